@@ -1,0 +1,367 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+)
+
+// request bundles what every handler needs.
+type request struct {
+	w    http.ResponseWriter
+	r    *http.Request
+	info RequestInfo
+	st   *storage
+}
+
+// serveResource answers every /api and /apis resource path.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+	info, ok := parseRequestInfo(r)
+	if !ok {
+		writeError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
+		return
+	}
+	res, ok := s.registry.Lookup(info.GroupVersion, info.Resource)
+	if !ok || (info.Namespace != "" && !res.Namespaced) {
+		writeError(w, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: "the server could not find the requested resource"}})
+		return
+	}
+	req := &request{w: w, r: r, info: info, st: s.storages[res]}
+	switch info.Subresource {
+	case "":
+		s.serveMain(req)
+	case "status":
+		s.serveStatus(req)
+	case "scale":
+		s.serveScale(req)
+	case "binding":
+		s.serveBinding(req)
+	default:
+		writeError(w, apierrors.NewNotFound(res.GroupResource(), info.Name+"/"+info.Subresource))
+	}
+}
+
+func (s *Server) serveMain(q *request) {
+	switch q.info.Verb {
+	case "get":
+		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
+		respond(q.w, http.StatusOK, obj, err)
+	case "list":
+		s.list(q)
+	case "watch":
+		s.watch(q)
+	case "create":
+		s.create(q)
+	case "update":
+		s.update(q, "")
+	case "patch":
+		s.patch(q, "")
+	case "delete":
+		s.delete(q)
+	case "deletecollection":
+		s.deleteCollection(q)
+	default:
+		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.r.Method))
+	}
+}
+
+func (s *Server) serveStatus(q *request) {
+	if !q.st.res.Status {
+		writeError(q.w, apierrors.NewNotFound(q.st.res.GroupResource(), q.info.Name+"/status"))
+		return
+	}
+	switch q.info.Verb {
+	case "get":
+		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
+		respond(q.w, http.StatusOK, obj, err)
+	case "update":
+		s.update(q, "status")
+	case "patch":
+		s.patch(q, "status")
+	default:
+		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.r.Method))
+	}
+}
+
+// respond writes obj, or the error as a Status.
+func respond(w http.ResponseWriter, code int, obj any, err error) {
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, code, obj)
+}
+
+func (s *Server) filter(q *request) (*filter, error) {
+	query := q.r.URL.Query()
+	return newFilter(q.st.res, q.info.Namespace, query.Get("labelSelector"), query.Get("fieldSelector"))
+}
+
+func (s *Server) list(q *request) {
+	f, err := s.filter(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	query := q.r.URL.Query()
+	limit, _ := strconv.ParseInt(query.Get("limit"), 10, 64)
+	page, err := listPage(q.r.Context(), q.st, f, limit, query.Get("continue"))
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	list := q.st.res.NewList()
+	if err := meta.SetList(list, page.items); err != nil {
+		writeError(q.w, apierrors.NewInternalError(err))
+		return
+	}
+	lm, _ := meta.ListAccessor(list)
+	lm.SetResourceVersion(strconv.FormatInt(page.rev, 10))
+	lm.SetContinue(page.next)
+	list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
+	s.log.Debug("list", "resource", q.st.res.Name, "namespace", q.info.Namespace, "items", len(page.items), "rv", page.rev)
+	writeJSON(q.w, http.StatusOK, list)
+}
+
+func (s *Server) watch(q *request) {
+	f, err := s.filter(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	query := q.r.URL.Query()
+	req := watchRequest{
+		filter:            f,
+		resourceVersion:   query.Get("resourceVersion"),
+		allowBookmarks:    query.Get("allowWatchBookmarks") == "true",
+		sendInitialEvents: query.Get("sendInitialEvents") == "true",
+		timeout:           watchTimeout(query.Get("timeoutSeconds")),
+	}
+	if req.sendInitialEvents && req.resourceVersion != "" && req.resourceVersion != "0" {
+		writeError(q.w, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "",
+			fieldErr("sendInitialEvents", "sendInitialEvents is forbidden for resourceVersion other than \"\" or \"0\"")))
+		return
+	}
+	s.log.Debug("watch started", "resource", q.st.res.Name, "namespace", q.info.Namespace, "rv", req.resourceVersion)
+	s.serveWatch(q.w, q.r, q.st, req)
+}
+
+func (s *Server) create(q *request) {
+	obj, err := s.decodeBody(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	m, _ := meta.Accessor(obj)
+	if q.st.res.Namespaced {
+		if m.GetNamespace() != "" && m.GetNamespace() != q.info.Namespace {
+			writeError(q.w, badRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+		m.SetNamespace(q.info.Namespace)
+	}
+	created, err := q.st.Create(q.r.Context(), obj)
+	if err == nil {
+		s.logWrite(q, created)
+	}
+	respond(q.w, http.StatusCreated, created, err)
+}
+
+// decodeBody reads the request body as an object of the URL's kind.
+func (s *Server) decodeBody(q *request) (runtime.Object, error) {
+	data, err := readBody(q.r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInto(data, q.st.res.GVK(), q.st.res.New())
+}
+
+// update is PUT: the body replaces the object. A body carrying
+// metadata.resourceVersion is a precondition: stale means 409 Conflict.
+func (s *Server) update(q *request, subresource string) {
+	obj, err := s.decodeBody(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		return q.st.prepareUpdate(cur, obj.DeepCopyObject(), subresource)
+	})
+	if err == nil {
+		s.logWrite(q, updated)
+	}
+	respond(q.w, http.StatusOK, updated, err)
+}
+
+// patch applies a JSON merge patch, a JSON patch or a strategic merge patch
+// to the current object, then proceeds as an update.
+func (s *Server) patch(q *request, subresource string) {
+	data, err := readBody(q.r)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	patchType := types.PatchType(q.r.Header.Get("Content-Type"))
+	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		next, err := applyPatch(cur, patchType, data, q.st.res)
+		if err != nil {
+			return nil, err
+		}
+		return q.st.prepareUpdate(cur, next, subresource)
+	})
+	if err == nil {
+		s.logWrite(q, updated)
+	}
+	respond(q.w, http.StatusOK, updated, err)
+}
+
+// applyPatch returns a new object: cur with the patch applied.
+func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res *Resource) (runtime.Object, error) {
+	original, err := json.Marshal(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var patched []byte
+	switch patchType {
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(original, patch)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patch); err == nil {
+			patched, err = p.Apply(original)
+		}
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(original, patch, res.New())
+	default:
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType)}}
+	}
+	if err != nil {
+		return nil, badRequest("the patch could not be applied: %v", err)
+	}
+	next := res.New()
+	if err := json.Unmarshal(patched, next); err != nil {
+		return nil, badRequest("the patched object is not a valid %s: %v", res.Kind, err)
+	}
+	if gvk := next.GetObjectKind().GroupVersionKind(); gvk != res.GVK() {
+		return nil, badRequest("a patch may not change apiVersion or kind")
+	}
+	return next, nil
+}
+
+func (s *Server) delete(q *request) {
+	opts, err := deleteOptions(q.r)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	obj, deleted, err := q.st.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts)
+	if err == nil {
+		s.log.Info("deleted", "resource", q.st.res.Name, "object", objectKey(obj), "gone", deleted, "rv", rvOf(obj))
+	}
+	respond(q.w, http.StatusOK, obj, err)
+}
+
+// deleteCollection deletes every object the selectors match, one by one,
+// each with the same options.
+func (s *Server) deleteCollection(q *request) {
+	opts, err := deleteOptions(q.r)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	f, err := s.filter(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	page, err := listPage(q.r.Context(), q.st, f, 0, "")
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	var gone []runtime.Object
+	for _, obj := range page.items {
+		m, _ := meta.Accessor(obj)
+		if _, _, err := q.st.Delete(q.r.Context(), m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			writeError(q.w, err)
+			return
+		}
+		gone = append(gone, obj)
+	}
+	list := q.st.res.NewList()
+	meta.SetList(list, gone)
+	list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
+	writeJSON(q.w, http.StatusOK, list)
+}
+
+// deleteOptions merges the DeleteOptions body (if any) with the query
+// parameters gracePeriodSeconds and propagationPolicy.
+func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, opts); err != nil {
+			return nil, badRequest("invalid DeleteOptions: %v", err)
+		}
+	}
+	query := r.URL.Query()
+	if v := query.Get("gracePeriodSeconds"); v != "" {
+		g, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, badRequest("invalid gracePeriodSeconds %q", v)
+		}
+		opts.GracePeriodSeconds = &g
+	}
+	if v := query.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
+				fieldErr("propagationPolicy", "propagationPolicy must be Background, Foreground or Orphan"))
+		}
+	}
+	return opts, nil
+}
+
+func objectKey(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+func rvOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+

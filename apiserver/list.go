@@ -1,0 +1,75 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/store"
+)
+
+// page is one chunk of a list, with the token for the next one.
+type page struct {
+	items []runtime.Object
+	rev   int64
+	next  string // the continue token; "" when this is the last page
+}
+
+// continueToken pins a paginated list to the revision of its first page,
+// so all pages together are one consistent snapshot.
+type continueToken struct {
+	Rev   int64  `json:"rv"`
+	After string `json:"start"`
+}
+
+// listPage reads up to limit matching objects (0 = all). Filtering happens
+// after reading, so a page may need several etcd reads.
+func listPage(ctx context.Context, st *storage, f *filter, limit int64, cont string) (page, error) {
+	var opts store.ListOptions
+	if cont != "" {
+		var tok continueToken
+		raw, err := base64.RawURLEncoding.DecodeString(cont)
+		if err == nil {
+			err = json.Unmarshal(raw, &tok)
+		}
+		if err != nil || tok.Rev <= 0 {
+			return page{}, badRequest("continue key is not valid: %q", cont)
+		}
+		opts.Rev, opts.After = tok.Rev, tok.After
+	}
+	var out page
+	for {
+		opts.Limit = limit
+		objs, res, err := st.List(ctx, f.namespace, opts)
+		if err != nil {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				return page{}, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			}
+			return page{}, err
+		}
+		opts.Rev, out.rev = res.Rev, res.Rev
+		for i, obj := range objs {
+			if f.matches(obj) {
+				out.items = append(out.items, obj)
+			}
+			opts.After = res.KVs[i].Key
+			if limit > 0 && int64(len(out.items)) == limit {
+				if i < len(objs)-1 || res.More {
+					out.next = encodeToken(continueToken{Rev: opts.Rev, After: opts.After})
+				}
+				return out, nil
+			}
+		}
+		if !res.More || limit == 0 {
+			return out, nil
+		}
+	}
+}
+
+func encodeToken(t continueToken) string {
+	raw, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}

@@ -1,0 +1,84 @@
+package apiserver
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Resource describes one kind the server stores. The handlers, the storage
+// and the watch cache are generic; everything that differs between kinds is
+// here, in the spirit of kube-apiserver's REST "strategies".
+type Resource struct {
+	GroupVersion schema.GroupVersion
+	Name         string // plural, lower case: the path segment and the etcd key segment
+	Kind         string
+	Namespaced   bool
+	ShortNames   []string
+
+	// New returns an empty object; NewList an empty list of them.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+
+	// Subresources the resource serves besides its main body.
+	Status bool // PUT/PATCH .../status writes only .status; the main PUT keeps it
+	Scale  bool // .../scale reads and writes spec.replicas as autoscaling/v1 Scale
+
+	// PrepareForCreate resets what a client may not set on create (usually
+	// the status). Optional.
+	PrepareForCreate func(obj runtime.Object)
+	// Default fills unset fields as Kubernetes' defaulting does. Optional.
+	Default func(obj runtime.Object)
+	// Validate checks an object; old is nil on create. Optional.
+	Validate func(obj, old runtime.Object) field.ErrorList
+	// Fields returns the values field selectors can match, beyond
+	// metadata.name and metadata.namespace, which every kind has. Optional.
+	Fields func(obj runtime.Object) fields.Set
+	// GracePeriod decides whether a DELETE waits for somebody to finish the
+	// object (pods: the kubelet), and for how long. Optional: nil deletes at once.
+	GracePeriod func(obj runtime.Object, requested *int64) (seconds int64, graceful bool)
+}
+
+// GroupResource names the resource in error messages ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
+}
+
+// GVK is the kind's full name, written into every object the server returns.
+func (r *Resource) GVK() schema.GroupVersionKind { return r.GroupVersion.WithKind(r.Kind) }
+
+// Registry finds a Resource by group, version and plural name.
+type Registry struct {
+	byPath map[schema.GroupVersionResource]*Resource
+}
+
+// NewRegistry indexes the given resources.
+func NewRegistry(resources ...*Resource) *Registry {
+	reg := &Registry{byPath: map[schema.GroupVersionResource]*Resource{}}
+	for _, r := range resources {
+		reg.byPath[r.GroupVersion.WithResource(r.Name)] = r
+	}
+	return reg
+}
+
+// Lookup returns the resource served at /apis/<group>/<version>/<name>.
+func (reg *Registry) Lookup(gv schema.GroupVersion, name string) (*Resource, bool) {
+	r, ok := reg.byPath[gv.WithResource(name)]
+	return r, ok
+}
+
+// All returns every resource, sorted by group, version and name.
+func (reg *Registry) All() []*Resource {
+	out := make([]*Resource, 0, len(reg.byPath))
+	for _, r := range reg.byPath {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].GroupVersion.WithResource(out[i].Name), out[j].GroupVersion.WithResource(out[j].Name)
+		return a.String() < b.String()
+	})
+	return out
+}

@@ -1,0 +1,144 @@
+package apiserver
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// DefaultRegistry is every resource mkube serves.
+func DefaultRegistry() *Registry {
+	return NewRegistry(podsResource, nodesResource, namespacesResource, eventsResource,
+		replicaSetsResource, deploymentsResource, leasesResource)
+}
+
+var nodesResource = &Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "nodes", Kind: "Node",
+	ShortNames: []string{"no"},
+	New:        func() runtime.Object { return &corev1.Node{} },
+	NewList:    func() runtime.Object { return &corev1.NodeList{} },
+	Status:     true,
+	Validate: func(obj, _ runtime.Object) field.ErrorList {
+		node := obj.(*corev1.Node)
+		return validateTaints(node.Spec.Taints, field.NewPath("spec", "taints"))
+	},
+	Fields: func(obj runtime.Object) fields.Set {
+		return fields.Set{"spec.unschedulable": boolString(obj.(*corev1.Node).Spec.Unschedulable)}
+	},
+}
+
+var namespacesResource = &Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "namespaces", Kind: "Namespace",
+	ShortNames: []string{"ns"},
+	New:        func() runtime.Object { return &corev1.Namespace{} },
+	NewList:    func() runtime.Object { return &corev1.NamespaceList{} },
+	Status:     true,
+	PrepareForCreate: func(obj runtime.Object) {
+		obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	},
+	Default: func(obj runtime.Object) {
+		ns := obj.(*corev1.Namespace)
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		// The NamespaceDefaultLabelName feature: every namespace is
+		// selectable by its name.
+		ns.Labels[corev1.LabelMetadataName] = ns.Name
+	},
+	Validate: func(obj, _ runtime.Object) field.ErrorList {
+		return validateDNSLabelName(obj.(*corev1.Namespace).Name)
+	},
+	Fields: func(obj runtime.Object) fields.Set {
+		return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
+	},
+}
+
+var eventsResource = &Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "events", Kind: "Event", Namespaced: true,
+	ShortNames: []string{"ev"},
+	New:        func() runtime.Object { return &corev1.Event{} },
+	NewList:    func() runtime.Object { return &corev1.EventList{} },
+	Validate: func(obj, _ runtime.Object) field.ErrorList {
+		ev := obj.(*corev1.Event)
+		if ev.InvolvedObject.Namespace != "" && ev.InvolvedObject.Namespace != ev.Namespace {
+			return field.ErrorList{field.Invalid(field.NewPath("involvedObject", "namespace"), ev.InvolvedObject.Namespace, "does not match event.namespace")}
+		}
+		return nil
+	},
+	Fields: func(obj runtime.Object) fields.Set {
+		ev := obj.(*corev1.Event)
+		return fields.Set{
+			"involvedObject.kind":            ev.InvolvedObject.Kind,
+			"involvedObject.namespace":       ev.InvolvedObject.Namespace,
+			"involvedObject.name":            ev.InvolvedObject.Name,
+			"involvedObject.uid":             string(ev.InvolvedObject.UID),
+			"involvedObject.apiVersion":      ev.InvolvedObject.APIVersion,
+			"involvedObject.resourceVersion": ev.InvolvedObject.ResourceVersion,
+			"involvedObject.fieldPath":       ev.InvolvedObject.FieldPath,
+			"reason":                         ev.Reason,
+			"reportingComponent":             ev.ReportingController,
+			"source":                         ev.Source.Component,
+			"type":                           ev.Type,
+		}
+	},
+}
+
+var replicaSetsResource = &Resource{
+	GroupVersion: appsv1.SchemeGroupVersion, Name: "replicasets", Kind: "ReplicaSet", Namespaced: true,
+	ShortNames: []string{"rs"},
+	New:        func() runtime.Object { return &appsv1.ReplicaSet{} },
+	NewList:    func() runtime.Object { return &appsv1.ReplicaSetList{} },
+	Status:     true, Scale: true,
+	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status = appsv1.ReplicaSetStatus{} },
+	Default: func(obj runtime.Object) {
+		rs := obj.(*appsv1.ReplicaSet)
+		defaultReplicas(&rs.Spec.Replicas)
+		defaultPodSpec(&rs.Spec.Template.Spec)
+	},
+	Validate: func(obj, old runtime.Object) field.ErrorList {
+		rs := obj.(*appsv1.ReplicaSet)
+		var oldSel *metav1.LabelSelector
+		if old != nil {
+			oldSel = old.(*appsv1.ReplicaSet).Spec.Selector
+		}
+		return validateWorkload(rs.Spec.Replicas, rs.Spec.Selector, oldSel, &rs.Spec.Template)
+	},
+	Fields: func(obj runtime.Object) fields.Set {
+		return fields.Set{"status.replicas": int32String(obj.(*appsv1.ReplicaSet).Status.Replicas)}
+	},
+}
+
+var deploymentsResource = &Resource{
+	GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,
+	ShortNames: []string{"deploy"},
+	New:        func() runtime.Object { return &appsv1.Deployment{} },
+	NewList:    func() runtime.Object { return &appsv1.DeploymentList{} },
+	Status:     true, Scale: true,
+	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
+	Default:          func(obj runtime.Object) { defaultDeployment(obj.(*appsv1.Deployment)) },
+	Validate: func(obj, old runtime.Object) field.ErrorList {
+		d := obj.(*appsv1.Deployment)
+		var oldSel *metav1.LabelSelector
+		if old != nil {
+			oldSel = old.(*appsv1.Deployment).Spec.Selector
+		}
+		return validateWorkload(d.Spec.Replicas, d.Spec.Selector, oldSel, &d.Spec.Template)
+	},
+}
+
+var leasesResource = &Resource{
+	GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", Namespaced: true,
+	New:     func() runtime.Object { return &coordinationv1.Lease{} },
+	NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

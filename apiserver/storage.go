@@ -1,0 +1,396 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/mkube/mkube/store"
+)
+
+// storage is the generic REST storage of one Resource: it owns the server's
+// half of every object's metadata and turns the store's optimistic
+// concurrency into Kubernetes semantics.
+type storage struct {
+	res   *Resource
+	store *store.Store
+	now   func() time.Time
+	// namespaceExists guards writes into namespaces that do not exist.
+	namespaceExists func(ctx context.Context, ns string) error
+}
+
+func (s *storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
+
+// encode serialises obj for etcd: JSON with apiVersion and kind, so that
+// learners can read it with etcdctl, and without resourceVersion, which is
+// etcd's ModRevision and is filled in on the way out.
+func (s *storage) encode(obj runtime.Object) ([]byte, error) {
+	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	rv := m.GetResourceVersion()
+	m.SetResourceVersion("")
+	data, err := json.Marshal(obj)
+	m.SetResourceVersion(rv)
+	return data, err
+}
+
+// decode reads a stored value and stamps it with its revision.
+func (s *storage) decode(value []byte, rev int64) (runtime.Object, error) {
+	obj := s.res.New()
+	if err := json.Unmarshal(value, obj); err != nil {
+		return nil, fmt.Errorf("decode stored %s: %w", s.res.Name, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
+	setRV(obj, rev)
+	return obj, nil
+}
+
+func setRV(obj runtime.Object, rev int64) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	}
+}
+
+// Get reads one object.
+func (s *storage) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
+	kv, err := s.store.Get(ctx, s.key(ns, name))
+	if err != nil {
+		return nil, storeError(err, s.res.GroupResource(), name)
+	}
+	return s.decode(kv.Value, kv.Rev)
+}
+
+// List reads a page of objects in ns ("" = all namespaces) at one revision.
+func (s *storage) List(ctx context.Context, ns string, opts store.ListOptions) ([]runtime.Object, store.ListResult, error) {
+	res, err := s.store.List(ctx, store.Prefix(s.res.Name, ns), opts)
+	if err != nil {
+		return nil, res, storeError(err, s.res.GroupResource(), "")
+	}
+	objs := make([]runtime.Object, 0, len(res.KVs))
+	for _, kv := range res.KVs {
+		obj, err := s.decode(kv.Value, kv.Rev)
+		if err != nil {
+			return nil, res, apierrors.NewInternalError(err)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, res, nil
+}
+
+// Create fills the server-owned metadata, defaults and validates obj, and
+// writes it (seed step 3: "the APIServer stores the pod in etcd, then
+// acknowledges the client").
+func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if s.res.Namespaced {
+		if err := s.namespaceExists(ctx, m.GetNamespace()); err != nil {
+			return nil, err
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		// Kubernetes appends 5 random characters and lets a clash surface
+		// as AlreadyExists; with 27^5 names that is rare enough.
+		m.SetName(m.GetGenerateName() + utilrand.String(5))
+	}
+	if m.GetName() == "" {
+		return nil, apierrors.NewInvalid(s.res.GVK().GroupKind(), "", requiredName())
+	}
+	m.SetUID(types.UID(uuid.NewUUID()))
+	m.SetCreationTimestamp(metav1.NewTime(s.now()))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetGeneration(0)
+	if hasSpec(obj) {
+		m.SetGeneration(1)
+	}
+	if s.res.PrepareForCreate != nil {
+		s.res.PrepareForCreate(obj)
+	}
+	if err := s.admit(obj, nil); err != nil {
+		return nil, err
+	}
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	rev, err := s.store.Create(ctx, s.key(m.GetNamespace(), m.GetName()), data)
+	if err != nil {
+		return nil, storeError(err, s.res.GroupResource(), m.GetName())
+	}
+	setRV(obj, rev)
+	return obj, nil
+}
+
+// admit defaults and validates an object about to be written.
+func (s *storage) admit(obj, old runtime.Object) error {
+	if s.res.Default != nil {
+		s.res.Default(obj)
+	}
+	errs := validateMeta(obj, s.res.Namespaced)
+	if s.res.Validate != nil {
+		errs = append(errs, s.res.Validate(obj, old)...)
+	}
+	if len(errs) > 0 {
+		m, _ := meta.Accessor(obj)
+		return apierrors.NewInvalid(s.res.GVK().GroupKind(), m.GetName(), errs)
+	}
+	return nil
+}
+
+// updateFunc computes the new object from a private copy of the current one.
+type updateFunc func(cur runtime.Object) (runtime.Object, error)
+
+// Update is Kubernetes' GuaranteedUpdate: read, compute, write if nobody
+// wrote in between, else read again and recompute. A caller that wants a
+// precondition (a PUT carrying resourceVersion) checks it in fn, so a stale
+// client gets 409 while the server's own retries stay invisible.
+func (s *storage) Update(ctx context.Context, ns, name string, fn updateFunc) (runtime.Object, error) {
+	key := s.key(ns, name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, storeError(err, s.res.GroupResource(), name)
+		}
+		cur, err := s.decode(kv.Value, kv.Rev)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		next, err := fn(cur.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		if finalized(next, cur) {
+			// The last finalizer of an object being deleted is gone:
+			// finish the deletion the user asked for earlier.
+			if _, err := s.store.Delete(ctx, key, kv.Rev); errors.Is(err, store.ErrConflict) {
+				continue
+			} else if err != nil {
+				return nil, storeError(err, s.res.GroupResource(), name)
+			}
+			return next, nil
+		}
+		data, err := s.encode(next)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		rev, err := s.store.Update(ctx, key, data, kv.Rev)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, storeError(err, s.res.GroupResource(), name)
+		}
+		setRV(next, rev)
+		return next, nil
+	}
+}
+
+// finalized reports whether an update removed the last finalizer of an
+// object whose deletion is due (no grace period left to wait for).
+func finalized(next, cur runtime.Object) bool {
+	n, _ := meta.Accessor(next)
+	c, _ := meta.Accessor(cur)
+	if n.GetDeletionTimestamp() == nil || len(n.GetFinalizers()) > 0 || len(c.GetFinalizers()) == 0 {
+		return false
+	}
+	g := n.GetDeletionGracePeriodSeconds()
+	return g == nil || *g == 0
+}
+
+// prepareUpdate merges a client's new object with the current one: the
+// server-owned metadata stays, the status stays (unless this is the status
+// subresource, which changes nothing but the status), a spec change bumps
+// metadata.generation, and the result is defaulted and validated.
+func (s *storage) prepareUpdate(cur, next runtime.Object, subresource string) (runtime.Object, error) {
+	c, _ := meta.Accessor(cur)
+	n, err := meta.Accessor(next)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if rv := n.GetResourceVersion(); rv != "" && rv != c.GetResourceVersion() {
+		return nil, apierrors.NewConflict(s.res.GroupResource(), c.GetName(), errors.New(conflictMessage))
+	}
+	if n.GetName() != c.GetName() {
+		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n.GetName(), c.GetName())
+	}
+	if subresource == "status" {
+		out := cur.DeepCopyObject()
+		copyField(out, next, "Status")
+		return out, s.admit(out, cur)
+	}
+	n.SetNamespace(c.GetNamespace())
+	n.SetUID(c.GetUID())
+	n.SetCreationTimestamp(c.GetCreationTimestamp())
+	n.SetDeletionTimestamp(c.GetDeletionTimestamp())
+	n.SetDeletionGracePeriodSeconds(c.GetDeletionGracePeriodSeconds())
+	n.SetGeneration(c.GetGeneration())
+	n.SetResourceVersion(c.GetResourceVersion())
+	if s.res.Status {
+		copyField(next, cur, "Status")
+	}
+	if err := s.admit(next, cur); err != nil {
+		return nil, err
+	}
+	if specChanged(cur, next) {
+		n.SetGeneration(c.GetGeneration() + 1)
+	}
+	return next, nil
+}
+
+// Delete removes an object, or starts its deletion:
+//   - with a grace period (a pod on a node), it only sets deletionTimestamp
+//     and deletionGracePeriodSeconds; the kubelet kills the containers and
+//     deletes the pod again with gracePeriodSeconds=0 (seed 003, pod
+//     termination);
+//   - with finalizers (including orphan and foregroundDeletion, which the
+//     propagationPolicy adds), it sets deletionTimestamp and the object lives
+//     on until the garbage collector has removed them;
+//   - otherwise it is gone at once.
+//
+// deleted reports whether the object is gone from etcd.
+func (s *storage) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
+	key := s.key(ns, name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, false, storeError(err, s.res.GroupResource(), name)
+		}
+		cur, err := s.decode(kv.Value, kv.Rev)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		m, _ := meta.Accessor(cur)
+		if err := checkPreconditions(s.res, m, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		next, pending := s.beginDeletion(cur, opts)
+		if pending {
+			if next == nil { // already terminating, nothing to change
+				return cur, false, nil
+			}
+			data, err := s.encode(next)
+			if err != nil {
+				return nil, false, apierrors.NewInternalError(err)
+			}
+			rev, err := s.store.Update(ctx, key, data, kv.Rev)
+			if errors.Is(err, store.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, false, storeError(err, s.res.GroupResource(), name)
+			}
+			setRV(next, rev)
+			return next, false, nil
+		}
+		rev, err := s.store.Delete(ctx, key, kv.Rev)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, false, storeError(err, s.res.GroupResource(), name)
+		}
+		setRV(cur, rev)
+		return cur, true, nil
+	}
+}
+
+// beginDeletion decides how cur is deleted. pending=false: remove it now.
+// pending=true: write next (nil if cur needs no change) and wait.
+func (s *storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) (next runtime.Object, pending bool) {
+	obj := cur.DeepCopyObject()
+	m, _ := meta.Accessor(obj)
+	changed := addPropagationFinalizer(m, opts)
+
+	var grace int64
+	graceful := false
+	if s.res.GracePeriod != nil {
+		grace, graceful = s.res.GracePeriod(obj, opts.GracePeriodSeconds)
+	}
+	if !graceful && len(m.GetFinalizers()) == 0 {
+		return nil, false
+	}
+	if !graceful {
+		grace = 0
+	}
+	// An object already terminating only has its grace period shortened.
+	if old := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() != nil && old != nil && *old <= grace {
+		if changed {
+			return obj, true
+		}
+		return nil, true
+	}
+	deadline := metav1.NewTime(s.now().Add(time.Duration(grace) * time.Second))
+	m.SetDeletionTimestamp(&deadline)
+	m.SetDeletionGracePeriodSeconds(&grace)
+	return obj, true
+}
+
+// addPropagationFinalizer records a non-default propagationPolicy as the
+// finalizer the garbage collector acts on: "orphan" makes it strip the
+// dependents' ownerReferences, "foregroundDeletion" makes it delete them
+// first. Background (the default) needs none: the owner goes at once and
+// the collector deletes the dependents afterwards.
+func addPropagationFinalizer(m metav1.Object, opts *metav1.DeleteOptions) bool {
+	policy := opts.PropagationPolicy
+	if policy == nil && opts.OrphanDependents != nil { //nolint:staticcheck // older clients still send it
+		p := metav1.DeletePropagationBackground
+		if *opts.OrphanDependents { //nolint:staticcheck
+			p = metav1.DeletePropagationOrphan
+		}
+		policy = &p
+	}
+	if policy == nil {
+		return false
+	}
+	var f string
+	switch *policy {
+	case metav1.DeletePropagationOrphan:
+		f = metav1.FinalizerOrphanDependents
+	case metav1.DeletePropagationForeground:
+		f = metav1.FinalizerDeleteDependents
+	default:
+		return false
+	}
+	for _, have := range m.GetFinalizers() {
+		if have == f {
+			return false
+		}
+	}
+	m.SetFinalizers(append(m.GetFinalizers(), f))
+	return true
+}
+
+func checkPreconditions(res *Resource, m metav1.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}

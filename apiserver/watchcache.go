@@ -1,0 +1,200 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/store"
+)
+
+// watchEvent is one change of one object, decoded once and shared, read-only,
+// by every watcher. Its JSON is also encoded at most once: serialising each
+// event once and copying the bytes to every watcher is what makes a watch
+// cache cheap to fan out.
+type watchEvent struct {
+	typ  store.EventType
+	rev  int64
+	obj  runtime.Object // after the change (nil for Delete); resourceVersion = rev
+	prev runtime.Object // before the change (nil for a create); resourceVersion = rev, as Kubernetes sends a DELETED object
+
+	objOnce, prevOnce sync.Once
+	objJSON, prevJSON []byte
+}
+
+func (e *watchEvent) objBytes() []byte {
+	e.objOnce.Do(func() { e.objJSON, _ = json.Marshal(e.obj) })
+	return e.objJSON
+}
+
+func (e *watchEvent) prevBytes() []byte {
+	e.prevOnce.Do(func() { e.prevJSON, _ = json.Marshal(e.prev) })
+	return e.prevJSON
+}
+
+// decodeEvent turns an etcd event into a watchEvent of this resource.
+func (s *storage) decodeEvent(ev store.Event) (*watchEvent, error) {
+	we := &watchEvent{typ: ev.Type, rev: ev.Rev}
+	var err error
+	if ev.Type == store.Put {
+		if we.obj, err = s.decode(ev.Value, ev.Rev); err != nil {
+			return nil, err
+		}
+	}
+	if ev.PrevValue != nil {
+		if we.prev, err = s.decode(ev.PrevValue, ev.Rev); err != nil {
+			return nil, err
+		}
+	}
+	return we, nil
+}
+
+// watchCache holds one etcd watch per resource and the most recent events
+// in a ring, so that any number of HTTP watchers are served from memory
+// (kube-apiserver's "cacher"). A watcher that asks for a revision older than
+// the ring falls back to its own etcd watch; one that falls behind by more
+// than the ring is disconnected and resumes from its last resourceVersion.
+type watchCache struct {
+	storage *storage
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	ring []*watchEvent
+	next uint64 // sequence number of the next event; event n lives in ring[n % len(ring)]
+	// oldestRev: every change with a revision above it is in the ring or yet
+	// to come. It rises as the ring overwrites old events.
+	oldestRev int64
+	latestRev int64 // every change up to here has been appended
+	// changed is closed (and replaced) whenever next or latestRev moves:
+	// a broadcast to every waiting watcher. Only the run loop closes it.
+	changed chan struct{}
+}
+
+func newWatchCache(s *storage, size int, log *slog.Logger) *watchCache {
+	return &watchCache{storage: s, log: log, ring: make([]*watchEvent, size), changed: make(chan struct{})}
+}
+
+// run keeps the cache fed from etcd until ctx ends. If the etcd watch fails
+// it starts again from the current revision; the jump in sequence numbers
+// disconnects every watcher, which then resumes from its own revision.
+func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
+	prefix := c.storage.store
+	for ctx.Err() == nil {
+		rev, err := prefix.Revision(ctx)
+		if err != nil {
+			c.log.Warn("watch cache: read revision", "resource", c.storage.res.Name, "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		c.reset(rev)
+		if ready != nil {
+			close(ready)
+			ready = nil
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		events, errf := prefix.Watch(wctx, store.Prefix(c.storage.res.Name, ""), rev)
+		for ev := range events {
+			if ev.Type == store.Progress {
+				c.progress(ev.Rev)
+				continue
+			}
+			we, err := c.storage.decodeEvent(ev)
+			if err != nil {
+				c.log.Error("watch cache: undecodable event skipped", "key", ev.Key, "err", err)
+				continue
+			}
+			c.append(we)
+		}
+		cancel()
+		if err := errf(); err != nil {
+			c.log.Warn("watch cache: etcd watch ended, restarting", "resource", c.storage.res.Name, "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (c *watchCache) reset(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next += uint64(len(c.ring)) + 1
+	clear(c.ring)
+	c.oldestRev, c.latestRev = rev, rev
+	c.broadcast()
+}
+
+func (c *watchCache) append(ev *watchEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slot := c.next % uint64(len(c.ring))
+	if old := c.ring[slot]; old != nil {
+		c.oldestRev = old.rev
+	}
+	c.ring[slot] = ev
+	c.next++
+	c.latestRev = ev.rev
+	c.broadcast()
+}
+
+func (c *watchCache) progress(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev > c.latestRev {
+		c.latestRev = rev
+		c.broadcast()
+	}
+}
+
+// broadcast wakes every waiter. Callers hold mu.
+func (c *watchCache) broadcast() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// start returns the sequence number of the first event after rev, or false
+// if the ring no longer (or not yet) covers rev.
+func (c *watchCache) start(rev int64) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev < c.oldestRev {
+		return 0, false
+	}
+	first := c.next - uint64(min(c.next, uint64(len(c.ring))))
+	n := int(c.next - first)
+	i := sort.Search(n, func(i int) bool {
+		ev := c.ring[(first+uint64(i))%uint64(len(c.ring))]
+		return ev != nil && ev.rev > rev
+	})
+	return first + uint64(i), true
+}
+
+// maxBatch bounds how many events a watcher takes per lock, so a slow
+// client never holds the cache's lock for long.
+const maxBatch = 256
+
+// read returns the events from seq on. With none, it returns a channel that
+// is closed when there may be more, and the revision up to which the
+// watcher is complete (for bookmarks). lost means seq fell out of the ring.
+func (c *watchCache) read(seq uint64) (evs []*watchEvent, next uint64, wait <-chan struct{}, rev int64, lost bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next-seq > uint64(len(c.ring)) {
+		return nil, seq, nil, 0, true
+	}
+	for seq < c.next && len(evs) < maxBatch {
+		evs = append(evs, c.ring[seq%uint64(len(c.ring))])
+		seq++
+	}
+	return evs, seq, c.changed, c.latestRev, false
+}

@@ -1,0 +1,80 @@
+// Package record writes Kubernetes Events: the Scheduled, Pulling, Started,
+// SuccessfulCreate... lines that `kubectl describe` shows, and that let a
+// learner follow an object through the 13 steps from the API alone.
+package record
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/client"
+)
+
+// queueSize bounds the events waiting to be sent; when the API server is
+// slow, events are dropped rather than slowing the component, as in
+// client-go's broadcaster.
+const queueSize = 1000
+
+// Recorder posts Events asynchronously on behalf of one component.
+type Recorder struct {
+	client    *client.Client
+	component string // source.component, e.g. "default-scheduler"
+	host      string // source.host, e.g. the kubelet's node
+	log       *slog.Logger
+	events    chan *corev1.Event // sent by Event, drained by Run
+}
+
+// New returns a recorder; call Run to start sending.
+func New(c *client.Client, component, host string, log *slog.Logger) *Recorder {
+	return &Recorder{client: c, component: component, host: host, log: log, events: make(chan *corev1.Event, queueSize)}
+}
+
+// Event records that something of eventType (Normal or Warning) happened to
+// obj, for reason, described by the message.
+func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	now := metav1.NewTime(time.Now())
+	ns := m.GetNamespace()
+	if ns == "" {
+		ns = metav1.NamespaceDefault // events about nodes live in "default", as in Kubernetes
+	}
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", m.GetName(), now.UnixNano()), Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{Kind: gvk.Kind, APIVersion: gvk.GroupVersion().String(),
+			Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion()},
+		Reason: reason, Message: fmt.Sprintf(messageFmt, args...), Type: eventType,
+		Source:         corev1.EventSource{Component: r.component, Host: r.host},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		ReportingController: r.component, ReportingInstance: r.host,
+	}
+	select {
+	case r.events <- ev:
+	default:
+		r.log.Warn("event dropped: queue full", "reason", reason, "object", client.KeyOf(obj))
+	}
+}
+
+// Run sends queued events until ctx ends.
+func (r *Recorder) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-r.events:
+			if err := r.client.Create(ctx, client.Events, ev.Namespace, ev, nil); err != nil && ctx.Err() == nil {
+				r.log.Debug("event not recorded", "reason", ev.Reason, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,95 @@
+// Command apiserver runs mkube's API server with an embedded etcd (or an
+// external etcd cluster given by --etcd-servers).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/internal/logging"
+	"github.com/mkube/mkube/store"
+)
+
+func main() {
+	port := flag.Int("port", 8080, "port to serve the Kubernetes API on")
+	bind := flag.String("bind-address", "0.0.0.0", "address to listen on")
+	dataDir := flag.String("data-dir", "mkube-data", "directory of the embedded etcd")
+	etcdServers := flag.String("etcd-servers", "", "comma-separated URLs of an external etcd cluster; empty runs etcd embedded")
+	etcdClientURL := flag.String("etcd-client-url", "", "also serve the embedded etcd here (e.g. http://127.0.0.1:2379), for etcdctl")
+	compaction := flag.Duration("compaction-interval", 5*time.Minute, "how often etcd history is compacted (0 disables)")
+	watchCache := flag.Int("watch-cache-size", 4096, "recent events kept per resource for watchers")
+	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	flag.Parse()
+
+	log := logging.New("apiserver", *logLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+
+	client, closeEtcd, err := connectEtcd(*etcdServers, *dataDir, *etcdClientURL)
+	if err != nil {
+		log.Error("etcd", "err", err)
+		os.Exit(1)
+	}
+	defer closeEtcd()
+	st := store.New(client)
+	srv := apiserver.New(apiserver.Config{Store: st, Log: log, WatchCacheSize: *watchCache})
+	if err := srv.Start(ctx); err != nil {
+		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	go st.RunCompactor(ctx, *compaction, log)
+
+	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", *bind, *port))
+	if err != nil {
+		log.Error("listen", "err", err)
+		os.Exit(1)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("serving the Kubernetes API", "addr", ln.Addr().String(), "etcd", etcdDescription(*etcdServers, *dataDir), "startup", time.Since(start).Round(time.Millisecond))
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(shutdown)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("serve", "err", err)
+		os.Exit(1)
+	}
+}
+
+// connectEtcd dials the external cluster, or starts the embedded member.
+func connectEtcd(servers, dataDir, clientURL string) (*clientv3.Client, func(), error) {
+	if servers != "" {
+		c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(servers, ","), DialTimeout: 5 * time.Second})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() { c.Close() }, nil
+	}
+	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: dataDir, ClientURL: clientURL})
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.Client, e.Close, nil
+}
+
+func etcdDescription(servers, dataDir string) string {
+	if servers != "" {
+		return servers
+	}
+	return "embedded in " + dataDir
+}
