@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-
 )
 
 // request bundles what every handler needs.
@@ -364,4 +363,3 @@ func rvOf(obj runtime.Object) string {
 	}
 	return m.GetResourceVersion()
 }
-

@@ -165,7 +165,9 @@ var Version = map[string]string{
 	"buildDate": "2026-11-30T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64",
 }
 
-func (s *Server) version(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, Version) }
+func (s *Server) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Version)
+}
 
 // recoverer turns a handler panic into a 500 Status instead of a dropped
 // connection, and logs it.

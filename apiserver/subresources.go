@@ -182,4 +182,3 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
 func fieldErr(path, msg string) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath(path), nil, msg)}
 }
-
