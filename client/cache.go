@@ -183,3 +183,21 @@ func (c *Cache) unindex(key string, obj runtime.Object) {
 		}
 	}
 }
+
+// IndexByOwnerUID indexes objects by the UIDs of their owners: how a
+// controller finds its pods, and the garbage collector an owner's dependents.
+const IndexByOwnerUID = "ownerUID"
+
+// OwnerUIDIndex is the IndexFunc for IndexByOwnerUID.
+func OwnerUIDIndex(obj runtime.Object) []string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	refs := m.GetOwnerReferences()
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = string(r.UID)
+	}
+	return out
+}

@@ -14,6 +14,7 @@ import (
 type Resource struct {
 	GroupVersion schema.GroupVersion
 	Name         string // plural, as in the URL
+	Kind         string
 	Namespaced   bool
 	New          func() runtime.Object
 	NewList      func() runtime.Object
@@ -21,20 +22,20 @@ type Resource struct {
 
 // The resources mkube's components use.
 var (
-	Pods = Resource{corev1.SchemeGroupVersion, "pods", true,
-		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }}
-	Nodes = Resource{corev1.SchemeGroupVersion, "nodes", false,
-		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} }}
-	Namespaces = Resource{corev1.SchemeGroupVersion, "namespaces", false,
-		func() runtime.Object { return &corev1.Namespace{} }, func() runtime.Object { return &corev1.NamespaceList{} }}
-	Events = Resource{corev1.SchemeGroupVersion, "events", true,
-		func() runtime.Object { return &corev1.Event{} }, func() runtime.Object { return &corev1.EventList{} }}
-	ReplicaSets = Resource{appsv1.SchemeGroupVersion, "replicasets", true,
-		func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &appsv1.ReplicaSetList{} }}
-	Deployments = Resource{appsv1.SchemeGroupVersion, "deployments", true,
-		func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &appsv1.DeploymentList{} }}
-	Leases = Resource{coordinationv1.SchemeGroupVersion, "leases", true,
-		func() runtime.Object { return &coordinationv1.Lease{} }, func() runtime.Object { return &coordinationv1.LeaseList{} }}
+	Pods = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} }}
+	Nodes = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "nodes", Kind: "Node", Namespaced: false,
+		New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} }}
+	Namespaces = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "namespaces", Kind: "Namespace", Namespaced: false,
+		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} }}
+	Events = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "events", Kind: "Event", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} }}
+	ReplicaSets = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "replicasets", Kind: "ReplicaSet", Namespaced: true,
+		New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} }}
+	Deployments = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,
+		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} }}
+	Leases = Resource{GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", Namespaced: true,
+		New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} }}
 )
 
 // Path builds the URL path of the resource: its collection in namespace

@@ -1,0 +1,229 @@
+package garbagecollector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mkube/mkube/client"
+)
+
+// sync handles one object: first as an owner being deleted with a
+// finalizer, then as a dependent whose owners may be gone.
+func (gc *Collector) sync(ctx context.Context, it item) error {
+	mon := gc.monitored[it.resource]
+	obj, ok := mon.informer.Cache().Get(it.key)
+	if !ok {
+		return nil // gone already
+	}
+	m, _ := meta.Accessor(obj)
+	if m.GetDeletionTimestamp() != nil {
+		switch pendingFinalizer(m) {
+		case metav1.FinalizerOrphanDependents:
+			return gc.orphanDependents(ctx, mon, obj)
+		case metav1.FinalizerDeleteDependents:
+			return gc.deleteDependentsFirst(ctx, mon, obj)
+		}
+	}
+	return gc.deleteIfOrphaned(ctx, mon, obj)
+}
+
+// pendingFinalizer is the deletion finalizer this controller must act on.
+func pendingFinalizer(m metav1.Object) string {
+	for _, f := range m.GetFinalizers() {
+		if f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents {
+			return f
+		}
+	}
+	return ""
+}
+
+// deleteIfOrphaned deletes obj if none of its owners exists any more. An
+// owner that is missing from our caches is checked with the API server
+// before anything is deleted: the cache may simply not have seen it yet.
+func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj runtime.Object) error {
+	m, _ := meta.Accessor(obj)
+	refs := m.GetOwnerReferences()
+	if len(refs) == 0 {
+		return nil
+	}
+	foreground := false
+	for _, ref := range refs {
+		state, err := gc.ownerState(ctx, m.GetNamespace(), ref)
+		if err != nil {
+			return err
+		}
+		switch state {
+		case ownerPresent:
+			return nil
+		case ownerDeletingForeground:
+			foreground = foreground || (ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion)
+			if !foreground {
+				return nil
+			}
+		}
+	}
+	policy := metav1.DeletePropagationBackground
+	if foreground {
+		policy = metav1.DeletePropagationForeground // the owner waits for our whole subtree
+	}
+	if m.GetDeletionTimestamp() != nil {
+		return nil // already on its way out
+	}
+	uid := m.GetUID()
+	err := gc.client.Delete(ctx, mon.res, m.GetNamespace(), m.GetName(),
+		&metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s %s: %w", mon.res.Name, client.KeyOf(obj), err)
+	}
+	gc.log.Info("deleted dependent whose owners are gone", "resource", mon.res.Name, "object", client.KeyOf(obj), "propagation", policy)
+	return nil
+}
+
+type ownerStatus int
+
+const (
+	ownerAbsent ownerStatus = iota
+	ownerPresent
+	ownerDeletingForeground
+)
+
+// ownerState says whether the owner named by ref exists (with the same
+// UID: a new object under an old name is not the owner).
+func (gc *Collector) ownerState(ctx context.Context, namespace string, ref metav1.OwnerReference) (ownerStatus, error) {
+	res, ok := gc.resourceFor(ref)
+	if !ok {
+		return ownerPresent, nil // a kind we do not know: never delete on its account
+	}
+	if !res.Namespaced {
+		namespace = ""
+	}
+	var owner runtime.Object
+	if mon, ok := gc.monitored[res.Name]; ok {
+		key := ref.Name
+		if namespace != "" {
+			key = namespace + "/" + ref.Name
+		}
+		owner, _ = mon.informer.Cache().Get(key)
+	}
+	if owner == nil {
+		live := res.New()
+		err := gc.client.Get(ctx, res, namespace, ref.Name, live)
+		if apierrors.IsNotFound(err) {
+			return ownerAbsent, nil
+		}
+		if err != nil {
+			return ownerPresent, err
+		}
+		owner = live
+	}
+	m, _ := meta.Accessor(owner)
+	if m.GetUID() != ref.UID {
+		return ownerAbsent, nil
+	}
+	if m.GetDeletionTimestamp() != nil && pendingFinalizer(m) == metav1.FinalizerDeleteDependents {
+		return ownerDeletingForeground, nil
+	}
+	return ownerPresent, nil
+}
+
+// resourceFor maps an ownerReference's apiVersion and kind to a resource.
+func (gc *Collector) resourceFor(ref metav1.OwnerReference) (client.Resource, bool) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return client.Resource{}, false
+	}
+	for _, mon := range gc.monitored {
+		if mon.res.GroupVersion == gv && mon.res.Kind == ref.Kind {
+			return mon.res, true
+		}
+	}
+	return client.Resource{}, false
+}
+
+// orphanDependents removes the owner from its dependents' ownerReferences,
+// then lets the owner go by removing the orphan finalizer.
+func (gc *Collector) orphanDependents(ctx context.Context, mon *monitor, owner runtime.Object) error {
+	om, _ := meta.Accessor(owner)
+	for _, dep := range gc.dependents(string(om.GetUID())) {
+		if err := gc.removeOwnerRef(ctx, dep, om.GetUID()); err != nil {
+			return err
+		}
+		gc.log.Info("orphaned dependent", "owner", client.KeyOf(owner), "resource", dep.resource, "object", dep.key)
+	}
+	return gc.removeFinalizer(ctx, mon.res, owner, metav1.FinalizerOrphanDependents)
+}
+
+// deleteDependentsFirst deletes the owner's dependents; once none is left
+// the foregroundDeletion finalizer goes and the owner with it.
+func (gc *Collector) deleteDependentsFirst(ctx context.Context, mon *monitor, owner runtime.Object) error {
+	om, _ := meta.Accessor(owner)
+	deps := gc.dependents(string(om.GetUID()))
+	if len(deps) == 0 {
+		return gc.removeFinalizer(ctx, mon.res, owner, metav1.FinalizerDeleteDependents)
+	}
+	for _, dep := range deps {
+		dmon := gc.monitored[dep.resource]
+		obj, ok := dmon.informer.Cache().Get(dep.key)
+		if !ok {
+			continue
+		}
+		if err := gc.deleteIfOrphaned(ctx, dmon, obj); err != nil {
+			return err
+		}
+	}
+	// The dependents' DELETED events requeue the owner via ownerDeleted...
+	// but the owner is not deleted yet; re-check until they are all gone.
+	return errWaitingForDependents
+}
+
+var errWaitingForDependents = errors.New("waiting for dependents to be deleted")
+
+func (gc *Collector) removeOwnerRef(ctx context.Context, dep item, uid types.UID) error {
+	res := gc.monitored[dep.resource].res
+	obj, ok := gc.monitored[dep.resource].informer.Cache().Get(dep.key)
+	if !ok {
+		return nil
+	}
+	fresh := obj.DeepCopyObject()
+	m, _ := meta.Accessor(fresh)
+	var keep []metav1.OwnerReference
+	for _, r := range m.GetOwnerReferences() {
+		if r.UID != uid {
+			keep = append(keep, r)
+		}
+	}
+	m.SetOwnerReferences(keep)
+	err := gc.client.Update(ctx, res, m.GetNamespace(), m.GetName(), fresh, nil)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (gc *Collector) removeFinalizer(ctx context.Context, res client.Resource, owner runtime.Object, finalizer string) error {
+	fresh := owner.DeepCopyObject()
+	m, _ := meta.Accessor(fresh)
+	var keep []string
+	for _, f := range m.GetFinalizers() {
+		if f != finalizer {
+			keep = append(keep, f)
+		}
+	}
+	m.SetFinalizers(keep)
+	err := gc.client.Update(ctx, res, m.GetNamespace(), m.GetName(), fresh, nil)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		gc.log.Info("removed finalizer", "finalizer", finalizer, "resource", res.Name, "object", client.KeyOf(owner))
+	}
+	return err
+}

@@ -1,0 +1,162 @@
+// Package replicaset is the ReplicaSet controller: seed 000, step 6 — "the
+// controller manager sees that fewer pods exist than the ReplicaSet wants,
+// and creates them" — and its mirror image, deleting the surplus.
+//
+// Pipeline: informer handlers → queue of ReplicaSet keys → Run →
+// runWorker → processNextItem → sync. sync compares the pods the
+// ReplicaSet owns (from the pod informer's cache) with spec.replicas,
+// creates or deletes the difference, and writes status.
+package replicaset
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/client/workqueue"
+)
+
+// Controller keeps every ReplicaSet's pods at spec.replicas.
+type Controller struct {
+	client *client.Client
+	rsets  *client.Informer
+	pods   *client.Informer
+	queue  *workqueue.Queue[string] // ReplicaSet keys, "namespace/name"
+	exp    *expectations
+	rec    *record.Recorder
+	log    *slog.Logger
+	clock  clock.Clock
+}
+
+// New wires the controller to shared informers; it registers its handlers,
+// so call it before the informers run.
+func New(c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
+	ctrl := &Controller{client: c, rsets: rsets, pods: pods, queue: workqueue.New[string](nil),
+		exp: newExpectations(clock.RealClock{}), rec: rec, log: log.With("controller", "replicaset"), clock: clock.RealClock{}}
+	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
+	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	rsets.AddHandler(client.Handler{
+		OnAdd:    ctrl.enqueue,
+		OnUpdate: func(_, obj runtime.Object) { ctrl.enqueue(obj) },
+		OnDelete: ctrl.enqueue,
+	})
+	pods.AddHandler(client.Handler{OnAdd: ctrl.podAdded, OnUpdate: ctrl.podUpdated, OnDelete: ctrl.podDeleted})
+	return ctrl
+}
+
+func (c *Controller) enqueue(obj runtime.Object) { c.queue.Add(client.KeyOf(obj)) }
+
+// ownerKey returns the key of the ReplicaSet that controls pod, if any.
+func ownerKey(pod *corev1.Pod) (string, bool) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "ReplicaSet" {
+		return "", false
+	}
+	return pod.Namespace + "/" + ref.Name, true
+}
+
+// podAdded: a pod we created has come back through the watch (step 8 seen
+// from this side), or an orphan appeared that a ReplicaSet may adopt.
+func (c *Controller) podAdded(obj runtime.Object) {
+	pod := obj.(*corev1.Pod)
+	if key, ok := ownerKey(pod); ok {
+		if pod.DeletionTimestamp != nil {
+			c.exp.deletionObserved(key, client.KeyOf(pod))
+		} else {
+			c.exp.creationObserved(key)
+		}
+		c.queue.Add(key)
+		return
+	}
+	c.enqueueSelecting(pod)
+}
+
+func (c *Controller) podUpdated(oldObj, obj runtime.Object) {
+	old, pod := oldObj.(*corev1.Pod), obj.(*corev1.Pod)
+	key, owned := ownerKey(pod)
+	if owned && pod.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
+		// A graceful deletion began: for counting, the pod is already gone.
+		c.exp.deletionObserved(key, client.KeyOf(pod))
+	}
+	if oldKey, ok := ownerKey(old); ok && oldKey != key {
+		c.queue.Add(oldKey)
+	}
+	if owned {
+		c.queue.Add(key)
+	} else {
+		c.enqueueSelecting(pod)
+	}
+}
+
+func (c *Controller) podDeleted(obj runtime.Object) {
+	pod := obj.(*corev1.Pod)
+	if key, ok := ownerKey(pod); ok {
+		c.exp.deletionObserved(key, client.KeyOf(pod))
+		c.queue.Add(key)
+	}
+}
+
+// enqueueSelecting queues every ReplicaSet whose selector matches an orphan
+// pod, so it can be adopted.
+func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
+	if pod.DeletionTimestamp != nil {
+		return
+	}
+	for _, obj := range c.rsets.Cache().List() {
+		rs := obj.(*appsv1.ReplicaSet)
+		if rs.Namespace != pod.Namespace {
+			continue
+		}
+		if sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+			c.queue.Add(client.KeyOf(rs))
+		}
+	}
+}
+
+// Run starts workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	if !client.WaitForSync(ctx, c.rsets, c.pods) {
+		return
+	}
+	c.log.Info("caches synced, starting workers", "workers", workers)
+	for range workers {
+		go c.runWorker(ctx)
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		// Retried with backoff: most errors are conflicts with other
+		// writers or a briefly unavailable API server.
+		c.log.Warn("sync failed, will retry", "replicaset", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+// resyncAfter re-checks a ReplicaSet whose pods become available only
+// after minReadySeconds, which no watch event will announce.
+func (c *Controller) resyncAfter(key string, d time.Duration) { c.queue.AddAfter(key, d) }

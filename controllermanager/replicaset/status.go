@@ -1,0 +1,76 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mkube/mkube/client"
+)
+
+// updateStatus writes the counts `kubectl get rs` shows (DESIRED is the
+// spec; CURRENT, READY and AVAILABLE come from here) and
+// observedGeneration, which tells clients the status describes the latest
+// spec.
+func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, active []*corev1.Pod, sel labels.Selector) error {
+	tmplLabels := labels.Set(rs.Spec.Template.Labels)
+	now := c.clock.Now()
+	st := appsv1.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
+	var nextAvailable time.Duration
+	for _, p := range active {
+		if labels.SelectorFromSet(tmplLabels).Matches(labels.Set(p.Labels)) {
+			st.FullyLabeledReplicas++
+		}
+		if !isReady(p) {
+			continue
+		}
+		st.ReadyReplicas++
+		if wait := availableIn(p, rs.Spec.MinReadySeconds, now); wait <= 0 {
+			st.AvailableReplicas++
+		} else if nextAvailable == 0 || wait < nextAvailable {
+			nextAvailable = wait
+		}
+	}
+	if nextAvailable > 0 {
+		c.resyncAfter(client.KeyOf(rs), nextAvailable)
+	}
+	if equality.Semantic.DeepEqual(st, rs.Status) {
+		return nil
+	}
+	next := rs.DeepCopy()
+	next.Status = st
+	if err := c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, next, nil); err != nil {
+		return fmt.Errorf("update status of %s: %w", client.KeyOf(rs), err)
+	}
+	c.log.Info("updated status", "replicaset", client.KeyOf(rs), "replicas", st.Replicas, "ready", st.ReadyReplicas, "available", st.AvailableReplicas)
+	return nil
+}
+
+// isReady: the pod's Ready condition is True.
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// availableIn is how long until a ready pod counts as available: it must
+// have been ready for minReadySeconds.
+func availableIn(p *corev1.Pod, minReadySeconds int32, now time.Time) time.Duration {
+	if minReadySeconds == 0 {
+		return 0
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).Sub(now)
+		}
+	}
+	return 0
+}
