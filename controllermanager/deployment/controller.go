@@ -26,10 +26,10 @@ import (
 // Annotations and the label Kubernetes' Deployment controller writes;
 // kubectl rollout reads them.
 const (
-	hashLabel                = appsv1.DefaultDeploymentUniqueLabelKey // "pod-template-hash"
-	revisionAnnotation       = "deployment.kubernetes.io/revision"
+	hashLabel                 = appsv1.DefaultDeploymentUniqueLabelKey // "pod-template-hash"
+	revisionAnnotation        = "deployment.kubernetes.io/revision"
 	desiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
-	maxReplicasAnnotation    = "deployment.kubernetes.io/max-replicas"
+	maxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
 )
 
 // Controller reconciles Deployments into ReplicaSets.

@@ -209,4 +209,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
