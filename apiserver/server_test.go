@@ -1,0 +1,447 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/store"
+)
+
+// testServer is a real API server on a private embedded etcd.
+type testServer struct {
+	t     *testing.T
+	url   string
+	store *store.Store
+}
+
+func newTestServer(t *testing.T) *testServer {
+	t.Helper()
+	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := store.New(e.Client)
+	srv := New(Config{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close(); cancel(); e.Close() })
+	return &testServer{t: t, url: hs.URL, store: st}
+}
+
+// do sends a request and decodes the JSON answer into out (if non-nil).
+func (s *testServer) do(method, path, contentType, body string, out any) int {
+	s.t.Helper()
+	req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			s.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","labels":{"app":"%s"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25"}]}}`
+
+func (s *testServer) createPod(name, app string) *corev1.Pod {
+	s.t.Helper()
+	pod := &corev1.Pod{}
+	if code := s.do("POST", "/api/v1/namespaces/default/pods", "application/json", fmt.Sprintf(podJSON, name, app), pod); code != 201 {
+		s.t.Fatalf("create pod %s: %d", name, code)
+	}
+	return pod
+}
+
+func (s *testServer) podCount() int {
+	s.t.Helper()
+	var list corev1.PodList
+	s.do("GET", "/api/v1/pods", "", "", &list)
+	return len(list.Items)
+}
+
+func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("web", "web")
+	stale := &corev1.Pod{}
+	s.do("GET", "/api/v1/namespaces/default/pods/web", "", "", stale)
+	s.do("PATCH", "/api/v1/namespaces/default/pods/web", "application/merge-patch+json", `{"metadata":{"labels":{"v":"2"}}}`, nil)
+	staleBody, _ := json.Marshal(stale)
+
+	tests := []struct {
+		name, method, path, contentType, body string
+		code                                  int
+		reason                                metav1.StatusReason
+	}{
+		{"malformed JSON is a bad request", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"kind":`, 400, metav1.StatusReasonBadRequest},
+		{"a Deployment posted to the pods path is a bad request", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a pod without containers is invalid", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}}`, 422, metav1.StatusReasonInvalid},
+		{"an upper-case name is invalid", "POST", "/api/v1/namespaces/default/pods", "application/json", fmt.Sprintf(podJSON, "Web", "x"), 422, metav1.StatusReasonInvalid},
+		{"a duplicate name already exists", "POST", "/api/v1/namespaces/default/pods", "application/json", fmt.Sprintf(podJSON, "web", "x"), 409, metav1.StatusReasonAlreadyExists},
+		{"a missing namespace is not found", "POST", "/api/v1/namespaces/nope/pods", "application/json", fmt.Sprintf(podJSON, "x", "x"), 404, metav1.StatusReasonNotFound},
+		{"an update with a stale resourceVersion conflicts", "PUT", "/api/v1/namespaces/default/pods/web", "application/json", string(staleBody), 409, metav1.StatusReasonConflict},
+		{"an unknown pod is not found", "GET", "/api/v1/namespaces/default/pods/nope", "", "", 404, metav1.StatusReasonNotFound},
+		{"an unknown resource is not found", "GET", "/api/v1/namespaces/default/widgets", "", "", 404, metav1.StatusReasonNotFound},
+		{"a body over 3 MiB is too large", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"a":"` + strings.Repeat("x", 3<<20) + `"}`, 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"an unsupported field selector is a bad request", "GET", "/api/v1/pods?fieldSelector=spec.image=x", "", "", 400, metav1.StatusReasonBadRequest},
+		{"a malformed label selector is a bad request", "GET", "/api/v1/pods?labelSelector=a%20in%20(", "", "", 400, metav1.StatusReasonBadRequest},
+		{"an unknown patch type is unsupported", "PATCH", "/api/v1/namespaces/default/pods/web", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"changing a pod's spec.nodeName by patch is forbidden", "PATCH", "/api/v1/namespaces/default/pods/web", "application/merge-patch+json", `{"spec":{"nodeName":"n1"}}`, 422, metav1.StatusReasonInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.podCount()
+			var st metav1.Status
+			code := s.do(tc.method, tc.path, tc.contentType, tc.body, &st)
+			if code != tc.code || st.Kind != "Status" || st.Reason != tc.reason || int(st.Code) != tc.code {
+				t.Fatalf("got %d %+v, want %d %s", code, st, tc.code, tc.reason)
+			}
+			if after := s.podCount(); after != before {
+				t.Fatalf("pods %d → %d: an error must write nothing", before, after)
+			}
+		})
+	}
+}
+
+func TestInvalidObjectsNameEachBadField(t *testing.T) {
+	s := newTestServer(t)
+	var st metav1.Status
+	s.do("POST", "/apis/apps/v1/namespaces/default/replicasets", "application/json",
+		`{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs"},"spec":{"replicas":-1,"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"b"}},"spec":{"containers":[{"name":"c"}]}}}}`, &st)
+	var fields []string
+	for _, c := range st.Details.Causes {
+		fields = append(fields, c.Field)
+	}
+	want := "spec.replicas spec.template.metadata.labels spec.template.spec.containers[0].image"
+	if strings.Join(fields, " ") != want {
+		t.Fatalf("causes %v, want %s", fields, want)
+	}
+}
+
+func TestServerOwnsMetadataAndGenerationCountsSpecChanges(t *testing.T) {
+	s := newTestServer(t)
+	var d map[string]any
+	s.do("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json",
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"generateName":"web-","uid":"forged"},"spec":{"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`, &d)
+	meta := d["metadata"].(map[string]any)
+	name := meta["name"].(string)
+	if !strings.HasPrefix(name, "web-") || len(name) != 9 || meta["uid"] == "forged" || meta["generation"] != 1.0 {
+		t.Fatalf("metadata %v", meta)
+	}
+	spec := d["spec"].(map[string]any)
+	if spec["replicas"] != 1.0 || spec["strategy"].(map[string]any)["rollingUpdate"].(map[string]any)["maxSurge"] != "25%" {
+		t.Fatalf("defaults missing: %v", spec)
+	}
+	path := "/apis/apps/v1/namespaces/default/deployments/" + name
+	s.do("PATCH", path, "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, &d)
+	if g := d["metadata"].(map[string]any)["generation"]; g != 1.0 {
+		t.Fatalf("a label change bumped generation to %v", g)
+	}
+	s.do("PATCH", path, "application/merge-patch+json", `{"spec":{"replicas":3}}`, &d)
+	if g := d["metadata"].(map[string]any)["generation"]; g != 2.0 {
+		t.Fatalf("a spec change left generation at %v", g)
+	}
+}
+
+func TestStatusSubresourceOwnsOnlyTheStatus(t *testing.T) {
+	s := newTestServer(t)
+	pod := s.createPod("web", "web")
+	pod.Status.Phase = corev1.PodRunning
+	pod.Spec.ActiveDeadlineSeconds = ptr[int64](5)
+	body, _ := json.Marshal(pod)
+	var out corev1.Pod
+	if code := s.do("PUT", "/api/v1/namespaces/default/pods/web/status", "application/json", string(body), &out); code != 200 {
+		t.Fatalf("status update: %d", code)
+	}
+	if out.Status.Phase != corev1.PodRunning || out.Spec.ActiveDeadlineSeconds != nil {
+		t.Fatalf("status update: phase %s, spec changed %v", out.Status.Phase, out.Spec.ActiveDeadlineSeconds)
+	}
+	out.Status.Phase = corev1.PodFailed
+	body, _ = json.Marshal(out)
+	s.do("PUT", "/api/v1/namespaces/default/pods/web", "application/json", string(body), &out)
+	if out.Status.Phase != corev1.PodRunning {
+		t.Fatalf("a main-resource update changed the status to %s", out.Status.Phase)
+	}
+}
+
+func TestPatchTypes(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("web", "web")
+	tests := []struct {
+		name, contentType, patch string
+		check                    func(*corev1.Pod) bool
+	}{
+		{"a merge patch sets a label", "application/merge-patch+json", `{"metadata":{"labels":{"tier":"front"}}}`,
+			func(p *corev1.Pod) bool { return p.Labels["tier"] == "front" && p.Labels["app"] == "web" }},
+		{"a JSON patch removes a label", "application/json-patch+json", `[{"op":"remove","path":"/metadata/labels/tier"}]`,
+			func(p *corev1.Pod) bool { _, ok := p.Labels["tier"]; return !ok }},
+		{"a strategic merge patch merges containers by name", "application/strategic-merge-patch+json", `{"spec":{"containers":[{"name":"c","image":"nginx:1.26"}]}}`,
+			func(p *corev1.Pod) bool { return len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == "nginx:1.26" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out corev1.Pod
+			if code := s.do("PATCH", "/api/v1/namespaces/default/pods/web", tc.contentType, tc.patch, &out); code != 200 || !tc.check(&out) {
+				t.Fatalf("%d %+v", code, out.ObjectMeta)
+			}
+		})
+	}
+}
+
+func TestBindingSetsTheNodeOnce(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("web", "web")
+	bind := `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web","annotations":{"why":"fits"}},"target":{"kind":"Node","name":"node01"}}`
+	if code := s.do("POST", "/api/v1/namespaces/default/pods/web/binding", "application/json", bind, nil); code != 201 {
+		t.Fatalf("bind: %d", code)
+	}
+	var st metav1.Status
+	if code := s.do("POST", "/api/v1/namespaces/default/pods/web/binding", "application/json", bind, &st); code != 409 {
+		t.Fatalf("second bind: %d %s", code, st.Message)
+	}
+	var pod corev1.Pod
+	s.do("GET", "/api/v1/namespaces/default/pods/web", "", "", &pod)
+	if pod.Spec.NodeName != "node01" || pod.Annotations["why"] != "fits" || pod.Status.Conditions[0].Type != corev1.PodScheduled {
+		t.Fatalf("bound pod: node %q annotations %v conditions %v", pod.Spec.NodeName, pod.Annotations, pod.Status.Conditions)
+	}
+}
+
+func TestGracefulDeletionOfABoundPod(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("unbound", "x")
+	if code := s.do("DELETE", "/api/v1/namespaces/default/pods/unbound", "", "", nil); code != 200 || s.podCount() != 0 {
+		t.Fatalf("a pod that never reached a node is deleted at once: %d, %d left", code, s.podCount())
+	}
+	s.createPod("web", "web")
+	s.do("POST", "/api/v1/namespaces/default/pods/web/binding", "application/json", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web"},"target":{"name":"node01"}}`, nil)
+	var pod corev1.Pod
+	s.do("DELETE", "/api/v1/namespaces/default/pods/web", "", "", &pod)
+	if pod.DeletionTimestamp == nil || *pod.DeletionGracePeriodSeconds != 30 || s.podCount() != 1 {
+		t.Fatalf("a bound pod waits for its kubelet: %v %v", pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds)
+	}
+	s.do("DELETE", "/api/v1/namespaces/default/pods/web?gracePeriodSeconds=5", "", "", &pod)
+	if *pod.DeletionGracePeriodSeconds != 5 {
+		t.Fatalf("a shorter grace period shortens the deletion: %d", *pod.DeletionGracePeriodSeconds)
+	}
+	wrongUID := `{"preconditions":{"uid":"not-it"},"gracePeriodSeconds":0}`
+	if code := s.do("DELETE", "/api/v1/namespaces/default/pods/web", "application/json", wrongUID, nil); code != 409 {
+		t.Fatalf("a UID precondition that fails: %d", code)
+	}
+	s.do("DELETE", "/api/v1/namespaces/default/pods/web", "application/json", `{"gracePeriodSeconds":0}`, nil)
+	if s.podCount() != 0 {
+		t.Fatal("gracePeriodSeconds=0 removes the pod")
+	}
+}
+
+func TestOrphanPropagationKeepsTheOwnerUntilItsFinalizerGoes(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("web", "web")
+	var pod corev1.Pod
+	s.do("DELETE", "/api/v1/namespaces/default/pods/web?propagationPolicy=Orphan", "", "", &pod)
+	if pod.DeletionTimestamp == nil || len(pod.Finalizers) != 1 || pod.Finalizers[0] != metav1.FinalizerOrphanDependents {
+		t.Fatalf("orphan deletion: %v %v", pod.DeletionTimestamp, pod.Finalizers)
+	}
+	s.do("PATCH", "/api/v1/namespaces/default/pods/web", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`, nil)
+	if s.podCount() != 0 {
+		t.Fatal("removing the last finalizer completes the deletion")
+	}
+}
+
+func TestScaleSubresource(t *testing.T) {
+	s := newTestServer(t)
+	s.do("POST", "/apis/apps/v1/namespaces/default/replicasets", "application/json",
+		`{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`, nil)
+	var scale map[string]any
+	s.do("PATCH", "/apis/apps/v1/namespaces/default/replicasets/rs/scale", "application/merge-patch+json", `{"spec":{"replicas":5}}`, &scale)
+	if scale["kind"] != "Scale" || scale["spec"].(map[string]any)["replicas"] != 5.0 || scale["status"].(map[string]any)["selector"] != "app=a" {
+		t.Fatalf("scale: %v", scale)
+	}
+	if code := s.do("PUT", "/apis/apps/v1/namespaces/default/replicasets/rs/scale", "application/json",
+		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"rs","resourceVersion":"1"},"spec":{"replicas":1}}`, nil); code != 409 {
+		t.Fatalf("a stale Scale: %d", code)
+	}
+}
+
+func TestListPagination(t *testing.T) {
+	s := newTestServer(t)
+	for i := range 5 {
+		s.createPod(fmt.Sprintf("p%d", i), map[bool]string{true: "even", false: "odd"}[i%2 == 0])
+	}
+	var names []string
+	cont := ""
+	for {
+		var list corev1.PodList
+		s.do("GET", "/api/v1/namespaces/default/pods?limit=2&labelSelector=app%3Deven&continue="+cont, "", "", &list)
+		for _, p := range list.Items {
+			names = append(names, p.Name)
+		}
+		if cont = list.Continue; cont == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "p0,p2,p4" {
+		t.Fatalf("pages: %v", names)
+	}
+}
+
+// watchLines opens a watch and returns a channel of decoded events.
+func (s *testServer) watch(ctx context.Context, query string) <-chan map[string]any {
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/api/v1/namespaces/default/pods?watch=true&"+query, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out := make(chan map[string]any, 100)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			var ev map[string]any
+			json.Unmarshal(sc.Bytes(), &ev)
+			out <- ev
+		}
+	}()
+	return out
+}
+
+func nextEvent(t *testing.T, ch <-chan map[string]any) (typ, name, rv string) {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		obj := ev["object"].(map[string]any)
+		meta := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		return ev["type"].(string), name, meta["resourceVersion"].(string)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch event")
+		return
+	}
+}
+
+func TestWatchSemantics(t *testing.T) {
+	s := newTestServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.createPod("a", "web")
+	var list corev1.PodList
+	s.do("GET", "/api/v1/namespaces/default/pods", "", "", &list)
+
+	fromList := s.watch(ctx, "resourceVersion="+list.ResourceVersion)
+	replay := s.watch(ctx, "resourceVersion=0")
+	selected := s.watch(ctx, "labelSelector=app%3Dweb")
+	if typ, name, _ := nextEvent(t, replay); typ != "ADDED" || name != "a" {
+		t.Fatalf("resourceVersion=0 first replays the current state: %s %s", typ, name)
+	}
+	if typ, name, _ := nextEvent(t, selected); typ != "ADDED" || name != "a" {
+		t.Fatalf("an unset resourceVersion replays too: %s %s", typ, name)
+	}
+	s.createPod("b", "db")
+	s.do("PATCH", "/api/v1/namespaces/default/pods/a", "application/merge-patch+json", `{"metadata":{"labels":{"app":"db"}}}`, nil)
+	s.do("PATCH", "/api/v1/namespaces/default/pods/b", "application/merge-patch+json", `{"metadata":{"labels":{"app":"web"}}}`, nil)
+	s.do("DELETE", "/api/v1/namespaces/default/pods/a", "", "", nil)
+
+	want := []string{"ADDED b", "MODIFIED a", "MODIFIED b", "DELETED a"}
+	last := 0
+	for _, w := range want {
+		typ, name, rv := nextEvent(t, fromList)
+		var n int
+		fmt.Sscan(rv, &n)
+		if typ+" "+name != w || n <= last {
+			t.Fatalf("got %s %s at rv %s after %d, want %s with a higher rv", typ, name, rv, last, w)
+		}
+		last = n
+	}
+	// With a selector, a pod that stops matching is DELETED and one that
+	// starts matching is ADDED.
+	for _, w := range []string{"DELETED a", "ADDED b"} {
+		if typ, name, _ := nextEvent(t, selected); typ+" "+name != w {
+			t.Fatalf("selector watch: got %s %s, want %s", typ, name, w)
+		}
+	}
+}
+
+func TestWatchFromACompactedRevisionIsGone(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("a", "web")
+	for i := range 3 {
+		s.do("PATCH", "/api/v1/namespaces/default/pods/a", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, i), nil)
+	}
+	rev, _ := s.store.Revision(context.Background())
+	if err := s.store.Compact(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	ch := s.watch(context.Background(), "resourceVersion=2")
+	ev := <-ch
+	obj := ev["object"].(map[string]any)
+	if ev["type"] != "ERROR" || obj["code"] != 410.0 || obj["reason"] != "Expired" {
+		t.Fatalf("got %v", ev)
+	}
+	if _, open := <-ch; open {
+		t.Fatal("the stream ends after the error")
+	}
+}
+
+func TestWatchListEndsInitialEventsWithABookmark(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("a", "web")
+	ch := s.watch(context.Background(), "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+	if typ, name, _ := nextEvent(t, ch); typ != "ADDED" || name != "a" {
+		t.Fatalf("%s %s", typ, name)
+	}
+	ev := <-ch
+	ann := ev["object"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
+	if ev["type"] != "BOOKMARK" || ann[metav1.InitialEventsAnnotationKey] != "true" {
+		t.Fatalf("got %v", ev)
+	}
+}
+
+func TestAClientLeavingAWatchCostsNothing(t *testing.T) {
+	s := newTestServer(t)
+	s.createPod("a", "web")
+	// Let the server's own goroutines settle first.
+	time.Sleep(100 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := s.watch(ctx, "resourceVersion=0")
+		<-ch
+		cancel()
+		for range ch {
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		http.DefaultClient.CloseIdleConnections()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines %d → %d after 20 watches ended\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
