@@ -1,0 +1,31 @@
+# One command each: `make up` brings the control plane up in Docker,
+# `make test` runs every test, `make local` runs it as local processes.
+COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet
+
+.PHONY: build image up down logs local test bench
+
+build:
+	CGO_ENABLED=0 go build -o bin/ ./cmd/...
+
+image: build
+	docker build -q -t mkube:local .
+
+up: image
+	$(COMPOSE) up -d
+	@echo "mkube is up: kubectl --server http://127.0.0.1:8080 get nodes"
+
+down:
+	$(COMPOSE) down -v
+
+logs:
+	$(COMPOSE) logs -f
+
+local: build
+	./hack/run-local.sh
+
+test:
+	go test ./...
+
+bench:
+	go test -run '^$$' -bench . -benchtime 2s ./store/ ./apiserver/

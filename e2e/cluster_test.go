@@ -1,0 +1,214 @@
+// Package e2e starts the real mkube binaries on free ports and drives them
+// through HTTP only, as a user with curl would.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binDir holds the binaries built once for the whole package.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mkube-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/mkube/mkube/cmd/...")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is one running mkube: an API server, a controller manager, a
+// scheduler and kubelets, each a real process with its log in a file.
+type cluster struct {
+	t    *testing.T
+	URL  string
+	logs map[string]string // component → log file
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startCluster starts the four programs with the given kubelets.
+func startCluster(t *testing.T, apiserverArgs []string, nodes ...string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}}
+	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, apiserverArgs...)...)
+	c.waitReady()
+	c.start("controller-manager", "--server", c.URL)
+	c.start("scheduler", "--server", c.URL)
+	for _, n := range nodes {
+		c.startAs("kubelet-"+n, "kubelet", "--server", c.URL, "--node-name", n, "--cpu", "4", "--memory", "8Gi")
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpLogs()
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(bin string, args ...string) { c.startAs(bin, bin, args...) }
+
+func (c *cluster) startAs(name, bin string, args ...string) {
+	c.t.Helper()
+	logPath := filepath.Join(c.t.TempDir(), name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, bin), args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.logs[name] = logPath
+	c.t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+	})
+}
+
+func (c *cluster) waitReady() {
+	c.eventually("the API server is ready", 30*time.Second, func() bool {
+		resp, err := http.Get(c.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+}
+
+func (c *cluster) dumpLogs() {
+	for name, path := range c.logs {
+		data, _ := os.ReadFile(path)
+		lines := strings.Split(string(data), "\n")
+		if len(lines) > 60 {
+			lines = lines[len(lines)-60:]
+		}
+		c.t.Logf("---- %s (last lines) ----\n%s", name, strings.Join(lines, "\n"))
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func (c *cluster) eventually(what string, timeout time.Duration, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out after %s waiting until %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// do sends a request; out, if set, receives the decoded JSON body.
+func (c *cluster) do(method, path, contentType string, body any, out any) int {
+	c.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, _ := json.Marshal(b)
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, c.URL+path, rd)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			c.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// watchEvent is one line of a watch stream, with the object's essentials.
+type watchEvent struct {
+	Type   string
+	Object struct {
+		Kind     string
+		Metadata struct {
+			Name            string
+			ResourceVersion string
+		}
+		Code   int
+		Reason string
+	}
+}
+
+// watch streams events of path (a collection URL) into a channel until ctx ends.
+func (c *cluster) watch(ctx context.Context, path string) <-chan watchEvent {
+	c.t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.URL+path+sep+"watch=true", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := make(chan watchEvent, 10000)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			var ev watchEvent
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				out <- ev
+			}
+		}
+	}()
+	return out
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the same cluster as docker-compose.yml, as local processes: an API
+# server on :8080 (etcd embedded, data in ./mkube-data), a controller
+# manager, a scheduler and kubelets node01..node03. Logs go to ./logs/.
+# Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PORT=${PORT:-8080}
+SERVER=http://127.0.0.1:$PORT
+mkdir -p logs
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
+
+bin/apiserver --port "$PORT" --data-dir mkube-data >logs/apiserver.log 2>&1 & pids+=($!)
+until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
+bin/controller-manager --server "$SERVER" >logs/controller-manager.log 2>&1 & pids+=($!)
+bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
+for n in node01 node02 node03; do
+  bin/kubelet --server "$SERVER" --node-name "$n" >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
+done
+echo "mkube is up at $SERVER (logs in ./logs; Ctrl-C stops it)"
+echo "  kubectl --server $SERVER get nodes"
+wait
