@@ -32,7 +32,10 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = opts.DataDir
 	cfg.Logger = "zap"
-	cfg.LogLevel = "error"
+	// etcd logs an error for each listener it closes on shutdown; real
+	// failures reach mkube as errors from the client, so only fatal ones
+	// are worth etcd's own log.
+	cfg.LogLevel = "fatal"
 	// Port 0 lets the kernel pick the peer port: a single member never
 	// dials a peer, and fixed ports would stop two clusters sharing a host.
 	peer, _ := url.Parse("http://127.0.0.1:0")
