@@ -3,10 +3,10 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet
 
-.PHONY: build image up down logs local test bench
+.PHONY: build image up down logs logs-once local test bench
 
 build:
-	CGO_ENABLED=0 go build -o bin/ ./cmd/...
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
 
 image: build
 	docker build -q -t mkube:local .
@@ -29,3 +29,6 @@ test:
 
 bench:
 	go test -run '^$$' -bench . -benchtime 2s ./store/ ./apiserver/
+
+logs-once:
+	$(COMPOSE) logs --no-color --tail 40

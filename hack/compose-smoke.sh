@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Checks the README's "bring it up" command on this machine: `make up`,
+# then 3 nodes Ready and a ReplicaSet's pods Running, through the API;
+# then `make down`. Used by CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trap 'status=$?; if [ $status -ne 0 ]; then make --no-print-directory -s logs-once || true; fi; make --no-print-directory down >/dev/null 2>&1 || true; exit $status' EXIT
+
+make --no-print-directory up
+deadline=$((SECONDS + 120))
+until [ "$(curl -sf http://127.0.0.1:8080/api/v1/nodes | grep -c '"type":"Ready","status":"True"')" = 3 ]; do
+  [ $SECONDS -lt $deadline ] || { echo "compose: 3 nodes never became Ready"; exit 1; }
+  sleep 1
+done
+echo "compose: 3 nodes Ready"
+curl -sf -XPOST http://127.0.0.1:8080/apis/apps/v1/namespaces/default/replicasets -H 'Content-Type: application/json' -d '{
+  "apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"smoke"},
+  "spec":{"replicas":3,"selector":{"matchLabels":{"app":"smoke"}},
+    "template":{"metadata":{"labels":{"app":"smoke"}},"spec":{"containers":[{"name":"nginx","image":"nginx:1.25"}]}}}}' >/dev/null
+until [ "$(curl -sf 'http://127.0.0.1:8080/api/v1/namespaces/default/pods?labelSelector=app%3Dsmoke&fieldSelector=status.phase%3DRunning' | grep -o '"nodeName":"node0[123]"' | wc -l)" = 3 ]; do
+  [ $SECONDS -lt $deadline ] || { echo "compose: the ReplicaSet's pods never ran"; exit 1; }
+  sleep 1
+done
+echo "compose: ReplicaSet smoke has 3 Running pods"
