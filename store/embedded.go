@@ -50,7 +50,11 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 			return nil, fmt.Errorf("parse etcd client url: %w", err)
 		}
 		cfg.ListenClientUrls = []url.URL{*u}
-		cfg.AdvertiseClientUrls = []url.URL{*u}
+		adv := *u
+		if adv.Hostname() == "0.0.0.0" { // listen everywhere, but advertise an address a client can dial
+			adv.Host = "127.0.0.1:" + u.Port()
+		}
+		cfg.AdvertiseClientUrls = []url.URL{adv}
 	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
