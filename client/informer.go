@@ -82,8 +82,14 @@ func (i *Informer) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		rv, err := i.list(ctx)
 		if err == nil {
-			backoff = initialBackoff
-			err = i.watch(ctx, rv)
+			var healthy bool
+			healthy, err = i.watch(ctx, rv)
+			if healthy {
+				// Only a watch that delivered events shows the server
+				// works; a list alone does not, or a watch that always
+				// fails would be re-listed every second.
+				backoff = initialBackoff
+			}
 		}
 		if ctx.Err() != nil {
 			return
@@ -135,8 +141,11 @@ func (i *Informer) replace(items []runtime.Object) {
 
 // watch streams changes after rv until the stream or ctx ends. A stream
 // that ends normally (its timeout) is reopened from the last rv; nothing
-// is missed because every event carries the rv to resume after.
-func (i *Informer) watch(ctx context.Context, rv string) error {
+// is missed because every event carries the rv to resume after. healthy
+// reports whether the watch got past the list's rv: some event or bookmark
+// arrived, so the server worked for a while.
+func (i *Informer) watch(ctx context.Context, rv string) (healthy bool, err error) {
+	listRV := rv
 	for {
 		// Kubernetes' reflector asks for 5-10 minute watches, so that
 		// connections are rebalanced across API servers now and then.
@@ -146,17 +155,24 @@ func (i *Informer) watch(ctx context.Context, rv string) error {
 			ResourceVersion: rv, TimeoutSeconds: timeout})
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				return errExpired
+				return rv != listRV, errExpired
 			}
-			return err
+			return rv != listRV, err
 		}
 		i.log.Info("watching", "rv", rv)
+		started, from := i.clock.Now(), rv
 		rv, err = i.consume(w, rv)
 		w.Stop()
 		if errors.Is(err, errStreamEnded) {
+			if rv == from && i.clock.Since(started) < time.Second {
+				// As client-go's reflector: a watch closed at once with
+				// nothing in it is a failing server, not a timeout, and
+				// must back off rather than spin.
+				return rv != listRV, errors.New("very short watch: ended in under 1s with no events")
+			}
 			continue
 		}
-		return err
+		return rv != listRV, err
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,9 +46,8 @@ func (c *Client) Watch(ctx context.Context, r Resource, namespace string, opts L
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		defer cancel()
-		var buf [64 << 10]byte
-		n, _ := resp.Body.Read(buf[:])
-		return nil, statusError(resp.StatusCode, buf[:n])
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, statusError(resp.StatusCode, data)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	// One line is one object; Kubernetes objects stay under etcd's

@@ -107,7 +107,12 @@ func (c *Controller) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *
 	key := client.KeyOf(rs)
 	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}
 	err := c.client.Delete(ctx, client.Pods, pod.Namespace, pod.Name, opts)
-	if err != nil && !apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
+		// Already gone: its DELETED event may have been handled before
+		// this sync recorded the expectation, so it may never be counted.
+		// Observing it twice is harmless: deletions are tracked by key.
+		c.exp.deletionObserved(key, client.KeyOf(pod))
+	} else if err != nil {
 		c.exp.deletionObserved(key, client.KeyOf(pod)) // never going to arrive
 		c.rec.Event(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s: %w", client.KeyOf(pod), err)
