@@ -1,0 +1,87 @@
+// Command kubelet runs mkube's fake kubelet: it registers one Node and
+// "runs" the pods bound to it without running any container.
+//
+//	kubelet --server http://127.0.0.1:8080 --node-name node01 --cpu 4 --memory 8Gi
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/logging"
+	"github.com/mkube/mkube/kubelet"
+)
+
+func main() {
+	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
+	nodeName := flag.String("node-name", "", "name of the Node to register (default: the host name)")
+	cpu := flag.String("cpu", "4", "CPUs the node offers (capacity and allocatable)")
+	memory := flag.String("memory", "8Gi", "memory the node offers")
+	pods := flag.Int("pods", 110, "maximum number of pods on the node")
+	labels := flag.String("labels", "", "extra node labels, k=v,k2=v2")
+	taints := flag.String("register-with-taints", "", "taints to register the node with, key=value:Effect or key:Effect, comma-separated")
+	nodeIP := flag.String("node-ip", "", "the node's InternalIP (default: 10.240.N.1, N from the number the node name ends with)")
+	podCIDR := flag.String("pod-cidr", "", "range of the node's pod IPs (default: 10.244.N.0/24, N as for --node-ip)")
+	statusInterval := flag.Duration("status-interval", 10*time.Second, "how often the node status and lease are renewed")
+	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long a fake image pull takes")
+	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	flag.Parse()
+
+	if *nodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			fail("--node-name: %v", err)
+		}
+		*nodeName = h
+	}
+	log := logging.New("kubelet", *logLevel)
+	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log}
+	var err error
+	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
+		fail("%v", err)
+	}
+	if cfg.Labels, err = kubelet.ParseLabels(*labels); err != nil {
+		fail("--labels: %v", err)
+	}
+	if cfg.Taints, err = kubelet.ParseTaints(*taints); err != nil {
+		fail("--register-with-taints: %v", err)
+	}
+	if *nodeIP != "" {
+		if cfg.NodeIP, err = netip.ParseAddr(*nodeIP); err != nil {
+			fail("--node-ip: %v", err)
+		}
+	}
+	if *podCIDR != "" {
+		if cfg.PodCIDR, err = netip.ParsePrefix(*podCIDR); err != nil {
+			fail("--pod-cidr: %v", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := client.New(*server, "kubelet/"+*nodeName)
+	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
+		log.Error("api server", "err", err)
+		os.Exit(1)
+	}
+	k, err := kubelet.New(c, cfg)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := k.Run(ctx); err != nil && ctx.Err() == nil {
+		log.Error("kubelet", "err", err)
+		os.Exit(1)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "kubelet: "+format+"\n", args...)
+	os.Exit(2)
+}

@@ -1,0 +1,149 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/kubelet/fakeruntime"
+)
+
+// Config describes the node a Kubelet pretends to be.
+type Config struct {
+	NodeName string
+	NodeIP   netip.Addr   // zero: DefaultNodeIP(NodeName)
+	PodCIDR  netip.Prefix // zero: DefaultPodCIDR(NodeName)
+	// Capacity is cpu, memory, pods... (see Capacity). Allocatable is the
+	// same: a fake node reserves nothing for the system.
+	Capacity corev1.ResourceList
+	Labels   map[string]string // added to the well-known node labels
+	Taints   []corev1.Taint    // set when the node registers
+
+	// StatusInterval is how often the node status and lease are renewed;
+	// 0 means 10s, the kubelet's nodeStatusUpdateFrequency and lease renew
+	// interval (a quarter of the 40s lease). A real kubelet then writes the
+	// status only if it changed or 5 minutes passed; this one writes it
+	// every time, so lastHeartbeatTime visibly moves.
+	StatusInterval time.Duration
+	// ImagePullDelay is how long a fake image pull takes (0: instant).
+	ImagePullDelay time.Duration
+	// Workers is how many pods are synced at once; 0 means 5. A real
+	// kubelet has one goroutine per pod; a few workers are enough for a
+	// fake whose only slow step is the pull delay.
+	Workers int
+
+	Clock clock.WithTickerAndDelayedExecution // nil: the real clock
+	Log   *slog.Logger                        // nil: slog.Default()
+}
+
+// Kubelet is one fake node's agent.
+type Kubelet struct {
+	cfg              Config
+	client           *client.Client
+	containerRuntime *fakeruntime.Runtime
+	recorder         *record.Recorder
+	informer         *client.Informer         // pods with spec.nodeName = this node
+	queue            *workqueue.Queue[string] // pod keys, "namespace/name"
+	clock            clock.WithTickerAndDelayedExecution
+	log              *slog.Logger
+
+	// node names the registered Node (kind, name, uid) for events and as
+	// the lease's owner. registerNode sets it before any goroutine that
+	// reads it starts.
+	node *corev1.Node
+}
+
+// New returns a kubelet for cfg, talking to the API server through c.
+func New(c *client.Client, cfg Config) (*Kubelet, error) {
+	if cfg.NodeName == "" {
+		return nil, fmt.Errorf("node name is required")
+	}
+	if !cfg.NodeIP.IsValid() {
+		cfg.NodeIP = DefaultNodeIP(cfg.NodeName)
+	}
+	if !cfg.PodCIDR.IsValid() {
+		cfg.PodCIDR = DefaultPodCIDR(cfg.NodeName)
+	}
+	if cfg.Capacity == nil {
+		capacity, err := Capacity("4", "8Gi", 110)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Capacity = capacity
+	}
+	if cfg.StatusInterval <= 0 {
+		cfg.StatusInterval = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 5
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	log := cfg.Log.With("node", cfg.NodeName)
+	rt, err := fakeruntime.New(cfg.PodCIDR, cfg.ImagePullDelay, cfg.Clock)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kubelet{cfg: cfg, client: c, containerRuntime: rt, clock: cfg.Clock, log: log,
+		recorder: record.New(c, "kubelet", cfg.NodeName, log),
+		// Step 12: the kubelet list-watches only the pods bound to its node.
+		informer: client.NewInformer(c, client.Pods, "",
+			client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.NodeName}, log),
+		queue: workqueue.New[string](cfg.Clock),
+	}
+	k.informer.AddHandler(client.Handler{
+		OnAdd:    k.enqueue,
+		OnUpdate: func(_, obj runtime.Object) { k.enqueue(obj) },
+		OnDelete: k.enqueue, // sync finds it gone and forgets it
+	})
+	return k, nil
+}
+
+// Run registers the node, then keeps its status and lease fresh and syncs
+// its pods until ctx is cancelled. It returns an error only if ctx ended
+// before the node could be registered.
+//
+// Goroutines, all stopped by ctx: the event recorder, the heartbeat loop,
+// the pod informer, and Workers pod workers (stopped by shutting down the
+// queue once ctx ends). Run returns after all of them have.
+func (k *Kubelet) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { k.recorder.Run(ctx) })
+	if err := k.registerNode(ctx); err != nil {
+		return err
+	}
+	// Registration wrote the node status; the lease comes at once too, not
+	// after the first StatusInterval.
+	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("node lease creation failed", "err", err)
+	}
+	wg.Go(func() { k.runHeartbeats(ctx) })
+	wg.Go(func() { k.informer.Run(ctx) })
+	if !client.WaitForSync(ctx, k.informer) {
+		return nil
+	}
+	k.restorePods()
+	k.log.Info("kubelet ready: watching the pods bound to this node", "step", 12,
+		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String())
+	for range k.cfg.Workers {
+		wg.Go(func() { k.runWorker(ctx) })
+	}
+	<-ctx.Done()
+	k.queue.ShutDown()
+	return nil
+}

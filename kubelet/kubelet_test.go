@@ -1,0 +1,232 @@
+package kubelet
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/store"
+)
+
+// testCluster is an API server on embedded etcd, as cmd/apiserver runs it.
+func testCluster(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts etcd and an API server")
+	}
+	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return client.New(hs.URL, "kubelet-test")
+}
+
+// startKubelet runs a kubelet for node01 until stop is called or the test
+// ends. It must stop before the test server closes: Close waits for the
+// kubelet's open watch.
+func startKubelet(t *testing.T, c *client.Client) (stop func()) {
+	t.Helper()
+	capacity, _ := Capacity("4", "8Gi", 110)
+	k, err := New(c, Config{NodeName: "node01", Capacity: capacity,
+		Labels: map[string]string{"disktype": "ssd"}, Taints: []corev1.Taint{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectPreferNoSchedule}},
+		StatusInterval: 100 * time.Millisecond, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// eventually polls cond until it holds or 10s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		<-tick.C
+	}
+}
+
+func createAndBind(t *testing.T, c *client.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.25"}}}}
+	if err := c.Create(ctx, client.Pods, "default", pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Step 10, as the scheduler does it.
+	binding := &corev1.Binding{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Target: corev1.ObjectReference{Kind: "Node", Name: "node01"}}
+	if err := c.Post(ctx, client.Pods, "default", name, "binding", binding); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getPod(t *testing.T, c *client.Client, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.Pods, "default", name, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func eventReasons(t *testing.T, c *client.Client, name string) []string {
+	t.Helper()
+	var list corev1.EventList
+	if err := c.List(context.Background(), client.Events, "default",
+		client.ListOptions{FieldSelector: "involvedObject.name=" + name}, &list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range list.Items {
+		out = append(out, ev.Reason)
+	}
+	return out
+}
+
+func hasAll(have []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully walks steps 10 to 13
+// against a real API server, restarts the kubelet, changes an image, and
+// deletes a pod gracefully.
+func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
+	c := testCluster(t)
+	ctx := context.Background()
+	stop := startKubelet(t, c)
+
+	node := &corev1.Node{}
+	eventually(t, "node01 is registered and Ready", func() bool {
+		return c.Get(ctx, client.Nodes, "", "node01", node) == nil && nodeReady(node.Status)
+	})
+	if node.Labels["disktype"] != "ssd" || node.Labels[corev1.LabelHostname] != "node01" || len(node.Spec.Taints) != 1 || node.Spec.PodCIDR != "10.244.1.0/24" {
+		t.Errorf("node labels %v taints %v podCIDR %q", node.Labels, node.Spec.Taints, node.Spec.PodCIDR)
+	}
+	lease := &coordinationv1.Lease{}
+	var firstRenewal time.Time
+	eventually(t, "the node lease is renewed", func() bool {
+		if c.Get(ctx, client.Leases, corev1.NamespaceNodeLease, "node01", lease) != nil || lease.Spec.RenewTime == nil {
+			return false
+		}
+		if firstRenewal.IsZero() {
+			firstRenewal = lease.Spec.RenewTime.Time
+		}
+		return lease.Spec.RenewTime.After(firstRenewal)
+	})
+	if *lease.Spec.HolderIdentity != "node01" || *lease.Spec.LeaseDurationSeconds != 40 || len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
+		t.Errorf("lease spec %+v owners %+v", lease.Spec, lease.OwnerReferences)
+	}
+
+	// Steps 10-13: bind a pod to node01; the kubelet runs it.
+	createAndBind(t, c, "web-1")
+	var pod *corev1.Pod
+	eventually(t, "web-1 is Running", func() bool {
+		pod = getPod(t, c, "web-1")
+		return pod.Status.Phase == corev1.PodRunning
+	})
+	cs := pod.Status.ContainerStatuses
+	if len(cs) != 1 || cs[0].State.Running == nil || !cs[0].Ready || pod.Status.HostIP != "10.240.1.1" ||
+		!netip.MustParsePrefix("10.244.1.0/24").Contains(netip.MustParseAddr(pod.Status.PodIP)) {
+		t.Errorf("status of the running pod: %+v", pod.Status)
+	}
+	eventually(t, "web-1 has the kubelet's events", func() bool {
+		return hasAll(eventReasons(t, c, "web-1"), "Pulling", "Pulled", "Created", "Started")
+	})
+	eventually(t, "node01 reports the pulled image", func() bool {
+		n := &corev1.Node{}
+		return c.Get(ctx, client.Nodes, "", "node01", n) == nil && len(n.Status.Images) == 1 && n.Status.Images[0].Names[0] == "nginx:1.25"
+	})
+
+	// Restart the kubelet: the running pod keeps its IP and its status.
+	stop()
+	before := getPod(t, c, "web-1")
+	startKubelet(t, c)
+	createAndBind(t, c, "web-2")
+	var second *corev1.Pod
+	eventually(t, "web-2 is Running after the restart", func() bool {
+		second = getPod(t, c, "web-2")
+		return second.Status.Phase == corev1.PodRunning
+	})
+	if second.Status.PodIP == before.Status.PodIP {
+		t.Errorf("web-2 got web-1's IP %s", second.Status.PodIP)
+	}
+	if after := getPod(t, c, "web-1"); after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the restarted kubelet rewrote web-1's status:\nbefore %+v\nafter  %+v", before.Status, after.Status)
+	}
+	eventually(t, "web-2 finds the image already present", func() bool {
+		var list corev1.EventList
+		c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "involvedObject.name=web-2,reason=Pulled"}, &list)
+		return len(list.Items) == 1 && list.Items[0].Message == `Container image "nginx:1.25" already present on machine`
+	})
+
+	// Seed 000: "the image was upgraded: the kubelet fetches the latest
+	// image and loads it". The container restarts with the new image.
+	patch := []byte(`{"spec":{"containers":[{"name":"web","image":"nginx:1.26"}]}}`)
+	if err := c.Patch(ctx, client.Pods, "default", "web-2", types.StrategicMergePatchType, patch, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "web-2 runs nginx:1.26", func() bool {
+		cs := getPod(t, c, "web-2").Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].Image == "nginx:1.26" && cs[0].State.Running != nil &&
+			cs[0].RestartCount == 1 && cs[0].LastTerminationState.Terminated != nil
+	})
+	eventually(t, "web-2 has a Killing event", func() bool { return hasAll(eventReasons(t, c, "web-2"), "Killing") })
+
+	// Graceful deletion: the API server only marks the pod; the kubelet
+	// stops its containers and deletes it for good.
+	if err := c.Delete(ctx, client.Pods, "default", "web-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "web-1 is gone", func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.Pods, "default", "web-1", &corev1.Pod{}))
+	})
+	eventually(t, "web-1 has a Killing event", func() bool { return hasAll(eventReasons(t, c, "web-1"), "Killing") })
+}

@@ -1,0 +1,63 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mkube/mkube/client"
+)
+
+// leaseDurationSeconds is the kubelet's --node-lease-duration-seconds
+// default. Renewing every 10s leaves room for three missed renewals before
+// the lease expires.
+const leaseDurationSeconds = 40
+
+// renewLease creates or renews the node's Lease in kube-node-lease: the
+// cheap heartbeat (KEP-589). Writing a small Lease every 10s costs the API
+// server far less than a whole Node status with its images, so the node
+// lifecycle controller reads the Lease to decide whether a node is alive.
+func (k *Kubelet) renewLease(ctx context.Context) error {
+	return retryOnConflict(func() error {
+		lease := &coordinationv1.Lease{}
+		err := k.client.Get(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease)
+		if apierrors.IsNotFound(err) {
+			if err := k.client.Create(ctx, client.Leases, corev1.NamespaceNodeLease, k.newLease(), nil); err != nil {
+				return fmt.Errorf("create lease: %w", err)
+			}
+			k.log.Info("created node lease", "namespace", corev1.NamespaceNodeLease, "durationSeconds", leaseDurationSeconds)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("get lease: %w", err)
+		}
+		want := k.newLease()
+		lease.Spec = want.Spec
+		lease.OwnerReferences = want.OwnerReferences
+		if err := k.client.Update(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease, nil); err != nil {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+		k.log.Debug("renewed node lease")
+		return nil
+	})
+}
+
+// newLease is the node's Lease as of now. It is owned by the Node, so the
+// garbage collector deletes it with the node.
+func (k *Kubelet) newLease() *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+		ObjectMeta: metav1.ObjectMeta{Name: k.cfg.NodeName, Namespace: corev1.NamespaceNodeLease,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: k.node.Name, UID: k.node.UID}}},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(k.cfg.NodeName),
+			LeaseDurationSeconds: ptr.To[int32](leaseDurationSeconds),
+			RenewTime:            &metav1.MicroTime{Time: k.clock.Now()},
+		},
+	}
+}

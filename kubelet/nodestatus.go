@@ -1,0 +1,158 @@
+package kubelet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/fakeruntime"
+)
+
+// What the node says about itself in status.nodeInfo; `kubectl get nodes
+// -o wide` shows the versions, OS image and kernel.
+const (
+	kubeletVersion          = "v1.32.0-mkube" // the Kubernetes version the API server reports
+	containerRuntimeVersion = "mkube-fake://1.0"
+	osImage                 = "mkube fake node"
+	kernelVersion           = "6.8.0-mkube"
+	kubeletPort             = 10250 // the kubelet's API port, where `kubectl logs` would go
+	// maxNodeImages is the kubelet's --node-status-max-images default: the
+	// 50 largest images are enough for the scheduler's ImageLocality.
+	maxNodeImages = 50
+)
+
+// nodeStatus is the node's status as the kubelet's status setters compute
+// it on every update: capacity, addresses, versions, images, and the
+// conditions with this heartbeat's time. Fields the kubelet does not own
+// are kept from old.
+func nodeStatus(cfg Config, images []fakeruntime.Image, old corev1.NodeStatus, now time.Time) corev1.NodeStatus {
+	st := *old.DeepCopy()
+	st.Capacity = cfg.Capacity.DeepCopy()
+	st.Allocatable = cfg.Capacity.DeepCopy()
+	st.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: cfg.NodeIP.String()},
+		{Type: corev1.NodeHostName, Address: cfg.NodeName},
+	}
+	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}}
+	id := machineID(cfg.NodeName)
+	st.NodeInfo = corev1.NodeSystemInfo{
+		MachineID: id, SystemUUID: id,
+		KernelVersion: kernelVersion, OSImage: osImage, ContainerRuntimeVersion: containerRuntimeVersion,
+		KubeletVersion: kubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
+	}
+	st.Images = nil
+	for _, img := range images[:min(len(images), maxNodeImages)] {
+		st.Images = append(st.Images, corev1.ContainerImage{Names: []string{img.Ref}, SizeBytes: img.Size})
+	}
+	st.Conditions = nodeConditions(old.Conditions, now)
+	return st
+}
+
+// nodeConditions: a fake node never runs short of memory, disk or PIDs,
+// and is Ready as long as its kubelet posts status. Each heartbeat renews
+// lastHeartbeatTime; lastTransitionTime changes only when the status does
+// (after the node lifecycle controller marked the node Unknown, say).
+// Conditions the kubelet does not own are kept after its own.
+func nodeConditions(old []corev1.NodeCondition, now time.Time) []corev1.NodeCondition {
+	t := metav1.NewTime(now).Rfc3339Copy()
+	want := []corev1.NodeCondition{
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
+		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+	}
+	owned := map[corev1.NodeConditionType]bool{}
+	for i := range want {
+		c := &want[i]
+		owned[c.Type] = true
+		c.LastHeartbeatTime, c.LastTransitionTime = t, t
+		for _, o := range old {
+			if o.Type == c.Type && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	for _, o := range old {
+		if !owned[o.Type] {
+			want = append(want, o)
+		}
+	}
+	return want
+}
+
+// nodeReady reports whether the node's Ready condition is True.
+func nodeReady(st corev1.NodeStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// machineID stands in for /etc/machine-id: 32 hex digits, stable per node.
+func machineID(nodeName string) string {
+	sum := sha256.Sum256([]byte("mkube-node/" + nodeName))
+	return hex.EncodeToString(sum[:16])
+}
+
+// runHeartbeats renews the node status and lease every StatusInterval
+// until ctx ends. A node whose heartbeats stop is marked NotReady (then
+// its pods evicted) by the node lifecycle controller.
+func (k *Kubelet) runHeartbeats(ctx context.Context) {
+	t := k.clock.NewTicker(k.cfg.StatusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			k.heartbeat(ctx)
+		}
+	}
+}
+
+// heartbeat is one round of both of a kubelet's heartbeats: the Lease,
+// cheap and frequent, and the node status, which also carries the images.
+// Failures are logged and retried at the next round.
+func (k *Kubelet) heartbeat(ctx context.Context) {
+	if err := k.updateNodeStatus(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("node status update failed", "err", err)
+	}
+	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("node lease renewal failed", "err", err)
+	}
+}
+
+// updateNodeStatus re-reads the Node and writes its new status with PUT
+// nodes/NAME/status, retrying on conflict (the node's labels or taints may
+// be changed by users at any time).
+func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
+	return retryOnConflict(func() error {
+		node := &corev1.Node{}
+		if err := k.client.Get(ctx, client.Nodes, "", k.cfg.NodeName, node); err != nil {
+			if apierrors.IsNotFound(err) {
+				// As a real kubelet: it registers once, at start.
+				return fmt.Errorf("node %s was deleted; restart the kubelet to register it again: %w", k.cfg.NodeName, err)
+			}
+			return fmt.Errorf("get node: %w", err)
+		}
+		next := node.DeepCopy()
+		next.Status = nodeStatus(k.cfg, k.containerRuntime.ListImages(), node.Status, k.clock.Now())
+		if err := k.client.UpdateStatus(ctx, client.Nodes, "", node.Name, next, next); err != nil {
+			return fmt.Errorf("update node status: %w", err)
+		}
+		if !nodeReady(node.Status) {
+			k.recorder.Event(k.node, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", k.cfg.NodeName)
+		}
+		k.log.Debug("node status updated", "rv", next.ResourceVersion, "images", len(next.Status.Images))
+		return nil
+	})
+}

@@ -1,0 +1,197 @@
+package kubelet
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mkube/mkube/kubelet/fakeruntime"
+)
+
+// reasonContainerCreating is what `kubectl get pods` shows while a
+// container waits for its sandbox, image and start.
+const reasonContainerCreating = "ContainerCreating"
+
+// generatePodStatus is the kubelet's generateAPIPodStatus: the pod's status
+// as the runtime sees it. sb is the pod's sandbox (nil before it exists)
+// and waiting holds, by container name, why a container could not start.
+//
+// Fields the kubelet does not own (qosClass, nominatedNodeName, conditions
+// written by others) are kept from the pod's current status, and every
+// timestamp is carried over while nothing changes and cut to the seconds
+// the API stores, so that an unchanged pod yields an identical status and
+// no write.
+func generatePodStatus(pod *corev1.Pod, sb *fakeruntime.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting, hostIP netip.Addr, now time.Time) corev1.PodStatus {
+	t := metav1.NewTime(now).Rfc3339Copy()
+	st := *pod.Status.DeepCopy()
+	st.HostIP, st.HostIPs = hostIP.String(), []corev1.HostIP{{IP: hostIP.String()}}
+	if st.StartTime == nil { // when the kubelet first took the pod
+		st.StartTime = &t
+	}
+	st.PodIP, st.PodIPs = "", nil
+	if sb != nil {
+		st.PodIP, st.PodIPs = sb.IP.String(), []corev1.PodIP{{IP: sb.IP.String()}}
+	}
+	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
+	for _, c := range pod.Spec.Containers {
+		var rc *fakeruntime.Container
+		if sb != nil {
+			if have, ok := sb.Containers[c.Name]; ok {
+				rc = &have
+			}
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(c, rc, waiting[c.Name]))
+	}
+	st.Phase = podPhase(pod.Spec.RestartPolicy, st.ContainerStatuses, pod.DeletionTimestamp != nil)
+	st.Conditions = podConditions(pod.Status.Conditions, sb != nil, st.ContainerStatuses, st.Phase, t)
+	return st
+}
+
+// containerStatus reports one container from its runtime record rc (nil if
+// it was never created). A running container is ready at once: readiness
+// probes are not simulated.
+func containerStatus(c corev1.Container, rc *fakeruntime.Container, waiting *corev1.ContainerStateWaiting) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
+	if rc == nil || rc.State == fakeruntime.ContainerCreated {
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}
+	}
+	if waiting != nil && (rc == nil || rc.State != fakeruntime.ContainerRunning) {
+		cs.State.Waiting = waiting.DeepCopy()
+	}
+	if rc == nil {
+		return cs
+	}
+	cs.Image, cs.ImageID, cs.ContainerID, cs.RestartCount = rc.Image, rc.ImageID, rc.ID, rc.Attempt
+	switch rc.State {
+	case fakeruntime.ContainerRunning:
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy()}
+		cs.Ready, cs.Started = true, ptr.To(true)
+	case fakeruntime.ContainerExited:
+		if cs.State.Waiting == nil {
+			cs.State.Terminated = terminated(rc)
+		}
+	}
+	if rc.Previous != nil {
+		cs.LastTerminationState.Terminated = terminated(rc.Previous)
+	}
+	return cs
+}
+
+func terminated(rc *fakeruntime.Container) *corev1.ContainerStateTerminated {
+	return &corev1.ContainerStateTerminated{ExitCode: rc.ExitCode, Reason: rc.Reason, ContainerID: rc.ID,
+		StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy(), FinishedAt: metav1.NewTime(rc.FinishedAt).Rfc3339Copy()}
+}
+
+// podPhase is the kubelet's getPhase, seed 003 sections 5.1 and 5.3:
+//
+//   - Pending while a container has not started yet;
+//   - Running while a container runs, or all have exited but one will be
+//     restarted (restartPolicy Always, or OnFailure after a failure);
+//   - Succeeded when all exited with 0 and none will restart;
+//   - Failed when all exited, one failed, and none will restart.
+//
+// A terminating pod (being deleted) restarts nothing whatever its policy,
+// so once its containers have stopped it is Succeeded or Failed.
+func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, terminating bool) corev1.PodPhase {
+	var waiting, running, stopped, succeeded int
+	for _, cs := range statuses {
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case cs.LastTerminationState.Terminated != nil:
+			stopped++ // waiting to restart
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case stopped == 0:
+		return corev1.PodPending
+	case terminating && stopped == succeeded:
+		return corev1.PodSucceeded
+	case terminating:
+		return corev1.PodFailed
+	case policy == corev1.RestartPolicyAlways:
+		return corev1.PodRunning
+	case stopped == succeeded:
+		return corev1.PodSucceeded
+	case policy == corev1.RestartPolicyNever:
+		return corev1.PodFailed
+	}
+	return corev1.PodRunning // OnFailure: the failed container restarts
+}
+
+// podConditions are the kubelet's conditions in the order `kubectl describe
+// pod` lists them, followed by the other existing ones (PodScheduled, set
+// by the scheduler's binding, and any a controller added) as they were.
+// A pod created with spec.nodeName never met the scheduler, so the kubelet
+// adds PodScheduled=True itself, as a real kubelet does.
+func podConditions(old []corev1.PodCondition, sandbox bool, statuses []corev1.ContainerStatus, phase corev1.PodPhase, now metav1.Time) []corev1.PodCondition {
+	var unready []string
+	for _, cs := range statuses {
+		if !cs.Ready {
+			unready = append(unready, cs.Name)
+		}
+	}
+	ready := corev1.PodCondition{Status: corev1.ConditionTrue}
+	switch {
+	case phase == corev1.PodSucceeded || phase == corev1.PodFailed:
+		ready = corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "PodCompleted"}
+	case len(unready) > 0:
+		ready = corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "ContainersNotReady",
+			Message: fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))}
+	}
+	containersReady := ready
+	ready.Type, containersReady.Type = corev1.PodReady, corev1.ContainersReady
+	want := []corev1.PodCondition{
+		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(sandbox)},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, // no init containers are simulated
+		ready,
+		containersReady,
+	}
+	scheduled := false
+	for _, o := range old {
+		scheduled = scheduled || o.Type == corev1.PodScheduled
+	}
+	if !scheduled {
+		want = append(want, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+	}
+	owned := map[corev1.PodConditionType]bool{}
+	for i := range want {
+		c := &want[i]
+		owned[c.Type] = true
+		c.LastTransitionTime = now
+		for _, o := range old {
+			if o.Type == c.Type && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	for _, o := range old {
+		if !owned[o.Type] {
+			want = append(want, o)
+		}
+	}
+	return want
+}
+
+func conditionStatus(b bool) corev1.ConditionStatus {
+	if b {
+		return corev1.ConditionTrue
+	}
+	return corev1.ConditionFalse
+}

@@ -1,0 +1,315 @@
+package kubelet
+
+import (
+	"encoding/json"
+	"net/netip"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/kubelet/fakeruntime"
+)
+
+var hostIP = netip.MustParseAddr("10.240.1.1")
+
+func running() corev1.ContainerStatus {
+	return corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+}
+
+func exited(code int32) corev1.ContainerStatus {
+	return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+}
+
+func waiting() corev1.ContainerStatus {
+	return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}}}
+}
+
+func restarting() corev1.ContainerStatus {
+	cs := waiting()
+	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	return cs
+}
+
+// TestPodPhase follows seed 003's table 5.3 and Kubernetes' getPhase.
+func TestPodPhase(t *testing.T) {
+	always, onFailure, never := corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever
+	tests := []struct {
+		name        string
+		policy      corev1.RestartPolicy
+		statuses    []corev1.ContainerStatus
+		terminating bool
+		want        corev1.PodPhase
+	}{
+		{"a pod whose container is being created is Pending", always, []corev1.ContainerStatus{waiting()}, false, corev1.PodPending},
+		{"a pod with one running and one waiting container is Pending", always, []corev1.ContainerStatus{running(), waiting()}, false, corev1.PodPending},
+		{"a pod whose containers run is Running", always, []corev1.ContainerStatus{running(), running()}, false, corev1.PodRunning},
+		{"one container running and one failed is still Running", never, []corev1.ContainerStatus{running(), exited(1)}, false, corev1.PodRunning},
+		{"a container that succeeded under Always will restart: Running", always, []corev1.ContainerStatus{exited(0)}, false, corev1.PodRunning},
+		{"a container that succeeded under OnFailure: Succeeded", onFailure, []corev1.ContainerStatus{exited(0)}, false, corev1.PodSucceeded},
+		{"a container that succeeded under Never: Succeeded", never, []corev1.ContainerStatus{exited(0)}, false, corev1.PodSucceeded},
+		{"a container that failed under OnFailure will restart: Running", onFailure, []corev1.ContainerStatus{exited(1)}, false, corev1.PodRunning},
+		{"a container that failed under Never: Failed", never, []corev1.ContainerStatus{exited(1)}, false, corev1.PodFailed},
+		{"a container waiting to restart after a failure counts as stopped", always, []corev1.ContainerStatus{restarting()}, false, corev1.PodRunning},
+		{"a deleted pod whose containers stopped cleanly is Succeeded, even under Always", always, []corev1.ContainerStatus{exited(0), exited(0)}, true, corev1.PodSucceeded},
+		{"a deleted pod with a container that failed is Failed", always, []corev1.ContainerStatus{exited(0), exited(137)}, true, corev1.PodFailed},
+		{"a deleted pod still stopping a container is Running", always, []corev1.ContainerStatus{exited(0), running()}, true, corev1.PodRunning},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := podPhase(tt.policy, tt.statuses, tt.terminating); got != tt.want {
+				t.Errorf("podPhase = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// newTestPod is a pod as the API server holds it after the scheduler's
+// binding: Pending, PodScheduled=True, qosClass set.
+func newTestPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "uid-1"},
+		Spec: corev1.PodSpec{NodeName: "node01", RestartPolicy: corev1.RestartPolicyAlways, Containers: []corev1.Container{
+			{Name: "web", Image: "nginx:1.25"}, {Name: "sidecar", Image: "busybox:1.36"},
+		}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(-time.Minute))},
+		}},
+	}
+}
+
+// startAll runs the pod's containers in a fresh runtime, at t0.
+func startAll(t *testing.T, pod *corev1.Pod) (*fakeruntime.Runtime, fakeruntime.PodSandbox) {
+	t.Helper()
+	rt, err := fakeruntime.New(netip.MustParsePrefix("10.244.1.0/24"), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.RunPodSandbox(fakeruntime.PodRef{UID: pod.UID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range pod.Spec.Containers {
+		rt.AddImage(fakeruntime.NewImage(c.Image))
+		if _, err := rt.CreateContainer(pod.UID, c.Name, c.Image); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.StartContainer(pod.UID, c.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, _ := rt.PodSandboxStatus(pod.UID)
+	return rt, sb
+}
+
+func TestGeneratePodStatusBeforeTheSandboxExists(t *testing.T) {
+	pod := newTestPod()
+	st := generatePodStatus(pod, nil, nil, hostIP, t0)
+
+	if st.Phase != corev1.PodPending || st.PodIP != "" || st.HostIP != "10.240.1.1" || st.StartTime == nil || !st.StartTime.Time.Equal(t0) {
+		t.Errorf("phase %s podIP %q hostIP %q startTime %v", st.Phase, st.PodIP, st.HostIP, st.StartTime)
+	}
+	if st.QOSClass != corev1.PodQOSBestEffort {
+		t.Errorf("qosClass = %q: the API server's value was lost", st.QOSClass)
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Ready {
+			t.Errorf("container %s: state %+v ready %v, want waiting ContainerCreating", cs.Name, cs.State, cs.Ready)
+		}
+	}
+	wantConditions(t, st, map[corev1.PodConditionType]corev1.ConditionStatus{
+		corev1.PodReadyToStartContainers: corev1.ConditionFalse, corev1.PodInitialized: corev1.ConditionTrue,
+		corev1.PodReady: corev1.ConditionFalse, corev1.ContainersReady: corev1.ConditionFalse, corev1.PodScheduled: corev1.ConditionTrue,
+	})
+	ready := findPodCondition(st.Conditions, corev1.PodReady)
+	if ready.Reason != "ContainersNotReady" || ready.Message != "containers with unready status: [web sidecar]" {
+		t.Errorf("Ready reason %q message %q", ready.Reason, ready.Message)
+	}
+	if sched := findPodCondition(st.Conditions, corev1.PodScheduled); !sched.LastTransitionTime.Time.Equal(t0.Add(-time.Minute)) {
+		t.Error("the scheduler's PodScheduled condition was rewritten")
+	}
+}
+
+func TestGeneratePodStatusOnceTheContainersRun(t *testing.T) {
+	pod := newTestPod()
+	_, sb := startAll(t, pod)
+	st := generatePodStatus(pod, &sb, nil, hostIP, t0)
+
+	if st.Phase != corev1.PodRunning || st.PodIP != "10.244.1.2" || len(st.PodIPs) != 1 {
+		t.Errorf("phase %s podIP %q podIPs %v", st.Phase, st.PodIP, st.PodIPs)
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.RestartCount != 0 {
+			t.Errorf("container %s: %+v, want running, ready and started", cs.Name, cs)
+		}
+		if len(cs.ContainerID) < len("mkube://") || cs.ContainerID[:8] != "mkube://" || cs.ImageID != fakeruntime.NewImage(cs.Image).ID {
+			t.Errorf("container %s: containerID %q imageID %q", cs.Name, cs.ContainerID, cs.ImageID)
+		}
+	}
+	wantConditions(t, st, map[corev1.PodConditionType]corev1.ConditionStatus{
+		corev1.PodReadyToStartContainers: corev1.ConditionTrue, corev1.PodReady: corev1.ConditionTrue, corev1.ContainersReady: corev1.ConditionTrue,
+	})
+}
+
+func TestGeneratePodStatusOfAPodBeingDeleted(t *testing.T) {
+	pod := newTestPod()
+	rt, _ := startAll(t, pod)
+	for _, c := range pod.Spec.Containers {
+		rt.StopContainer(pod.UID, c.Name)
+	}
+	sb, _ := rt.PodSandboxStatus(pod.UID)
+	pod.DeletionTimestamp = &metav1.Time{Time: t0.Add(30 * time.Second)}
+	st := generatePodStatus(pod, &sb, nil, hostIP, t0)
+
+	if st.Phase != corev1.PodSucceeded {
+		t.Errorf("phase = %s, want Succeeded: all containers exited 0 and a deleted pod restarts nothing", st.Phase)
+	}
+	for _, cs := range st.ContainerStatuses {
+		if term := cs.State.Terminated; term == nil || term.Reason != "Completed" || term.ExitCode != 0 || cs.Ready {
+			t.Errorf("container %s: %+v, want terminated Completed 0", cs.Name, cs.State)
+		}
+	}
+	if ready := findPodCondition(st.Conditions, corev1.PodReady); ready.Status != corev1.ConditionFalse || ready.Reason != "PodCompleted" {
+		t.Errorf("Ready = %+v, want False PodCompleted", ready)
+	}
+}
+
+func TestGeneratePodStatusOfAContainerWhoseImageMayNotBePulled(t *testing.T) {
+	pod := newTestPod()
+	w := map[string]*corev1.ContainerStateWaiting{"web": {Reason: errImageNeverPull, Message: "not present"}}
+	st := generatePodStatus(pod, nil, w, hostIP, t0)
+	if got := st.ContainerStatuses[0].State.Waiting; got == nil || got.Reason != errImageNeverPull {
+		t.Errorf("web waiting = %+v, want %s", got, errImageNeverPull)
+	}
+	if got := st.ContainerStatuses[1].State.Waiting; got == nil || got.Reason != reasonContainerCreating {
+		t.Errorf("sidecar waiting = %+v, want ContainerCreating", got)
+	}
+}
+
+func TestAPodCreatedWithNodeNameGetsPodScheduled(t *testing.T) {
+	pod := newTestPod()
+	pod.Status.Conditions = nil // it never met the scheduler
+	st := generatePodStatus(pod, nil, nil, hostIP, t0)
+	if c := findPodCondition(st.Conditions, corev1.PodScheduled); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("PodScheduled = %+v, want True", c)
+	}
+}
+
+// An unchanged pod must produce an equal status after the round trip
+// through the API server, or every informer event would cause a write and
+// the write another event.
+func TestAStatusThatWasStoredIsNotWrittenAgain(t *testing.T) {
+	pod := newTestPod()
+	_, sb := startAll(t, pod)
+	for _, tc := range []struct {
+		name string
+		sb   *fakeruntime.PodSandbox
+	}{{"while creating", nil}, {"while running", &sb}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pod.DeepCopy()
+			p.Status = generatePodStatus(p, tc.sb, nil, hostIP, t0.Add(123*time.Millisecond))
+			stored := roundTrip(t, p)
+			again := generatePodStatus(stored, tc.sb, nil, hostIP, t0.Add(time.Hour))
+			if !equality.Semantic.DeepEqual(stored.Status, again) {
+				a, _ := json.Marshal(stored.Status)
+				b, _ := json.Marshal(again)
+				t.Errorf("status changed without a change on the node:\nstored %s\nagain  %s", a, b)
+			}
+		})
+	}
+}
+
+// A restarted kubelet rebuilds the runtime from the pod's status; the pod's
+// next status must be the one it has.
+func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
+	pod := newTestPod()
+	rt, _ := startAll(t, pod)
+	rt.StopContainer(pod.UID, "web")
+	rt.CreateContainer(pod.UID, "web", "nginx:1.25") // restarted once
+	rt.StartContainer(pod.UID, "web")
+	sb, _ := rt.PodSandboxStatus(pod.UID)
+	pod.Status = generatePodStatus(pod, &sb, nil, hostIP, t0)
+	stored := roundTrip(t, pod)
+
+	var containers []fakeruntime.Container
+	for _, cs := range stored.Status.ContainerStatuses {
+		c, ok := containerFromStatus(cs)
+		if !ok {
+			t.Fatalf("container %s was not restored", cs.Name)
+		}
+		containers = append(containers, c)
+	}
+	fresh, _ := fakeruntime.New(netip.MustParsePrefix("10.244.1.0/24"), 0, nil)
+	restored, err := fresh.RestorePodSandbox(fakeruntime.PodRef{UID: pod.UID}, netip.MustParseAddr(stored.Status.PodIP), containers, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := generatePodStatus(stored, &restored, nil, hostIP, t0.Add(time.Hour))
+	if !equality.Semantic.DeepEqual(stored.Status, again) {
+		a, _ := json.Marshal(stored.Status)
+		b, _ := json.Marshal(again)
+		t.Errorf("restored pod reports a new status:\nstored %s\nagain  %s", a, b)
+	}
+	if again.ContainerStatuses[0].RestartCount != 1 || again.ContainerStatuses[0].LastTerminationState.Terminated == nil {
+		t.Errorf("restart count or last state lost: %+v", again.ContainerStatuses[0])
+	}
+}
+
+func TestPodActionFor(t *testing.T) {
+	deleting := newTestPod()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	succeeded := newTestPod()
+	succeeded.Status.Phase = corev1.PodSucceeded
+	failedAndDeleting := deleting.DeepCopy()
+	failedAndDeleting.Status.Phase = corev1.PodFailed
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want podAction
+	}{
+		{"a pending pod is run", newTestPod(), actionRun},
+		{"a pod with a deletionTimestamp is terminated", deleting, actionTerminate},
+		{"a finished pod only has its sandbox released", succeeded, actionRelease},
+		{"a finished pod being deleted is still deleted for good", failedAndDeleting, actionTerminate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := podActionFor(tt.pod); got != tt.want {
+				t.Errorf("podActionFor = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// roundTrip is what storing a pod does to it: JSON, second precision.
+func roundTrip(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	data, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &corev1.Pod{}
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func wantConditions(t *testing.T, st corev1.PodStatus, want map[corev1.PodConditionType]corev1.ConditionStatus) {
+	t.Helper()
+	for typ, status := range want {
+		if c := findPodCondition(st.Conditions, typ); c == nil || c.Status != status {
+			t.Errorf("condition %s = %+v, want %s", typ, c, status)
+		}
+	}
+}
+
+func findPodCondition(cs []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}

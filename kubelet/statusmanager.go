@@ -1,0 +1,83 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/fakeruntime"
+)
+
+// reportStatus is step 13 seen from the kubelet (its status manager): it
+// computes the pod's status from the runtime and, if that differs from the
+// pod's current status, writes it with PUT pods/NAME/status; the API
+// server stores it in etcd.
+//
+// The write carries the pod's resourceVersion, so it fails with 409
+// Conflict if somebody wrote the pod since it was read (the informer's copy
+// may also just be behind our own last write). Then the pod is read again
+// and the status recomputed against it.
+//
+// It returns the pod as now stored, or nil if the pod is gone or was
+// replaced by a new pod of the same name.
+func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *fakeruntime.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
+	var stored *corev1.Pod
+	err := retryOnConflict(func() error {
+		status := generatePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
+		if equality.Semantic.DeepEqual(pod.Status, status) {
+			stored = pod
+			return nil
+		}
+		next := pod.DeepCopy()
+		next.Status = status
+		out := &corev1.Pod{}
+		err := k.client.UpdateStatus(ctx, client.Pods, pod.Namespace, pod.Name, next, out)
+		if apierrors.IsConflict(err) {
+			fresh, gerr := k.getPod(ctx, pod)
+			if gerr != nil {
+				return gerr
+			}
+			pod = fresh
+			return err // retried against the fresh pod
+		}
+		if err != nil {
+			return fmt.Errorf("update pod status: %w", err)
+		}
+		k.log.Info("reported pod status", "step", 13, "pod", client.KeyOf(out), "phase", status.Phase,
+			"podIP", status.PodIP, "ready", podConditionStatus(status, corev1.PodReady), "rv", out.ResourceVersion)
+		out.SetGroupVersionKind(podGVK)
+		stored = out
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return stored, err
+}
+
+// getPod reads the pod afresh; a pod of the same name but another UID is
+// reported as NotFound, since the pod we knew is gone.
+func (k *Kubelet) getPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	fresh := &corev1.Pod{}
+	if err := k.client.Get(ctx, client.Pods, pod.Namespace, pod.Name, fresh); err != nil {
+		return nil, err
+	}
+	if fresh.UID != pod.UID {
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+	}
+	fresh.SetGroupVersionKind(podGVK)
+	return fresh, nil
+}
+
+func podConditionStatus(st corev1.PodStatus, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range st.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
