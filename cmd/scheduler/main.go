@@ -1,0 +1,58 @@
+// Command scheduler runs mkube's scheduler against an API server: it
+// watches unbound pods and binds each to a node (steps 9 and 10 of the
+// pod creation flow).
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/logging"
+	"github.com/mkube/mkube/scheduler"
+	"github.com/mkube/mkube/scheduler/queue"
+)
+
+func main() {
+	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
+	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every node's filter outcome and score")
+	name := flag.String("scheduler-name", "default-scheduler", "schedule the pods whose spec.schedulerName is this")
+	percentage := flag.Int("percentage-of-nodes-to-score", 0, "in clusters of 100+ nodes, stop filtering once this percentage of nodes fits (0: Kubernetes' adaptive default)")
+	initialBackoff := flag.Duration("pod-initial-backoff", queue.DefaultPodInitialBackoff, "backoff of a pod after its first failed attempt; doubles per attempt")
+	maxBackoff := flag.Duration("pod-max-backoff", queue.DefaultPodMaxBackoff, "longest backoff of a pod")
+	maxUnschedulable := flag.Duration("pod-max-in-unschedulable-pods-duration", queue.DefaultPodMaxInUnschedulablePodsDuration, "retry an unschedulable pod after this long even if no cluster event suggested it")
+	flag.Parse()
+
+	log := logging.New("scheduler", *logLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	c := client.New(*server, "mkube-scheduler")
+	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
+		log.Error("api server", "err", err)
+		os.Exit(1)
+	}
+	s, err := scheduler.New(scheduler.Config{
+		Client:                            c,
+		Log:                               log,
+		SchedulerName:                     *name,
+		PercentageOfNodesToScore:          int32(*percentage),
+		PodInitialBackoff:                 *initialBackoff,
+		PodMaxBackoff:                     *maxBackoff,
+		PodMaxInUnschedulablePodsDuration: *maxUnschedulable,
+	})
+	if err != nil {
+		log.Error("scheduler", "err", err)
+		os.Exit(1)
+	}
+	log.Info("starting scheduler", "server", *server, "scheduler", *name)
+	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+		log.Error("scheduler", "err", err)
+		os.Exit(1)
+	}
+	log.Info("scheduler stopped")
+}

@@ -1,0 +1,78 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/scheduler/framework"
+)
+
+// bindAsync is the binding cycle of kube-scheduler, on a goroutine of its
+// own (see goAPI) so that the next pod is scheduled while this one's
+// binding travels to the API server.
+//
+// Step 10: "Scheduler 调度完毕以后会更新 Pod 的信息 ... 将上面的 Pod 信息更新至
+// API Server，由 APIServer 更新至 etcd 中". The scheduler does not PUT the pod: it
+// POSTs a Binding to pods/NAME/binding, and the API server sets
+// spec.nodeName (and PodScheduled=True) itself.
+func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod) {
+	s.goAPI(ctx, func(ctx context.Context) {
+		node := assumed.Spec.NodeName
+		err := s.bind(ctx, assumed)
+		if err == nil {
+			s.log.Info("bound pod to node", "step", 10, "pod", p.Key, "node", node)
+			s.recorder.Event(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s to %s", p.Key, node)
+			return
+		}
+		if ctx.Err() != nil {
+			return // stopping: the next scheduler to start picks the pod up
+		}
+		s.handleBindingFailure(ctx, p, assumed, err)
+	})
+}
+
+// bind POSTs the Binding:
+//
+//	{"apiVersion":"v1","kind":"Binding",
+//	 "metadata":{"name":"web-1","namespace":"default","uid":"..."},
+//	 "target":{"kind":"Node","name":"node01"}}
+//
+// The uid, as kube-scheduler's DefaultBinder sends it, makes the API
+// server refuse (409) to bind a different pod that has since taken the
+// same name.
+func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod) error {
+	b := &corev1.Binding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: pod.Spec.NodeName},
+	}
+	return s.client.Post(ctx, client.Pods, pod.Namespace, pod.Name, "binding", b)
+}
+
+// handleBindingFailure undoes the assumption and decides the pod's fate:
+//
+//   - 409 Conflict (already bound by someone else, being deleted, or a new
+//     pod with the same name) or 404 Not Found (deleted): there is nothing
+//     left to schedule; the pod is dropped. The informer brings any
+//     successor.
+//   - any other error (the API server unreachable, say): the pod is
+//     retried after its backoff, with a FailedScheduling event.
+//
+// Either way the room the pod was assumed to take is free again, which
+// may let a waiting pod fit.
+func (s *Scheduler) handleBindingFailure(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, err error) {
+	if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+		s.log.Error("forget assumed pod", "pod", p.Key, "err", ferr)
+	}
+	s.moveOnEvent(framework.AssignedPodDelete)
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		s.log.Info("binding rejected; not retrying", "step", 10, "pod", p.Key, "node", assumed.Spec.NodeName, "err", err)
+		return
+	}
+	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", err), 0)
+}

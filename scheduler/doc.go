@@ -1,0 +1,36 @@
+// Package scheduler is mkube's kube-scheduler: it assigns every pod that
+// names no node to one, steps 9 and 10 of seed 000's pod creation flow.
+//
+//	step 9   the scheduler watches the API server and sees the unbound pod
+//	         (spec.nodeName == ""): eventhandlers.go puts it in the queue.
+//	         scheduleOne takes it and runs the algorithm of seed section 二
+//	         on a snapshot of the cluster:
+//	           Filter (predicates)  drop the nodes the pod cannot run on;
+//	           Score  (priorities)  rate the rest, 0-100 per plugin × weight;
+//	           select               the best score; ties are broken at random.
+//	         The pod is then assumed on that node in the cache, so the next
+//	         pod already sees the node's resources taken.
+//	step 10  a binding goroutine POSTs pods/NAME/binding; the API server sets
+//	         spec.nodeName and stores it in etcd. The pod informer then sees
+//	         the pod bound, which confirms the assumption. The scheduler
+//	         records a Normal "Scheduled" event.
+//
+// A pod that fits nowhere stays Pending: it gets a Warning FailedScheduling
+// event and the condition PodScheduled=False, reason Unschedulable, both
+// with Kubernetes' message ("0/3 nodes are available: 1 node(s) were
+// unschedulable, 2 Insufficient cpu."), and waits in the queue until a
+// cluster event may let it fit (a node added, relabelled, uncordoned; a pod
+// deleted or finished), or 5 minutes at most.
+//
+// Where things live:
+//
+//	scheduler.go                 Config, New, Run: the informers and loops
+//	eventhandlers.go             informer events → queue and cache
+//	schedule_one.go              one scheduling cycle: filter, score, select, assume
+//	binding.go                   the asynchronous binding (step 10)
+//	failure.go                   FailedScheduling: event, condition, requeue
+//	framework/                   Status, NodeInfo, plugins' interfaces, FitError
+//	framework/plugins/...        one package per predicate or priority
+//	queue/                       activeQ, backoffQ, unschedulable pods
+//	cache/                       node infos, assume/forget, snapshots
+package scheduler

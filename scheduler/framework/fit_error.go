@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// ErrNoNodesAvailable: the cluster has no nodes at all. The message is
+// Kubernetes'.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// NodeStatus is the verdict on one node that did not fit.
+type NodeStatus struct {
+	Node   string
+	Status *Status
+}
+
+// Diagnosis records why the nodes of one cycle were rejected.
+type Diagnosis struct {
+	// NodeToStatus lists the rejected nodes, in the order they were
+	// evaluated.
+	NodeToStatus []NodeStatus
+	// UnschedulablePlugins are the plugins that rejected at least one node.
+	UnschedulablePlugins sets.Set[string]
+}
+
+// Add records that node was rejected with st.
+func (d *Diagnosis) Add(node string, st *Status) {
+	d.NodeToStatus = append(d.NodeToStatus, NodeStatus{node, st})
+	if d.UnschedulablePlugins == nil {
+		d.UnschedulablePlugins = sets.New[string]()
+	}
+	if p := st.Plugin(); p != "" {
+		d.UnschedulablePlugins.Insert(p)
+	}
+}
+
+// FitError: the pod fits no node. Its message is Kubernetes' (FitError in
+// kube-scheduler's framework/types.go): every reason of every node is
+// counted, each count is written before its reason, and the
+// "count reason" strings are sorted as strings:
+//
+//	0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.
+//
+// Note the sort is of strings, so "10 Insufficient cpu" comes before
+// "2 node(s) were unschedulable", exactly as in Kubernetes.
+//
+// Kubernetes appends what its PostFilter (preemption) found, e.g.
+// " preemption: 0/3 nodes are available: 3 Preemption is not helpful for
+// scheduling." mkube does not preempt yet, so it writes the message a
+// kube-scheduler with preemption disabled writes: without that part.
+type FitError struct {
+	Pod         *corev1.Pod
+	NumAllNodes int
+	Diagnosis   Diagnosis
+}
+
+func (f *FitError) Error() string {
+	counts := map[string]int{}
+	for _, ns := range f.Diagnosis.NodeToStatus {
+		for _, r := range ns.Status.Reasons() {
+			counts[r]++
+		}
+	}
+	histogram := make([]string, 0, len(counts))
+	for reason, n := range counts {
+		histogram = append(histogram, fmt.Sprintf("%d %s", n, reason))
+	}
+	sort.Strings(histogram)
+	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
+	if len(histogram) > 0 {
+		msg += " " + strings.Join(histogram, ", ") + "."
+	}
+	return msg
+}

@@ -1,0 +1,163 @@
+// Package noderesources holds the plugin that accounts for cpu, memory and
+// the other resources a pod requests: NodeResourcesFit.
+//
+// Seed predicate: PodFitsResources ("节点上剩余的资源是否大于 pod 请求的资源").
+// Seed priority: LeastRequestedPriority (least_allocated.go). In
+// Kubernetes both are the NodeResourcesFit plugin: its Filter is the
+// predicate, and its Score, with the LeastAllocated scoring strategy (the
+// default), is the priority, which was a plugin of its own,
+// NodeResourcesLeastAllocated, until Kubernetes 1.23.
+//
+// Filter rule, for every resource the pod requests (see
+// framework.PodRequests for how a pod's request is summed):
+//
+//	pod request  <=  node allocatable  -  Σ requests of the pods bound or assumed on the node
+//
+// and the node must have room for one more pod (status.allocatable.pods).
+// Only requests count, never actual usage, and limits play no part.
+//
+// Worked example: node01 has allocatable cpu 4, memory 8Gi, pods 110; its
+// 12 pods request cpu 2.5 and memory 3Gi in total. A pod requesting cpu 2,
+// memory 1Gi:
+//
+//	cpu:    2    > 4 - 2.5 = 1.5   → "Insufficient cpu"
+//	memory: 1Gi <= 8Gi - 3Gi = 5Gi → fits
+//	pods:   12 + 1 <= 110          → fits
+//
+// so node01 is rejected with one reason, "Insufficient cpu". A node short
+// of both cpu and memory gives two reasons, and the FailedScheduling
+// message counts each.
+package noderesources
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/scheduler/framework"
+)
+
+// Name is the plugin's name in kube-scheduler.
+const Name = "NodeResourcesFit"
+
+// Reasons, worded as in Kubernetes. Extended resources read
+// "Insufficient example.com/foo".
+const (
+	ReasonTooManyPods = "Too many pods"
+)
+
+// ResourceSpec is a resource the score looks at, and its weight.
+type ResourceSpec struct {
+	Name   corev1.ResourceName
+	Weight int64
+}
+
+// DefaultResources is what kube-scheduler scores by default: cpu and
+// memory, equally.
+var DefaultResources = []ResourceSpec{{corev1.ResourceCPU, 1}, {corev1.ResourceMemory, 1}}
+
+// Fit is the plugin: Filter by PodFitsResources, Score by LeastAllocated.
+type Fit struct {
+	resources []ResourceSpec
+}
+
+// New returns the plugin scoring DefaultResources.
+func New() *Fit { return &Fit{resources: DefaultResources} }
+
+func (*Fit) Name() string { return Name }
+
+// Filter checks that the node has room for the pod. The status is
+// Unschedulable (not Unresolvable): evicting pods would make room, which
+// is what preemption, once implemented, will try.
+func (*Fit) Filter(pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	var buf [4]string // room for the usual reasons without a heap allocation
+	reasons := insufficientResources(buf[:0], &pod.Requests, node)
+	switch len(reasons) {
+	case 0:
+		return nil
+	case 1:
+		if st, ok := singleReason[reasons[0]]; ok {
+			return st
+		}
+	}
+	return framework.NewStatus(framework.Unschedulable, slices.Clone(reasons)...)
+}
+
+// singleReason holds a shared Status for each common lone reason, so the
+// usual rejection allocates nothing (see framework.Status.WithPlugin).
+var singleReason = map[string]*framework.Status{}
+
+func init() {
+	for _, r := range []string{ReasonTooManyPods, "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage"} {
+		singleReason[r] = framework.NewStatus(framework.Unschedulable, r).WithPlugin(Name)
+	}
+}
+
+// insufficientResources appends to reasons why the pod does not fit, in
+// Kubernetes' order: pods, cpu, memory, ephemeral-storage, then the scalar
+// resources. A resource the pod does not request is never insufficient,
+// even on an overcommitted node.
+func insufficientResources(reasons []string, req *framework.Resource, node *framework.NodeInfo) []string {
+	alloc, used := &node.Allocatable, &node.Requested
+	if int64(len(node.Pods))+1 > alloc.AllowedPodNumber {
+		reasons = append(reasons, ReasonTooManyPods)
+	}
+	if req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU {
+		reasons = append(reasons, "Insufficient cpu")
+	}
+	if req.Memory > 0 && req.Memory > alloc.Memory-used.Memory {
+		reasons = append(reasons, "Insufficient memory")
+	}
+	if req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		reasons = append(reasons, "Insufficient ephemeral-storage")
+	}
+	for name, n := range req.ScalarResources {
+		if n > 0 && n > alloc.ScalarResources[name]-used.ScalarResources[name] {
+			reasons = append(reasons, fmt.Sprintf("Insufficient %s", name))
+		}
+	}
+	return reasons
+}
+
+// EventsToRegister: room appears when a node is added or grows, or when a
+// bound pod goes away (deleted, or finished: Succeeded and Failed pods
+// leave the scheduler's view).
+func (*Fit) EventsToRegister() []framework.ClusterEvent {
+	return []framework.ClusterEvent{
+		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
+		{Resource: framework.AssignedPod, ActionType: framework.Delete},
+	}
+}
+
+// Score rates the node by LeastAllocated (least_allocated.go).
+func (f *Fit) Score(pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	var score, weights int64
+	for _, r := range f.resources {
+		requested, allocatable := amounts(pod, node, r.Name)
+		if allocatable == 0 {
+			continue // the node does not offer it: it neither helps nor hurts
+		}
+		score += leastRequestedScore(requested, allocatable) * r.Weight
+		weights += r.Weight
+	}
+	if weights == 0 {
+		return 0, nil
+	}
+	return score / weights, nil
+}
+
+// amounts is what the node would have requested of resource if the pod
+// were added, and its allocatable. For cpu and memory, pods that request
+// nothing count the non-zero defaults (framework.DefaultMilliCPURequest).
+func amounts(pod *framework.PodInfo, node *framework.NodeInfo, resource corev1.ResourceName) (requested, allocatable int64) {
+	switch resource {
+	case corev1.ResourceCPU:
+		return node.NonZeroRequested.MilliCPU + pod.NonZeroRequests.MilliCPU, node.Allocatable.MilliCPU
+	case corev1.ResourceMemory:
+		return node.NonZeroRequested.Memory + pod.NonZeroRequests.Memory, node.Allocatable.Memory
+	case corev1.ResourceEphemeralStorage:
+		return node.Requested.EphemeralStorage + pod.Requests.EphemeralStorage, node.Allocatable.EphemeralStorage
+	}
+	return node.Requested.ScalarResources[resource] + pod.Requests.ScalarResources[resource], node.Allocatable.ScalarResources[resource]
+}

@@ -1,0 +1,228 @@
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/client"
+	st "github.com/mkube/mkube/scheduler/internal/schedtest"
+	"github.com/mkube/mkube/store"
+)
+
+// TestSchedulerAgainstAPIServer runs the scheduler against a real API
+// server with an embedded etcd, and follows pods through steps 9 and 10.
+func TestSchedulerAgainstAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, stop := startAPIServer(t, ctx)
+	defer stop()
+
+	logs := &lockedBuffer{}
+	defer func() {
+		if t.Failed() || testing.Verbose() {
+			t.Log("scheduler log:\n" + logs.String())
+		}
+	}()
+	s, err := New(Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	// Two nodes, labelled by disk, as in seed section 三.2.
+	createNode(t, c, st.MakeNode("node01").Allocatable("2", "4Gi").Label("disk", "hdd").Obj())
+	createNode(t, c, st.MakeNode("node02").Allocatable("2", "4Gi").Label("disk", "ssd").Obj())
+	createPod(t, c, st.MakePod("web-1").Req("500m", "").NodeSelector("disk", "hdd").Obj())
+	createPod(t, c, st.MakePod("web-2").Req("500m", "").NodeSelector("disk", "hdd").Obj())
+	createPod(t, c, st.MakePod("fast").Req("1", "").NodeSelector("disk", "ssd").Obj())
+	createPod(t, c, st.MakePod("big").Req("3", "").Obj())
+	createPod(t, c, st.MakePod("other").Req("", "").SchedulerName("other-scheduler").Obj())
+
+	t.Run("pods are bound to the nodes that fit them", func(t *testing.T) {
+		waitBound(t, c, "web-1", "node01")
+		waitBound(t, c, "web-2", "node01")
+		waitBound(t, c, "fast", "node02")
+		waitEvent(t, c, "web-1", "Scheduled", "Successfully assigned default/web-1 to node01")
+		for _, want := range []string{`msg="scheduling pod" step=9 pod=default/web-1`, `msg="bound pod to node" step=10 pod=default/web-1 node=node01`} {
+			waitFor(t, "log line "+want, func() (bool, error) { return strings.Contains(logs.String(), want), nil })
+		}
+	})
+
+	t.Run("a pod too big for every node stays Pending with FailedScheduling and PodScheduled=False", func(t *testing.T) {
+		const msg = "0/2 nodes are available: 2 Insufficient cpu."
+		waitEvent(t, c, "big", "FailedScheduling", msg)
+		waitFor(t, "PodScheduled=False on big", func() (bool, error) {
+			pod := getPod(t, c, "big")
+			for _, cond := range pod.Status.Conditions {
+				if cond.Type == corev1.PodScheduled {
+					return cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable && cond.Message == msg, nil
+				}
+			}
+			return false, nil
+		})
+		if pod := getPod(t, c, "big"); pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
+			t.Fatalf("big: node %q, phase %s", pod.Spec.NodeName, pod.Status.Phase)
+		}
+	})
+
+	t.Run("the pending pod is scheduled as soon as a big enough node is added", func(t *testing.T) {
+		createNode(t, c, st.MakeNode("node03").Allocatable("4", "8Gi").Label("disk", "ssd").Obj())
+		waitBound(t, c, "big", "node03")
+	})
+
+	t.Run("a pod waiting for room is scheduled when a pod on that node finishes", func(t *testing.T) {
+		// node02 has 1 cpu free (fast), node03 1 cpu (big), node01 is hdd.
+		createPod(t, c, st.MakePod("mid").Req("1500m", "").NodeSelector("disk", "ssd").Obj())
+		waitEvent(t, c, "mid", "FailedScheduling",
+			"0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu.")
+		patch := []byte(`{"status":{"phase":"Succeeded"}}`)
+		if err := c.Patch(context.Background(), client.Pods, "default", "fast", types.MergePatchType, patch, nil, "status"); err != nil {
+			t.Fatal(err)
+		}
+		waitBound(t, c, "mid", "node02")
+	})
+
+	t.Run("a pod for another scheduler is left alone", func(t *testing.T) {
+		if pod := getPod(t, c, "other"); pod.Spec.NodeName != "" {
+			t.Errorf("other was bound to %s", pod.Spec.NodeName)
+		}
+	})
+}
+
+// startAPIServer starts etcd, the API server and an HTTP server, and
+// returns a client for it and a function that stops them.
+func startAPIServer(t *testing.T, ctx context.Context) (*client.Client, func()) {
+	t.Helper()
+	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srvCtx, stopSrv := context.WithCancel(ctx)
+	if err := srv.Start(srvCtx); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	c := client.New(hs.URL, "scheduler-test")
+	if err := c.WaitForServer(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return c, func() {
+		stopSrv()
+		hs.CloseClientConnections()
+		hs.Close()
+		e.Close()
+	}
+}
+
+func createNode(t *testing.T, c *client.Client, node *corev1.Node) {
+	t.Helper()
+	if err := c.Create(context.Background(), client.Nodes, "", node, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createPod(t *testing.T, c *client.Client, pod *corev1.Pod) {
+	t.Helper()
+	pod.UID = "" // the API server assigns it
+	if err := c.Create(context.Background(), client.Pods, pod.Namespace, pod, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getPod(t *testing.T, c *client.Client, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.Pods, "default", name, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func waitBound(t *testing.T, c *client.Client, pod, node string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s bound to %s", pod, node), func() (bool, error) {
+		got := getPod(t, c, pod).Spec.NodeName
+		if got != "" && got != node {
+			return false, fmt.Errorf("%s bound to %s, want %s", pod, got, node)
+		}
+		return got == node, nil
+	})
+}
+
+func waitEvent(t *testing.T, c *client.Client, pod, reason, message string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s event %q on %s", reason, message, pod), func() (bool, error) {
+		var list corev1.EventList
+		err := c.List(context.Background(), client.Events, "default",
+			client.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason}, &list)
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range list.Items {
+			if ev.Message == message && ev.Source.Component == corev1.DefaultSchedulerName && ev.InvolvedObject.Kind == "Pod" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// waitFor polls cond until it holds, fails, or 30 seconds pass.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// lockedBuffer collects the scheduler's log lines from its goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

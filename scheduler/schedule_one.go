@@ -1,0 +1,228 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/mkube/mkube/scheduler/framework"
+)
+
+// Below minFeasibleNodesToFind nodes every node is evaluated, so small
+// clusters always get the best node; above it, a cycle stops once it has
+// found numFeasibleNodesToFind feasible nodes, which is never below 100
+// nodes nor minFeasibleNodesPercentageToFind percent of the cluster.
+// These are kube-scheduler's constants: scoring 500 of 5000 equivalent
+// nodes finds almost as good a node at a tenth of the cost.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// scheduleResult is the outcome of one successful cycle.
+type scheduleResult struct {
+	SuggestedHost  string
+	Score          int64
+	EvaluatedNodes int // filtered, feasible or not
+	FeasibleNodes  int
+	Scores         []framework.NodePluginScores // nil when only one node fit
+	Diagnosis      framework.Diagnosis          // the nodes that did not fit
+}
+
+// scheduleOne is one scheduling cycle: take the next pod, choose its node,
+// assume it there and start binding. It returns false once the queue is
+// closed.
+func (s *Scheduler) scheduleOne(ctx context.Context) bool {
+	pInfo, err := s.queue.Pop()
+	if err != nil {
+		return false
+	}
+	if s.skipPodSchedule(pInfo) {
+		return true
+	}
+	// Step 9: the scheduler takes the unbound pod and looks for a node.
+	s.log.Info("scheduling pod", "step", 9, "pod", pInfo.Key, "attempt", pInfo.Attempts)
+	cycle := s.queue.SchedulingCycle()
+	start := s.clock.Now()
+
+	s.cache.UpdateSnapshot(s.snapshot)
+	result, err := s.schedulePod(pInfo.PodInfo)
+	if err != nil {
+		// Fits nowhere: FailedScheduling, and the pod waits in the queue.
+		s.handleSchedulingFailure(ctx, pInfo, err, cycle)
+		return true
+	}
+	s.logDecision(ctx, pInfo, result, start)
+
+	// Assume: count the pod on its node now, so the next cycle sees the
+	// room it takes, although the binding has not reached the API server.
+	assumed := pInfo.Pod.DeepCopy()
+	assumed.Spec.NodeName = result.SuggestedHost
+	assumedInfo := &framework.PodInfo{Pod: assumed, Key: pInfo.Key, Requests: pInfo.Requests, NonZeroRequests: pInfo.NonZeroRequests}
+	if err := s.cache.AssumePod(assumedInfo); err != nil {
+		// The cache already counts this pod: a bug, or a race with the
+		// informer. Retried after its backoff.
+		s.handleSchedulingFailure(ctx, pInfo, err, cycle)
+		return true
+	}
+	s.bindAsync(ctx, pInfo, assumed)
+	return true
+}
+
+// skipPodSchedule drops pods that must not be scheduled after all: being
+// deleted, or already assumed (an update re-queued a pod whose binding is
+// under way).
+func (s *Scheduler) skipPodSchedule(p *framework.QueuedPodInfo) bool {
+	if p.Pod.DeletionTimestamp != nil {
+		s.log.Info("skipping pod being deleted", "pod", p.Key)
+		return true
+	}
+	if s.cache.IsAssumedPod(p.Pod) {
+		s.log.Debug("skipping assumed pod: its binding is under way", "pod", p.Key)
+		return true
+	}
+	return false
+}
+
+// schedulePod runs the algorithm on the current snapshot: Filter, Score,
+// select. It returns a *framework.FitError when no node fits,
+// framework.ErrNoNodesAvailable when there are no nodes at all.
+func (s *Scheduler) schedulePod(pod *framework.PodInfo) (scheduleResult, error) {
+	nodes := s.snapshot.List()
+	if len(nodes) == 0 {
+		return scheduleResult{}, framework.ErrNoNodesAvailable
+	}
+	feasible, diagnosis, err := s.findNodesThatFitPod(pod, nodes)
+	if err != nil {
+		return scheduleResult{}, err
+	}
+	if len(feasible) == 0 {
+		return scheduleResult{}, &framework.FitError{Pod: pod.Pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+	result := scheduleResult{
+		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus),
+		FeasibleNodes:  len(feasible),
+		Diagnosis:      diagnosis,
+	}
+	if len(feasible) == 1 || !s.framework.HasScorePlugins() {
+		// Nothing to compare (Kubernetes skips scoring here too).
+		result.SuggestedHost = feasible[0].Node().Name
+		return result, nil
+	}
+	scores, st := s.framework.RunScorePlugins(pod, feasible)
+	if !st.IsSuccess() {
+		return scheduleResult{}, st.AsError()
+	}
+	result.Scores = scores
+	result.SuggestedHost, result.Score = selectHost(scores, s.rand)
+	return result, nil
+}
+
+// findNodesThatFitPod is the Filter phase (预选). It walks the nodes from
+// where the previous cycle stopped, so that in a big cluster, where a
+// cycle does not look at every node, every node gets its turn.
+func (s *Scheduler) findNodesThatFitPod(pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+	var diagnosis framework.Diagnosis
+	want := numFeasibleNodesToFind(s.percentageOfNodesToScore, len(nodes))
+	feasible := make([]*framework.NodeInfo, 0, min(want, len(nodes)))
+	processed := 0
+	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
+		node := nodes[(s.nextStartNodeIndex+i)%len(nodes)]
+		processed++
+		st := s.framework.RunFilterPlugins(pod, node)
+		switch {
+		case st.IsSuccess():
+			feasible = append(feasible, node)
+		case st.IsRejected():
+			diagnosis.Add(node.Node().Name, st)
+		default:
+			return nil, diagnosis, fmt.Errorf("running filter %s on node %s: %w", st.Plugin(), node.Node().Name, st.AsError())
+		}
+	}
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
+	return feasible, diagnosis, nil
+}
+
+// numFeasibleNodesToFind is how many feasible nodes a cycle looks for
+// before it stops filtering (kube-scheduler's rule):
+//
+//	nodes < 100             → all of them
+//	percentage (0 = adaptive: 50 - nodes/125, at least 5) of the nodes,
+//	but at least 100
+//
+// Example: 5000 nodes → 50 - 40 = 10% → 500 nodes.
+func numFeasibleNodesToFind(percentage int32, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	p := int(percentage)
+	if p <= 0 {
+		p = max(50-numAllNodes/125, minFeasibleNodesPercentageToFind)
+	}
+	if p >= 100 {
+		return numAllNodes
+	}
+	return max(numAllNodes*p/100, minFeasibleNodesToFind)
+}
+
+// selectHost picks the node with the highest total score. When several
+// share it, each is equally likely to be picked (reservoir sampling, as in
+// kube-scheduler), so identical nodes fill up evenly rather than the first
+// one by name taking every pod.
+func selectHost(scores []framework.NodePluginScores, rnd *rand.Rand) (string, int64) {
+	best, ties := scores[0], 1
+	for _, ns := range scores[1:] {
+		switch {
+		case ns.TotalScore > best.TotalScore:
+			best, ties = ns, 1
+		case ns.TotalScore == best.TotalScore:
+			ties++
+			if rnd.IntN(ties) == 0 {
+				best = ns // the i-th of i equal nodes replaces the pick with probability 1/i
+			}
+		}
+	}
+	return best.Name, best.TotalScore
+}
+
+// logDecision logs the cycle: every node's outcome in one line at Debug,
+// the summary at Info.
+func (s *Scheduler) logDecision(ctx context.Context, p *framework.QueuedPodInfo, r scheduleResult, start time.Time) {
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("filtered and scored nodes", "step", 9, "pod", p.Key, "nodes", describeNodes(r, r.Diagnosis))
+	}
+	attrs := []any{"step", 9, "pod", p.Key, "node", r.SuggestedHost}
+	if r.Scores != nil {
+		attrs = append(attrs, "score", r.Score) // no score when a single node fit: nothing to compare
+	}
+	attrs = append(attrs, "feasible", r.FeasibleNodes, "evaluated", r.EvaluatedNodes, "nodes", s.snapshot.NumNodes(),
+		"took", s.clock.Since(start).Round(time.Microsecond))
+	s.log.Info("selected node", attrs...)
+}
+
+// describeNodes is the one-line account of a cycle: "node01: fits, score
+// 62; node02: Insufficient cpu".
+func describeNodes(r scheduleResult, d framework.Diagnosis) string {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+	}
+	for _, ns := range r.Scores {
+		sep()
+		fmt.Fprintf(&b, "%s: fits, score %d", ns.Name, ns.TotalScore)
+	}
+	if r.Scores == nil && r.SuggestedHost != "" {
+		sep()
+		fmt.Fprintf(&b, "%s: fits", r.SuggestedHost)
+	}
+	for _, ns := range d.NodeToStatus {
+		sep()
+		fmt.Fprintf(&b, "%s: %s", ns.Node, ns.Status.Message())
+	}
+	return b.String()
+}

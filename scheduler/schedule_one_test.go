@@ -1,0 +1,301 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/scheduler/cache"
+	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/framework/plugins"
+	st "github.com/mkube/mkube/scheduler/internal/schedtest"
+)
+
+// newTestScheduler is a scheduler reduced to its algorithm: the default
+// plugins over a fixed snapshot, with a seeded random source.
+func newTestScheduler(t testing.TB, nodes ...*framework.NodeInfo) *Scheduler {
+	fwk, err := plugins.NewDefaultFramework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Scheduler{
+		framework: fwk,
+		snapshot:  cache.NewSnapshot(nodes...),
+		rand:      rand.New(rand.NewPCG(1, 2)),
+		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		clock:     clock.RealClock{},
+	}
+}
+
+func TestSchedulePod(t *testing.T) {
+	node := func(name string) *st.NodeWrapper { return st.MakeNode(name).Allocatable("4", "8Gi") }
+	tests := []struct {
+		name     string
+		nodes    []*framework.NodeInfo
+		pod      *corev1.Pod
+		wantNode string // "" = fits nowhere
+		wantErr  string
+	}{
+		{"a pod fitting nowhere gets Kubernetes' message with the reasons counted and sorted",
+			[]*framework.NodeInfo{
+				st.NodeInfo(node("node01").Unschedulable().Obj()),
+				st.NodeInfo(st.MakeNode("node02").Allocatable("1", "8Gi").Obj()),
+				st.NodeInfo(st.MakeNode("node03").Allocatable("1500m", "8Gi").Obj()),
+			},
+			st.MakePod("web-1").Req("2", "1Gi").Obj(), "",
+			"0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu."},
+		{"a cordoned node short of cpu counts only as unschedulable: filters stop at the first rejection",
+			[]*framework.NodeInfo{st.NodeInfo(st.MakeNode("node01").Allocatable("1", "1Gi").Unschedulable().Obj())},
+			st.MakePod("web-1").Req("2", "1Gi").Obj(), "",
+			"0/1 nodes are available: 1 node(s) were unschedulable."},
+		{"the pod goes to the node with the most room left (LeastRequestedPriority)",
+			[]*framework.NodeInfo{
+				st.NodeInfo(node("node01").Obj(), st.MakePod("a").Req("3", "6Gi").NodeName("node01").Obj()),
+				st.NodeInfo(node("node02").Obj(), st.MakePod("b").Req("1", "1Gi").NodeName("node02").Obj()),
+				st.NodeInfo(node("node03").Obj(), st.MakePod("c").Req("2", "2Gi").NodeName("node03").Obj()),
+			},
+			st.MakePod("web-1").Req("500m", "512Mi").Obj(), "node02", ""},
+		{"a nodeSelector narrows the choice to the matching node (PodSelectorMatches)",
+			[]*framework.NodeInfo{st.NodeInfo(node("node01").Obj()), st.NodeInfo(node("node02").Label("myname", "chen").Obj())},
+			st.MakePod("web-1").NodeSelector("myname", "chen").Obj(), "node02", ""},
+		{"a taint keeps the pod on the untainted node",
+			[]*framework.NodeInfo{st.NodeInfo(node("node01").Taint("key1", "value1", corev1.TaintEffectNoSchedule).Obj()), st.NodeInfo(node("node02").Obj())},
+			st.MakePod("web-1").Obj(), "node02", ""},
+		{"every node tainted: the message names each taint",
+			[]*framework.NodeInfo{
+				st.NodeInfo(node("node01").Taint("key1", "value1", corev1.TaintEffectNoSchedule).Obj()),
+				st.NodeInfo(node("node02").Taint("key1", "value1", corev1.TaintEffectNoSchedule).Obj()),
+				st.NodeInfo(node("master").Taint("node-role.kubernetes.io/master", "", corev1.TaintEffectNoSchedule).Obj()),
+			},
+			st.MakePod("web-1").Obj(), "",
+			"0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, 2 node(s) had untolerated taint {key1: value1}."},
+		{"a pod naming a node is only placed there (PodFitsHost)",
+			[]*framework.NodeInfo{st.NodeInfo(node("node01").Obj()), st.NodeInfo(node("node02").Obj())},
+			st.MakePod("web-1").NodeName("node02").Obj(), "node02", ""},
+		{"resources taken by pods already on the node count",
+			[]*framework.NodeInfo{st.NodeInfo(node("node01").Obj(), st.MakePod("a").Req("3500m", "").NodeName("node01").Obj())},
+			st.MakePod("web-1").Req("1", "").Obj(), "",
+			"0/1 nodes are available: 1 Insufficient cpu."},
+		{"a cluster without nodes says so",
+			nil, st.MakePod("web-1").Obj(), "", "no nodes available to schedule pods"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestScheduler(t, tt.nodes...)
+			r, err := s.schedulePod(framework.NewPodInfo(tt.pod))
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err = %v\nwant  %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.SuggestedHost != tt.wantNode {
+				t.Errorf("node = %s, want %s (%s)", r.SuggestedHost, tt.wantNode, describeNodes(r, r.Diagnosis))
+			}
+		})
+	}
+}
+
+func TestTiesAreBrokenAtRandom(t *testing.T) {
+	var nodes []*framework.NodeInfo
+	for i := range 3 {
+		nodes = append(nodes, st.NodeInfo(st.MakeNode(fmt.Sprintf("node%02d", i+1)).Allocatable("4", "8Gi").Obj()))
+	}
+	s := newTestScheduler(t, nodes...)
+	picks := map[string]int{}
+	pod := framework.NewPodInfo(st.MakePod("web").Req("100m", "100Mi").Obj())
+	for range 300 {
+		r, err := s.schedulePod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		picks[r.SuggestedHost]++
+	}
+	for _, n := range []string{"node01", "node02", "node03"} {
+		if picks[n] < 70 || picks[n] > 130 {
+			t.Errorf("equal nodes picked %v times: not fair", picks)
+			break
+		}
+	}
+}
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	tests := []struct {
+		name       string
+		percentage int32
+		nodes      int
+		want       int
+	}{
+		{"a cluster under 100 nodes is searched in full", 0, 99, 99},
+		{"100 nodes at the adaptive 49% still look at 100", 0, 100, 100},
+		{"1000 nodes: 50 - 8 = 42%", 0, 1000, 420},
+		{"5000 nodes: 50 - 40 = 10%", 0, 5000, 500},
+		{"6000 nodes: the adaptive percentage bottoms out at 5%", 0, 6000, 300},
+		{"an explicit 100% searches everything", 100, 5000, 5000},
+		{"an explicit percentage never goes below 100 nodes", 1, 5000, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := numFeasibleNodesToFind(tt.percentage, tt.nodes); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEachCycleStartsWhereThePreviousStopped(t *testing.T) {
+	var nodes []*framework.NodeInfo
+	for i := range 1000 {
+		nodes = append(nodes, st.NodeInfo(st.MakeNode(fmt.Sprintf("node%04d", i)).Allocatable("4", "8Gi").Obj()))
+	}
+	s := newTestScheduler(t, nodes...)
+	pod := framework.NewPodInfo(st.MakePod("web").Obj())
+	for cycle, wantStart := range []int{0, 420, 840, 260} {
+		if s.nextStartNodeIndex != wantStart {
+			t.Fatalf("cycle %d starts at node %d, want %d", cycle, s.nextStartNodeIndex, wantStart)
+		}
+		r, err := s.schedulePod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.EvaluatedNodes != 420 {
+			t.Fatalf("evaluated %d nodes, want 420", r.EvaluatedNodes)
+		}
+	}
+}
+
+func TestNodeUpdateEvent(t *testing.T) {
+	base := st.MakeNode("node01").Allocatable("4", "8Gi").Obj()
+	tests := []struct {
+		name   string
+		change func(n *corev1.Node)
+		want   framework.ActionType
+	}{
+		{"a heartbeat changes nothing the scheduler cares about", func(n *corev1.Node) { n.ResourceVersion = "2" }, 0},
+		{"kubectl label is a label update", func(n *corev1.Node) { n.Labels["myname"] = "scj" }, framework.UpdateNodeLabel},
+		{"kubectl taint is a taint update", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+		}, framework.UpdateNodeTaint},
+		{"kubectl cordon counts as a taint update", func(n *corev1.Node) { n.Spec.Unschedulable = true }, framework.UpdateNodeTaint},
+		{"more allocatable memory is an allocatable update", func(n *corev1.Node) {
+			n.Status.Allocatable[corev1.ResourceMemory] = n.Status.Allocatable[corev1.ResourceCPU]
+		}, framework.UpdateNodeAllocatable},
+		{"a node turning NotReady is a condition update", func(n *corev1.Node) {
+			n.Status.Conditions[0].Status = corev1.ConditionFalse
+		}, framework.UpdateNodeCondition},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := base.DeepCopy()
+			tt.change(cur)
+			if got := nodeUpdateEvent(base, cur).ActionType; got != tt.want {
+				t.Errorf("action = %b, want %b", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribeNodesIsOneLine(t *testing.T) {
+	s := newTestScheduler(t,
+		st.NodeInfo(st.MakeNode("node01").Allocatable("4", "8Gi").Obj()),
+		st.NodeInfo(st.MakeNode("node02").Allocatable("1", "8Gi").Obj()),
+		st.NodeInfo(st.MakeNode("node03").Allocatable("4", "8Gi").Unschedulable().Obj()),
+		st.NodeInfo(st.MakeNode("node04").Allocatable("8", "16Gi").Obj()),
+	)
+	r, err := s.schedulePod(framework.NewPodInfo(st.MakePod("web").Req("2", "1Gi").Obj()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "node01: fits, score 68; node04: fits, score 84; node02: Insufficient cpu; node03: node(s) were unschedulable"
+	if got := describeNodes(r, r.Diagnosis); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestTruncateMessage(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	if got := truncateMessage(long); len(got) != maxMessageLength || !strings.HasSuffix(got, " ...") {
+		t.Errorf("truncated to %d characters", len(got))
+	}
+	if got := truncateMessage("short"); got != "short" {
+		t.Errorf("a short message was changed: %q", got)
+	}
+}
+
+func TestFilterErrorsAbortTheCycle(t *testing.T) {
+	s := newTestScheduler(t, st.NodeInfo(st.MakeNode("node01").Obj()))
+	fwk, _ := framework.New(framework.PluginSpec{Plugin: brokenFilter{}})
+	s.framework = fwk
+	_, err := s.schedulePod(framework.NewPodInfo(st.MakePod("web").Obj()))
+	var fitErr *framework.FitError
+	if err == nil || errors.As(err, &fitErr) {
+		t.Fatalf("err = %v, want an error that is not a FitError", err)
+	}
+}
+
+type brokenFilter struct{}
+
+func (brokenFilter) Name() string { return "Broken" }
+func (brokenFilter) Filter(*framework.PodInfo, *framework.NodeInfo) *framework.Status {
+	return framework.AsStatus(errors.New("boom"))
+}
+
+// BenchmarkSchedulingCycle is one Filter + Score pass of the default
+// plugins over 5000 nodes with 20 pods each, as kube-scheduler's
+// scheduler_perf measures. "adaptive" looks for 500 feasible nodes
+// (percentageOfNodesToScore's default); "all nodes" filters and scores all
+// 5000; "fits nowhere" filters all 5000 and builds the FitError.
+func BenchmarkSchedulingCycle(b *testing.B) {
+	var nodes []*framework.NodeInfo
+	for i := range 5000 {
+		node := st.MakeNode(fmt.Sprintf("node%04d", i)).Allocatable("32", "128Gi").Label("zone", fmt.Sprint("zone-", i%3))
+		if i%10 == 0 {
+			node.Taint("dedicated", "infra", corev1.TaintEffectNoSchedule)
+		}
+		var pods []*corev1.Pod
+		for j := range 20 {
+			pods = append(pods, st.MakePod(fmt.Sprintf("p%d-%d", i, j)).Req("500m", "1Gi").NodeName(node.Name).Obj())
+		}
+		nodes = append(nodes, st.NodeInfo(node.Obj(), pods...))
+	}
+	fits := framework.NewPodInfo(st.MakePod("web").Req("1", "2Gi").NodeSelector("zone", "zone-1").Obj())
+	tooBig := framework.NewPodInfo(st.MakePod("huge").Req("64", "2Gi").Obj())
+	for _, bc := range []struct {
+		name       string
+		percentage int32
+		pod        *framework.PodInfo
+		wantErr    bool
+	}{
+		{"adaptive", 0, fits, false},
+		{"all nodes", 100, fits, false},
+		{"fits nowhere", 0, tooBig, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := newTestScheduler(b, nodes...)
+			s.percentageOfNodesToScore = bc.percentage
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := s.schedulePod(bc.pod)
+				if (err != nil) != bc.wantErr {
+					b.Fatal(err)
+				}
+				if !bc.wantErr && r.SuggestedHost == "" {
+					b.Fatal("no node")
+				}
+				if bc.wantErr {
+					_ = err.Error() // the FailedScheduling message is part of the cost
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,189 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/scheduler/cache"
+	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/framework/plugins"
+	"github.com/mkube/mkube/scheduler/queue"
+)
+
+// maxConcurrentAPICalls bounds the bindings and status updates in flight
+// at once. It matches the client's 64 idle connections per host, so each
+// call reuses a kept-alive connection; beyond that, calls wait their turn
+// on their own goroutines while the scheduling loop goes on.
+const maxConcurrentAPICalls = 64
+
+// podInformerSelector is the pods the scheduler watches, the selector
+// kube-scheduler uses: every pod that has not finished. Unbound ones are
+// its work; bound ones use up their nodes. A pod that Succeeds or Fails
+// leaves the watch (a DELETED event), which frees its node's resources.
+const podInformerSelector = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
+
+// Config configures a Scheduler. Only Client is required.
+type Config struct {
+	Client *client.Client
+	Log    *slog.Logger
+	// SchedulerName is the spec.schedulerName this scheduler serves;
+	// default "default-scheduler". Pods naming another scheduler are left
+	// to it.
+	SchedulerName string
+	// PercentageOfNodesToScore: in big clusters, stop filtering once this
+	// percentage of the nodes has been found feasible (at least 100 nodes).
+	// 0 means Kubernetes' adaptive default: 50% minus 1% per 125 nodes,
+	// at least 5%.
+	PercentageOfNodesToScore int32
+	// Queue timing; zero values mean kube-scheduler's defaults (1s, 10s, 5m).
+	PodInitialBackoff                 time.Duration
+	PodMaxBackoff                     time.Duration
+	PodMaxInUnschedulablePodsDuration time.Duration
+	// Plugins replaces the default profile (plugins.Default()).
+	Plugins []framework.PluginSpec
+	// Clock and Rand may be set by tests.
+	Clock clock.WithTicker
+	Rand  *rand.Rand
+}
+
+// Scheduler assigns pods to nodes.
+type Scheduler struct {
+	client    *client.Client
+	log       *slog.Logger
+	name      string
+	clock     clock.WithTicker
+	recorder  *record.Recorder // Scheduled and FailedScheduling events
+	framework *framework.Framework
+	queue     *queue.PriorityQueue
+	cache     *cache.Cache
+
+	podInformer  *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
+	nodeInformer *client.Informer // all nodes, into the cache
+
+	// Owned by the scheduling loop (scheduleOne) alone.
+	snapshot                 *cache.Snapshot
+	percentageOfNodesToScore int32
+	nextStartNodeIndex       int        // where the next cycle starts filtering
+	rand                     *rand.Rand // breaks ties between best nodes
+
+	// apiSlots is a semaphore of maxConcurrentAPICalls: a binding or status
+	// goroutine sends to take a slot and receives to give it back.
+	apiSlots chan struct{}
+	// apiCalls counts those goroutines; Run waits for them before it returns.
+	apiCalls sync.WaitGroup
+}
+
+// New builds a scheduler and registers its informer handlers; Run starts it.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("scheduler: Config.Client is required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.SchedulerName == "" {
+		cfg.SchedulerName = corev1.DefaultSchedulerName
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if cfg.PercentageOfNodesToScore < 0 || cfg.PercentageOfNodesToScore > 100 {
+		return nil, fmt.Errorf("scheduler: PercentageOfNodesToScore %d is not in [0, 100]", cfg.PercentageOfNodesToScore)
+	}
+	if cfg.Plugins == nil {
+		cfg.Plugins = plugins.Default()
+	}
+	fwk, err := framework.New(cfg.Plugins...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		client:    cfg.Client,
+		log:       cfg.Log,
+		name:      cfg.SchedulerName,
+		clock:     cfg.Clock,
+		recorder:  record.New(cfg.Client, cfg.SchedulerName, "", cfg.Log),
+		framework: fwk,
+		queue: queue.New(queue.Options{
+			Clock:                             cfg.Clock,
+			PodInitialBackoff:                 cfg.PodInitialBackoff,
+			PodMaxBackoff:                     cfg.PodMaxBackoff,
+			PodMaxInUnschedulablePodsDuration: cfg.PodMaxInUnschedulablePodsDuration,
+			PluginEvents:                      fwk.EventsToRegister(),
+		}),
+		cache:                    cache.New(),
+		snapshot:                 cache.NewEmptySnapshot(),
+		percentageOfNodesToScore: cfg.PercentageOfNodesToScore,
+		rand:                     cfg.Rand,
+		apiSlots:                 make(chan struct{}, maxConcurrentAPICalls),
+	}
+	// Step 9: "the scheduler watches the API server". Kubernetes'
+	// scheduler watches all unfinished pods and all nodes.
+	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
+	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
+	s.addEventHandlers()
+	return s, nil
+}
+
+// Run schedules pods until ctx is cancelled:
+//
+//  1. start the event recorder and the node and pod informers;
+//  2. wait until both have listed once, so the first decision sees every
+//     node and every bound pod;
+//  3. start the queue's timers (backoff, unschedulable leftovers);
+//  4. run scheduling cycles one after another on this goroutine;
+//
+// and on cancel: close the queue (which ends the loop), then wait for the
+// bindings and status updates still in flight.
+//
+// Goroutines: the recorder, the two informers and the queue's timers stop
+// with ctx; one more goroutine waits for ctx to close the queue; the API
+// calls (goAPI) are awaited before Run returns.
+func (s *Scheduler) Run(ctx context.Context) error {
+	go s.recorder.Run(ctx)
+	go s.nodeInformer.Run(ctx)
+	go s.podInformer.Run(ctx)
+	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer) {
+		return ctx.Err()
+	}
+	s.log.Info("scheduler ready", "scheduler", s.name, "nodes", s.cache.NodeCount(), "queued", s.queue.Counts().Active)
+	go s.queue.Run(ctx)
+	go func() {
+		<-ctx.Done()
+		s.queue.Close()
+	}()
+	for s.scheduleOne(ctx) {
+	}
+	s.apiCalls.Wait()
+	return nil
+}
+
+// goAPI runs call on a goroutine of its own once an API slot is free, so
+// the scheduling loop never waits on an HTTP round trip. If ctx ends
+// before a slot frees up, call is dropped: the process is stopping.
+func (s *Scheduler) goAPI(ctx context.Context, call func(ctx context.Context)) {
+	s.apiCalls.Add(1)
+	go func() {
+		defer s.apiCalls.Done()
+		select {
+		case s.apiSlots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-s.apiSlots }()
+		call(ctx)
+	}()
+}
