@@ -22,6 +22,14 @@ var nodesResource = &Resource{
 	New:        func() runtime.Object { return &corev1.Node{} },
 	NewList:    func() runtime.Object { return &corev1.NodeList{} },
 	Status:     true,
+	Default: func(obj runtime.Object) {
+		// Kubernetes' defaulting: a node that reports no allocatable
+		// offers its whole capacity.
+		node := obj.(*corev1.Node)
+		if len(node.Status.Allocatable) == 0 && len(node.Status.Capacity) > 0 {
+			node.Status.Allocatable = node.Status.Capacity.DeepCopy()
+		}
+	},
 	Validate: func(obj, _ runtime.Object) field.ErrorList {
 		node := obj.(*corev1.Node)
 		return validateTaints(node.Spec.Taints, field.NewPath("spec", "taints"))

@@ -106,6 +106,15 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// Compacted tells the watch caches that etcd's history before rev is gone:
+// a watch from an older resourceVersion must now get 410 Gone, as etcd
+// would answer it.
+func (s *Server) Compacted(rev int64) {
+	for _, c := range s.caches {
+		c.compacted(rev)
+	}
+}
+
 // bootstrapNamespaces creates the namespaces every cluster starts with.
 func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	st := s.storages[namespacesResource]

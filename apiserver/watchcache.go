@@ -139,7 +139,7 @@ func (c *watchCache) append(ev *watchEvent) {
 	defer c.mu.Unlock()
 	slot := c.next % uint64(len(c.ring))
 	if old := c.ring[slot]; old != nil {
-		c.oldestRev = old.rev
+		c.oldestRev = max(c.oldestRev, old.rev)
 	}
 	c.ring[slot] = ev
 	c.next++
@@ -154,6 +154,14 @@ func (c *watchCache) progress(rev int64) {
 		c.latestRev = rev
 		c.broadcast()
 	}
+}
+
+// compacted raises the window's floor to an etcd compaction: watchers
+// already streaming keep their events, new ones older than rev are refused.
+func (c *watchCache) compacted(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.oldestRev = max(c.oldestRev, rev)
 }
 
 // broadcast wakes every waiter. Callers hold mu.

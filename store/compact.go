@@ -23,8 +23,10 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // --etcd-compaction-interval (default 5m there too). Each tick compacts to
 // the revision seen at the previous tick, so a watcher always has at least
 // one full interval to resume from its last resourceVersion before it must
-// re-list.
-func (s *Store) RunCompactor(ctx context.Context, interval time.Duration, log *slog.Logger) {
+// re-list. onCompacted, if set, learns each revision compacted to: the API
+// server's watch caches forget the same history, so that a client sees
+// the same 410 Gone whether it is served from a cache or from etcd.
+func (s *Store) RunCompactor(ctx context.Context, interval time.Duration, log *slog.Logger, onCompacted func(rev int64)) {
 	if interval <= 0 {
 		return
 	}
@@ -42,6 +44,9 @@ func (s *Store) RunCompactor(ctx context.Context, interval time.Duration, log *s
 				log.Warn("compaction failed", "rev", last, "err", err)
 			} else {
 				log.Info("compacted etcd history", "rev", last)
+				if onCompacted != nil {
+					onCompacted(last)
+				}
 			}
 		}
 		rev, err := s.Revision(ctx)

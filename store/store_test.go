@@ -166,7 +166,7 @@ func TestCompactorCompactsToThePreviousTicksRevision(t *testing.T) {
 	s := newStore(t)
 	key := store.Key("pods", "default", "web")
 	rev, _ := s.Create(ctx, key, []byte("a"))
-	go s.RunCompactor(ctx, 50*time.Millisecond, discard())
+	go s.RunCompactor(ctx, 50*time.Millisecond, discard(), nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		rev, _ = s.Update(ctx, key, []byte(time.Now().String()), rev)

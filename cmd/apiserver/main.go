@@ -50,7 +50,7 @@ func main() {
 		log.Error("start", "err", err)
 		os.Exit(1)
 	}
-	go st.RunCompactor(ctx, *compaction, log)
+	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)
 
 	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", *bind, *port))
 	if err != nil {

@@ -114,9 +114,19 @@ func (c *Controller) syncRevision(ctx context.Context, d *appsv1.Deployment, rs 
 	if rev := revisionOf(rs); rev > maxRevision(old) && d.Annotations[revisionAnnotation] == strconv.FormatInt(rev, 10) {
 		return nil
 	}
-	rev := max(revisionOf(rs), maxRevision(old)+1)
-	return c.patchReplicaSet(ctx, rs, map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{revisionAnnotation: strconv.FormatInt(rev, 10)}}})
+	rev := strconv.FormatInt(max(revisionOf(rs), maxRevision(old)+1), 10)
+	if err := c.patchReplicaSet(ctx, rs, map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{revisionAnnotation: rev}}}); err != nil {
+		return err
+	}
+	// rs is sync's private copy, and scale patches its annotations back
+	// to the server while updateStatus copies its revision to the
+	// Deployment: both must see the new number, not bring the old back.
+	if rs.Annotations == nil {
+		rs.Annotations = map[string]string{}
+	}
+	rs.Annotations[revisionAnnotation] = rev
+	return nil
 }
 
 // scale sets a ReplicaSet's spec.replicas, with Kubernetes' event.

@@ -64,10 +64,11 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 		case ownerPresent:
 			return nil
 		case ownerDeletingForeground:
+			// A foreground deletion deletes every dependent before the
+			// owner. One that blocks the owner's deletion goes in the
+			// foreground too, so that the owner also waits for its own
+			// dependents; the others go in the background.
 			foreground = foreground || (ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion)
-			if !foreground {
-				return nil
-			}
 		}
 	}
 	policy := metav1.DeletePropagationBackground
