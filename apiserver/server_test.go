@@ -199,7 +199,9 @@ func TestPatchTypes(t *testing.T) {
 		{"a JSON patch removes a label", "application/json-patch+json", `[{"op":"remove","path":"/metadata/labels/tier"}]`,
 			func(p *corev1.Pod) bool { _, ok := p.Labels["tier"]; return !ok }},
 		{"a strategic merge patch merges containers by name", "application/strategic-merge-patch+json", `{"spec":{"containers":[{"name":"c","image":"nginx:1.26"}]}}`,
-			func(p *corev1.Pod) bool { return len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == "nginx:1.26" }},
+			func(p *corev1.Pod) bool {
+				return len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == "nginx:1.26"
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,4 +446,3 @@ func TestAClientLeavingAWatchCostsNothing(t *testing.T) {
 		t.Fatalf("goroutines %d → %d after 20 watches ended\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
-
