@@ -50,9 +50,11 @@ func (c *Controller) updateStatus(ctx context.Context, d *appsv1.Deployment, new
 	if d.Annotations[revisionAnnotation] != newRS.Annotations[revisionAnnotation] {
 		// The revision annotation is metadata; the status subresource
 		// would drop it, so it goes through the main resource first.
-		if err := c.patchRevision(ctx, d, newRS.Annotations[revisionAnnotation]); err != nil {
+		patched, err := c.patchRevision(ctx, d, newRS.Annotations[revisionAnnotation])
+		if err != nil {
 			return err
 		}
+		next.ResourceVersion = patched.ResourceVersion // our own write is not a conflict
 	}
 	if err := c.client.UpdateStatus(ctx, client.Deployments, d.Namespace, d.Name, next, nil); err != nil {
 		return fmt.Errorf("update status of %s: %w", client.KeyOf(d), err)
@@ -62,12 +64,13 @@ func (c *Controller) updateStatus(ctx context.Context, d *appsv1.Deployment, new
 	return nil
 }
 
-func (c *Controller) patchRevision(ctx context.Context, d *appsv1.Deployment, rev string) error {
+func (c *Controller) patchRevision(ctx context.Context, d *appsv1.Deployment, rev string) (*appsv1.Deployment, error) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, revisionAnnotation, rev)
-	if err := c.client.Patch(ctx, client.Deployments, d.Namespace, d.Name, "application/merge-patch+json", []byte(patch), nil); err != nil {
-		return fmt.Errorf("annotate revision of %s: %w", client.KeyOf(d), err)
+	out := &appsv1.Deployment{}
+	if err := c.client.Patch(ctx, client.Deployments, d.Namespace, d.Name, "application/merge-patch+json", []byte(patch), out); err != nil {
+		return nil, fmt.Errorf("annotate revision of %s: %w", client.KeyOf(d), err)
 	}
-	return nil
+	return out, nil
 }
 
 // maxUnavailable resolves spec.strategy.rollingUpdate.maxUnavailable (25%

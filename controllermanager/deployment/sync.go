@@ -98,14 +98,39 @@ func (c *Controller) createReplicaSet(ctx context.Context, d *appsv1.Deployment,
 	setReplicaAnnotations(rs, d)
 	if err := c.client.Create(ctx, client.ReplicaSets, d.Namespace, rs, rs); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			// Our cache has not seen it yet, or another template hashed
-			// to the same name; a retry after the cache catches up tells.
-			return nil, fmt.Errorf("replicaset %s exists but is not in the cache yet: %w", rs.Name, err)
+			return nil, c.nameTaken(ctx, d, rs.Name)
 		}
 		return nil, fmt.Errorf("create replicaset for %s: %w", client.KeyOf(d), err)
 	}
 	c.log.Info("created replicaset for the pod template", "deployment", client.KeyOf(d), "replicaset", rs.Name, "revision", revision)
 	return rs, nil
+}
+
+// nameTaken handles a ReplicaSet name that already exists. If it is ours,
+// the cache is merely behind and a retry finds it. If not, another object
+// holds the name our template hashes to: as Kubernetes does, bump
+// status.collisionCount, which salts the hash, and retry under a new name.
+func (c *Controller) nameTaken(ctx context.Context, d *appsv1.Deployment, name string) error {
+	existing := &appsv1.ReplicaSet{}
+	if err := c.client.Get(ctx, client.ReplicaSets, d.Namespace, name, existing); err != nil {
+		return fmt.Errorf("read replicaset %s: %w", name, err)
+	}
+	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == d.UID {
+		return fmt.Errorf("replicaset %s exists but is not in the cache yet", name)
+	}
+	next := d.DeepCopy()
+	next.Status.CollisionCount = ptr(ptrValue(d.Status.CollisionCount) + 1)
+	if err := c.client.UpdateStatus(ctx, client.Deployments, d.Namespace, d.Name, next, nil); err != nil {
+		return fmt.Errorf("bump collisionCount of %s: %w", client.KeyOf(d), err)
+	}
+	return fmt.Errorf("replicaset name %s is taken by another object: collisionCount is now %d", name, *next.Status.CollisionCount)
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // syncRevision: a template used again (kubectl rollout undo) becomes the

@@ -90,6 +90,16 @@ func (gc *Collector) ownerDeleted(obj runtime.Object) {
 	for _, dep := range gc.dependents(string(m.GetUID())) {
 		gc.queue.Add(dep)
 	}
+	// An owner deleted in the foreground waits for this object: look again.
+	for _, ref := range m.GetOwnerReferences() {
+		if res, ok := gc.resourceFor(ref); ok {
+			key := ref.Name
+			if res.Namespaced {
+				key = m.GetNamespace() + "/" + ref.Name
+			}
+			gc.queue.Add(item{resource: res.Name, key: key})
+		}
+	}
 }
 
 // dependents lists the objects that name uid among their owners.

@@ -2,7 +2,6 @@ package garbagecollector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -180,12 +179,11 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, mon *monitor, ow
 			return err
 		}
 	}
-	// The dependents' DELETED events requeue the owner via ownerDeleted...
-	// but the owner is not deleted yet; re-check until they are all gone.
-	return errWaitingForDependents
+	// Each dependent's DELETED event requeues this owner (ownerDeleted),
+	// so there is nothing to retry: the last one finishes the deletion.
+	gc.log.Info("waiting for dependents to be deleted", "resource", mon.res.Name, "object", client.KeyOf(owner), "dependents", len(deps))
+	return nil
 }
-
-var errWaitingForDependents = errors.New("waiting for dependents to be deleted")
 
 func (gc *Collector) removeOwnerRef(ctx context.Context, dep item, uid types.UID) error {
 	res := gc.monitored[dep.resource].res
