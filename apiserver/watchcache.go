@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mkube/mkube/store"
@@ -108,6 +110,7 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 				c.log.Error("watch cache: undecodable event skipped", "key", ev.Key, "err", err)
 				continue
 			}
+			c.logEvent(we)
 			c.append(we)
 		}
 		cancel()
@@ -115,6 +118,24 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 			c.log.Warn("watch cache: etcd watch ended, restarting", "resource", c.storage.res.Name, "err", err)
 			sleep(ctx, time.Second)
 		}
+	}
+}
+
+// logEvent tells, for pods, which step of seed 000 an etcd event is:
+// etcd reporting a new pod (step 4, or step 8 when a controller made it)
+// or its binding to a node (step 11). Other kinds log at debug level.
+func (c *watchCache) logEvent(ev *watchEvent) {
+	pod, isPod := ev.obj.(*corev1.Pod)
+	prev, _ := ev.prev.(*corev1.Pod)
+	switch {
+	case isPod && ev.prev == nil && metav1.GetControllerOf(pod) != nil:
+		c.log.Info("etcd reported a pod a controller created", "step", 8, "pod", objectKey(pod), "rv", ev.rev)
+	case isPod && ev.prev == nil:
+		c.log.Info("etcd reported a new pod", "step", 4, "pod", objectKey(pod), "rv", ev.rev)
+	case isPod && prev != nil && prev.Spec.NodeName == "" && pod.Spec.NodeName != "":
+		c.log.Info("etcd reported the pod's binding", "step", 11, "pod", objectKey(pod), "node", pod.Spec.NodeName, "rv", ev.rev)
+	default:
+		c.log.Debug("etcd event", "resource", c.storage.res.Name, "type", ev.typ, "rv", ev.rev)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -96,7 +97,11 @@ func (c *Controller) processNextItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	if err := c.sync(ctx, key); err != nil {
 		// Retried with backoff: conflicts and a busy API server pass.
-		c.log.Warn("sync failed, will retry", "deployment", key, "err", err)
+		level := slog.LevelWarn
+		if apierrors.IsConflict(err) {
+			level = slog.LevelInfo // optimistic concurrency at work, not a fault
+		}
+		c.log.Log(ctx, level, "sync failed, will retry", "deployment", key, "err", err)
 		c.queue.AddRateLimited(key)
 		return true
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"log/slog"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -142,7 +143,11 @@ func (gc *Collector) processNextItem(ctx context.Context) bool {
 	if err := gc.sync(ctx, it); err != nil {
 		// Retried with backoff: conflicts with the owner's controller
 		// are common while it is still writing.
-		gc.log.Warn("sync failed, will retry", "resource", it.resource, "object", it.key, "err", err)
+		level := slog.LevelWarn
+		if apierrors.IsConflict(err) {
+			level = slog.LevelInfo // optimistic concurrency at work, not a fault
+		}
+		gc.log.Log(ctx, level, "sync failed, will retry", "resource", it.resource, "object", it.key, "err", err)
 		gc.queue.AddRateLimited(it)
 		return true
 	}

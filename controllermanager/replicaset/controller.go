@@ -15,6 +15,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -149,7 +150,11 @@ func (c *Controller) processNextItem(ctx context.Context) bool {
 	if err := c.sync(ctx, key); err != nil {
 		// Retried with backoff: most errors are conflicts with other
 		// writers or a briefly unavailable API server.
-		c.log.Warn("sync failed, will retry", "replicaset", key, "err", err)
+		level := slog.LevelWarn
+		if apierrors.IsConflict(err) {
+			level = slog.LevelInfo // optimistic concurrency at work, not a fault
+		}
+		c.log.Log(ctx, level, "sync failed, will retry", "replicaset", key, "err", err)
 		c.queue.AddRateLimited(key)
 		return true
 	}

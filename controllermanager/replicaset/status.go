@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mkube/mkube/client"
@@ -44,7 +45,21 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, ac
 	}
 	next := rs.DeepCopy()
 	next.Status = st
-	if err := c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, next, nil); err != nil {
+	err := c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, next, nil)
+	if apierrors.IsConflict(err) {
+		// Our cache is behind our own previous write. The pods, not the
+		// ReplicaSet, are what the counts come from, so unless the spec
+		// changed meanwhile, retry once on the fresh object.
+		fresh := &appsv1.ReplicaSet{}
+		if err = c.client.Get(ctx, client.ReplicaSets, rs.Namespace, rs.Name, fresh); err == nil {
+			if fresh.Generation != rs.Generation {
+				return nil // the new spec's event queues another sync
+			}
+			fresh.Status = st
+			err = c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, fresh, nil)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("update status of %s: %w", client.KeyOf(rs), err)
 	}
 	c.log.Info("updated status", "replicaset", client.KeyOf(rs), "replicas", st.Replicas, "ready", st.ReadyReplicas, "available", st.AvailableReplicas)
