@@ -8,7 +8,7 @@ trap 'status=$?; if [ $status -ne 0 ]; then make --no-print-directory -s logs-on
 
 make --no-print-directory up
 deadline=$((SECONDS + 120))
-until [ "$(curl -sf http://127.0.0.1:8080/api/v1/nodes | grep -c '"type":"Ready","status":"True"')" = 3 ]; do
+until [ "$(curl -sf http://127.0.0.1:8080/api/v1/nodes | grep -o '"type":"Ready","status":"True"' | wc -l)" = 3 ]; do
   [ $SECONDS -lt $deadline ] || { echo "compose: 3 nodes never became Ready"; exit 1; }
   sleep 1
 done
