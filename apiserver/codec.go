@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 // maxBodyBytes is kube-apiserver's limit on a request body (3 MiB): etcd
@@ -58,4 +60,25 @@ func writeJSON(w http.ResponseWriter, code int, obj any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(data, '\n'))
+}
+
+// wantsYAML: the client prefers YAML (curl -H 'Accept: application/yaml').
+func wantsYAML(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return strings.HasPrefix(accept, "application/yaml") || strings.HasPrefix(accept, "application/x-yaml")
+}
+
+// writeYAML answers with the YAML form of the JSON answer.
+func writeYAML(w http.ResponseWriter, code int, obj any) {
+	data, err := jsonEncode(obj)
+	if err == nil {
+		data, err = yaml.JSONToYAML(data)
+	}
+	if err != nil {
+		writeError(w, apierrors.NewInternalError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	w.WriteHeader(code)
+	w.Write(data)
 }

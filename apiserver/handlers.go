@@ -33,9 +33,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	}
 	res, ok := s.registry.Lookup(info.GroupVersion, info.Resource)
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
-		writeError(w, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
-			Message: "the server could not find the requested resource"}})
+		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
 	req := &request{w: w, r: r, info: info, st: s.storages[res]}
@@ -57,7 +55,11 @@ func (s *Server) serveMain(q *request) {
 	switch q.info.Verb {
 	case "get":
 		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
-		respond(q.w, http.StatusOK, obj, err)
+		if err != nil {
+			writeError(q.w, err)
+			return
+		}
+		s.writeObjects(q, []runtime.Object{obj}, nil)
 	case "list":
 		s.list(q)
 	case "watch":
@@ -122,17 +124,42 @@ func (s *Server) list(q *request) {
 		writeError(q.w, err)
 		return
 	}
-	list := q.st.res.NewList()
-	if err := meta.SetList(list, page.items); err != nil {
-		writeError(q.w, apierrors.NewInternalError(err))
+	s.log.Debug("list", "resource", q.st.res.Name, "namespace", q.info.Namespace, "items", len(page.items), "rv", page.rev)
+	s.writeObjects(q, page.items, &metav1.ListMeta{ResourceVersion: strconv.FormatInt(page.rev, 10), Continue: page.next})
+}
+
+// writeObjects answers a get (listMeta nil: one object) or a list, as the
+// client asked: a Table for kubectl's human output, YAML, or JSON.
+func (s *Server) writeObjects(q *request, objs []runtime.Object, listMeta *metav1.ListMeta) {
+	var out runtime.Object
+	switch {
+	case wantsTable(q.r):
+		t := newTable(q.st.res, objs, q.r.URL.Query().Get("includeObject"), s.now(), true)
+		if listMeta != nil {
+			t.ListMeta = *listMeta
+		} else {
+			t.ResourceVersion = rvOf(objs[0])
+		}
+		out = t
+	case listMeta == nil:
+		out = objs[0]
+	default:
+		list := q.st.res.NewList()
+		if err := meta.SetList(list, objs); err != nil {
+			writeError(q.w, apierrors.NewInternalError(err))
+			return
+		}
+		lm, _ := meta.ListAccessor(list)
+		lm.SetResourceVersion(listMeta.ResourceVersion)
+		lm.SetContinue(listMeta.Continue)
+		list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
+		out = list
+	}
+	if wantsYAML(q.r) {
+		writeYAML(q.w, http.StatusOK, out)
 		return
 	}
-	lm, _ := meta.ListAccessor(list)
-	lm.SetResourceVersion(strconv.FormatInt(page.rev, 10))
-	lm.SetContinue(page.next)
-	list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
-	s.log.Debug("list", "resource", q.st.res.Name, "namespace", q.info.Namespace, "items", len(page.items), "rv", page.rev)
-	writeJSON(q.w, http.StatusOK, list)
+	writeJSON(q.w, http.StatusOK, out)
 }
 
 func (s *Server) watch(q *request) {
@@ -185,7 +212,15 @@ func (s *Server) decodeBody(q *request) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeInto(data, q.st.res.GVK(), q.st.res.New())
+	mode, err := fieldValidation(q.r)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeInto(data, q.st.res.GVK(), q.st.res.New())
+	if err != nil {
+		return nil, err
+	}
+	return obj, checkFields(q.w, mode, unknownFields(data, q.st.res.GVK(), q.st.res.New()))
 }
 
 // update is PUT: the body replaces the object. A body carrying
@@ -213,25 +248,39 @@ func (s *Server) patch(q *request, subresource string) {
 		writeError(q.w, err)
 		return
 	}
+	mode, err := fieldValidation(q.r)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
 	patchType := types.PatchType(q.r.Header.Get("Content-Type"))
+	var problems []string
 	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		next, err := applyPatch(cur, patchType, data, q.st.res)
+		next, patched, err := applyPatch(cur, patchType, data, q.st.res)
 		if err != nil {
 			return nil, err
 		}
+		problems = unknownFields(patched, q.st.res.GVK(), q.st.res.New())
+		if mode == "Strict" && len(problems) > 0 {
+			return nil, checkFields(q.w, mode, problems)
+		}
 		return q.st.prepareUpdate(cur, next, subresource)
 	})
+	if err == nil {
+		checkFields(q.w, mode, problems)
+	}
 	if err == nil {
 		s.logWrite(q, updated)
 	}
 	respond(q.w, http.StatusOK, updated, err)
 }
 
-// applyPatch returns a new object: cur with the patch applied.
-func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res *Resource) (runtime.Object, error) {
+// applyPatch returns a new object: cur with the patch applied, and the
+// patched JSON (for field validation).
+func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res *Resource) (runtime.Object, []byte, error) {
 	original, err := json.Marshal(cur)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, apierrors.NewInternalError(err)
 	}
 	var patched []byte
 	switch patchType {
@@ -245,22 +294,22 @@ func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res
 	case types.StrategicMergePatchType:
 		patched, err = strategicpatch.StrategicMergePatch(original, patch, res.New())
 	default:
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+		return nil, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
 			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
 			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
 				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType)}}
 	}
 	if err != nil {
-		return nil, badRequest("the patch could not be applied: %v", err)
+		return nil, nil, badRequest("the patch could not be applied: %v", err)
 	}
 	next := res.New()
 	if err := json.Unmarshal(patched, next); err != nil {
-		return nil, badRequest("the patched object is not a valid %s: %v", res.Kind, err)
+		return nil, nil, badRequest("the patched object is not a valid %s: %v", res.Kind, err)
 	}
 	if gvk := next.GetObjectKind().GroupVersionKind(); gvk != res.GVK() {
-		return nil, badRequest("a patch may not change apiVersion or kind")
+		return nil, nil, badRequest("a patch may not change apiVersion or kind")
 	}
-	return next, nil
+	return next, patched, nil
 }
 
 func (s *Server) delete(q *request) {

@@ -10,10 +10,12 @@ import (
 
 var podsResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
-	ShortNames: []string{"po"},
-	New:        func() runtime.Object { return &corev1.Pod{} },
-	NewList:    func() runtime.Object { return &corev1.PodList{} },
-	Status:     true,
+	ShortNames: []string{"po"}, Categories: []string{"all"},
+	Columns: podColumns, Row: podRow,
+	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}},
+	New:          func() runtime.Object { return &corev1.Pod{} },
+	NewList:      func() runtime.Object { return &corev1.PodList{} },
+	Status:       true,
 	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)
 		// Step 3: a new pod is Pending until a kubelet reports otherwise.

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,13 @@ type Resource struct {
 	Name         string // plural, lower case: the path segment and the etcd key segment
 	Kind         string
 	Namespaced   bool
-	ShortNames   []string
+	ShortNames   []string // kubectl's abbreviations: po, deploy, ...
+	Categories   []string // "all" puts the kind in `kubectl get all`
+	// Verbs the resource supports, for discovery; nil means all eight.
+	Verbs []string
+	// Subresources beyond status and scale, each served by its own handler,
+	// listed here for discovery (e.g. pods/binding, pods/eviction).
+	Subresources []Subresource
 
 	// New returns an empty object; NewList an empty list of them.
 	New     func() runtime.Object
@@ -37,9 +44,19 @@ type Resource struct {
 	// Fields returns the values field selectors can match, beyond
 	// metadata.name and metadata.namespace, which every kind has. Optional.
 	Fields func(obj runtime.Object) fields.Set
+	// Columns and Row render the kind as a Table for `kubectl get`: the
+	// columns after Name, and the cells of one object. Nil means Name, Age.
+	Columns []Column
+	Row     func(obj runtime.Object, now time.Time) []any
 	// GracePeriod decides whether a DELETE waits for somebody to finish the
 	// object (pods: the kubelet), and for how long. Optional: nil deletes at once.
 	GracePeriod func(obj runtime.Object, requested *int64) (seconds int64, graceful bool)
+}
+
+// Subresource describes, for discovery, a subresource with its own kind.
+type Subresource struct {
+	Name, Group, Version, Kind string
+	Verbs                      []string
 }
 
 // GroupResource names the resource in error messages ("deployments.apps").

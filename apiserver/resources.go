@@ -18,10 +18,10 @@ func DefaultRegistry() *Registry {
 
 var nodesResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "nodes", Kind: "Node",
-	ShortNames: []string{"no"},
-	New:        func() runtime.Object { return &corev1.Node{} },
-	NewList:    func() runtime.Object { return &corev1.NodeList{} },
-	Status:     true,
+	ShortNames: []string{"no"}, Columns: nodeColumns, Row: nodeRow,
+	New:     func() runtime.Object { return &corev1.Node{} },
+	NewList: func() runtime.Object { return &corev1.NodeList{} },
+	Status:  true,
 	Default: func(obj runtime.Object) {
 		// Kubernetes' defaulting: a node that reports no allocatable
 		// offers its whole capacity.
@@ -41,10 +41,10 @@ var nodesResource = &Resource{
 
 var namespacesResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "namespaces", Kind: "Namespace",
-	ShortNames: []string{"ns"},
-	New:        func() runtime.Object { return &corev1.Namespace{} },
-	NewList:    func() runtime.Object { return &corev1.NamespaceList{} },
-	Status:     true,
+	ShortNames: []string{"ns"}, Columns: namespaceColumns, Row: namespaceRow,
+	New:     func() runtime.Object { return &corev1.Namespace{} },
+	NewList: func() runtime.Object { return &corev1.NamespaceList{} },
+	Status:  true,
 	PrepareForCreate: func(obj runtime.Object) {
 		obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
 	},
@@ -67,9 +67,9 @@ var namespacesResource = &Resource{
 
 var eventsResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "events", Kind: "Event", Namespaced: true,
-	ShortNames: []string{"ev"},
-	New:        func() runtime.Object { return &corev1.Event{} },
-	NewList:    func() runtime.Object { return &corev1.EventList{} },
+	ShortNames: []string{"ev"}, Columns: eventColumns, Row: eventRow,
+	New:     func() runtime.Object { return &corev1.Event{} },
+	NewList: func() runtime.Object { return &corev1.EventList{} },
 	Validate: func(obj, _ runtime.Object) field.ErrorList {
 		ev := obj.(*corev1.Event)
 		if ev.InvolvedObject.Namespace != "" && ev.InvolvedObject.Namespace != ev.Namespace {
@@ -97,10 +97,10 @@ var eventsResource = &Resource{
 
 var replicaSetsResource = &Resource{
 	GroupVersion: appsv1.SchemeGroupVersion, Name: "replicasets", Kind: "ReplicaSet", Namespaced: true,
-	ShortNames: []string{"rs"},
-	New:        func() runtime.Object { return &appsv1.ReplicaSet{} },
-	NewList:    func() runtime.Object { return &appsv1.ReplicaSetList{} },
-	Status:     true, Scale: true,
+	ShortNames: []string{"rs"}, Categories: []string{"all"}, Columns: replicaSetColumns, Row: replicaSetRow,
+	New:     func() runtime.Object { return &appsv1.ReplicaSet{} },
+	NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
+	Status:  true, Scale: true,
 	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status = appsv1.ReplicaSetStatus{} },
 	Default: func(obj runtime.Object) {
 		rs := obj.(*appsv1.ReplicaSet)
@@ -122,10 +122,10 @@ var replicaSetsResource = &Resource{
 
 var deploymentsResource = &Resource{
 	GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,
-	ShortNames: []string{"deploy"},
-	New:        func() runtime.Object { return &appsv1.Deployment{} },
-	NewList:    func() runtime.Object { return &appsv1.DeploymentList{} },
-	Status:     true, Scale: true,
+	ShortNames: []string{"deploy"}, Categories: []string{"all"}, Columns: deploymentColumns, Row: deploymentRow,
+	New:     func() runtime.Object { return &appsv1.Deployment{} },
+	NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
+	Status:  true, Scale: true,
 	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
 	Default:          func(obj runtime.Object) { defaultDeployment(obj.(*appsv1.Deployment)) },
 	Validate: func(obj, old runtime.Object) field.ErrorList {
@@ -140,6 +140,7 @@ var deploymentsResource = &Resource{
 
 var leasesResource = &Resource{
 	GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", Namespaced: true,
+	Columns: leaseColumns, Row: leaseRow,
 	New:     func() runtime.Object { return &coordinationv1.Lease{} },
 	NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
 }

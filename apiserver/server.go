@@ -147,6 +147,17 @@ func (s *Server) routes() http.Handler {
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
 	r.Get("/version", s.version)
+	r.Get("/openapi/v3", s.serveOpenAPIIndex)
+	r.Get("/openapi/v3/*", s.serveOpenAPIDocument)
+	r.Get("/api", s.serveAPIVersions)
+	r.Get("/apis", s.serveAPIGroups)
+	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
+		s.serveResourceList(w, r, schema.GroupVersion{Version: chi.URLParam(r, "version")})
+	})
+	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) { s.serveAPIGroup(w, r, chi.URLParam(r, "group")) })
+	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+		s.serveResourceList(w, r, schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")})
+	})
 	r.HandleFunc("/api/*", s.serveResource)
 	r.HandleFunc("/apis/*", s.serveResource)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

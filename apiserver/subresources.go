@@ -79,7 +79,7 @@ func newScale(cur runtime.Object, verb string, patchType types.PatchType, data [
 		return obj.(*autoscalingv1.Scale), nil
 	}
 	scaleRes := &Resource{GroupVersion: want.GroupVersion(), Kind: "Scale", New: func() runtime.Object { return &autoscalingv1.Scale{} }}
-	obj, err := applyPatch(scaleOf(cur), patchType, data, scaleRes)
+	obj, _, err := applyPatch(scaleOf(cur), patchType, data, scaleRes)
 	if err != nil {
 		return nil, err
 	}

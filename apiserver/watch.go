@@ -75,7 +75,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage,
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	out := &eventWriter{w: w, res: st.res}
+	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.now}
 	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
@@ -227,6 +227,12 @@ type eventWriter struct {
 	res *Resource
 	buf bytes.Buffer
 	err error
+	// table, for `kubectl get -w`, sends each object as a one-row Table
+	// (columns in the first only) instead of the shared encoded bytes.
+	table       bool
+	tableSent   bool
+	tableObject string
+	now         func() time.Time
 }
 
 // event applies Kubernetes' rule for selectors: an object that starts to
@@ -235,16 +241,28 @@ type eventWriter struct {
 func (o *eventWriter) event(ev *watchEvent, f *filter) {
 	cur, old := f.matches(ev.obj), f.matches(ev.prev)
 	switch {
-	case cur && ev.typ == store.Put && old:
+	case cur && old && o.table:
+		o.object("MODIFIED", ev.obj)
+	case cur && old:
 		o.line("MODIFIED", ev.objBytes())
+	case cur && o.table:
+		o.object("ADDED", ev.obj)
 	case cur:
 		o.line("ADDED", ev.objBytes())
+	case old && o.table:
+		o.object("DELETED", ev.prev)
 	case old:
 		o.line("DELETED", ev.prevBytes())
 	}
 }
 
 func (o *eventWriter) object(typ string, obj runtime.Object) {
+	if o.table && typ != "BOOKMARK" && typ != "ERROR" {
+		t := newTable(o.res, []runtime.Object{obj}, o.tableObject, o.now(), !o.tableSent)
+		t.ResourceVersion = rvOf(obj)
+		o.tableSent = true
+		obj = t
+	}
 	data, err := jsonEncode(obj)
 	if err != nil {
 		o.err = err

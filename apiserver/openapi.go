@@ -1,0 +1,85 @@
+package apiserver
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// kubectl apply validates by default. Since Kubernetes 1.27 it lets the
+// server do it (fieldValidation=Strict) once the OpenAPI v3 document of the
+// kind's group-version shows a PATCH operation taking that parameter; it
+// falls back to client-side validation, which needs full schemas, only if
+// it does not. mkube publishes just that: one PATCH operation per kind.
+// The schemas themselves (for `kubectl explain`) are not served.
+
+// serveOpenAPIIndex answers /openapi/v3: one document per group-version.
+func (s *Server) serveOpenAPIIndex(w http.ResponseWriter, r *http.Request) {
+	paths := map[string]any{}
+	for _, gv := range s.groupVersions() {
+		p := openAPIPath(gv)
+		paths[p] = map[string]string{"serverRelativeURL": fmt.Sprintf("/openapi/v3/%s?hash=%s", p, s.openAPIHash(gv))}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"paths": paths})
+}
+
+// serveOpenAPIDocument answers /openapi/v3/api/v1 and /openapi/v3/apis/<g>/<v>.
+func (s *Server) serveOpenAPIDocument(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
+	for _, gv := range s.groupVersions() {
+		if openAPIPath(gv) == rest {
+			writeJSON(w, http.StatusOK, s.openAPIDocument(gv))
+			return
+		}
+	}
+	writeError(w, notFoundPath(r.URL.Path))
+}
+
+func openAPIPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
+}
+
+// openAPIHash changes whenever the document would, so clients re-fetch.
+func (s *Server) openAPIHash(gv schema.GroupVersion) string {
+	h := fnv.New64a()
+	for _, res := range s.registry.All() {
+		if res.GroupVersion == gv {
+			h.Write([]byte(res.Name + "/" + res.Kind + ";"))
+		}
+	}
+	return fmt.Sprintf("%X", h.Sum64())
+}
+
+func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
+	paths := map[string]any{}
+	for _, res := range s.registry.All() {
+		if res.GroupVersion != gv {
+			continue
+		}
+		path := "/" + openAPIPath(gv) + "/" + res.Name + "/{name}"
+		if res.Namespaced {
+			path = "/" + openAPIPath(gv) + "/namespaces/{namespace}/" + res.Name + "/{name}"
+		}
+		paths[path] = map[string]any{"patch": map[string]any{
+			"operationId":                     "patch" + res.Kind,
+			"x-kubernetes-group-version-kind": map[string]string{"group": gv.Group, "version": gv.Version, "kind": res.Kind},
+			"parameters": []map[string]any{
+				{"name": "fieldValidation", "in": "query", "schema": map[string]any{"type": "string", "uniqueItems": true},
+					"description": "Ignore, Warn or Strict: what to do with unknown or duplicate fields"},
+				{"name": "fieldManager", "in": "query", "schema": map[string]any{"type": "string", "uniqueItems": true}},
+			},
+			"responses": map[string]any{"200": map[string]any{"description": "OK"}},
+		}}
+	}
+	return map[string]any{
+		"openapi": "3.0.0",
+		"info":    map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]},
+		"paths":   paths,
+	}
+}
