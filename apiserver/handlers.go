@@ -46,12 +46,22 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.serveScale(req)
 	case "binding":
 		s.serveBinding(req)
+	case "eviction":
+		if res != podsResource || info.Verb != "create" {
+			writeError(w, notFoundPath(r.URL.Path))
+			return
+		}
+		s.serveEviction(req)
 	default:
 		writeError(w, apierrors.NewNotFound(res.GroupResource(), info.Name+"/"+info.Subresource))
 	}
 }
 
 func (s *Server) serveMain(q *request) {
+	if q.st.res.Virtual != nil {
+		s.serveVirtual(q)
+		return
+	}
 	switch q.info.Verb {
 	case "get":
 		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
@@ -77,6 +87,19 @@ func (s *Server) serveMain(q *request) {
 	default:
 		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.r.Method))
 	}
+}
+
+// serveVirtual answers a create of a computed resource; nothing is stored.
+func (s *Server) serveVirtual(q *request) {
+	if q.info.Verb != "create" {
+		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.info.Verb))
+		return
+	}
+	obj, err := s.decodeBody(q)
+	if err == nil {
+		obj, err = q.st.res.Virtual(q.r.Context(), s, obj)
+	}
+	respond(q.w, http.StatusCreated, obj, err)
 }
 
 func (s *Server) serveStatus(q *request) {
@@ -232,7 +255,7 @@ func (s *Server) update(q *request, subresource string) {
 		return
 	}
 	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		return q.st.prepareUpdate(cur, obj.DeepCopyObject(), subresource)
+		return q.st.prepareUpdate(q.r.Context(), cur, obj.DeepCopyObject(), subresource)
 	})
 	if err == nil {
 		s.logWrite(q, updated)
@@ -264,7 +287,7 @@ func (s *Server) patch(q *request, subresource string) {
 		if mode == "Strict" && len(problems) > 0 {
 			return nil, checkFields(q.w, mode, problems)
 		}
-		return q.st.prepareUpdate(cur, next, subresource)
+		return q.st.prepareUpdate(q.r.Context(), cur, next, subresource)
 	})
 	if err == nil {
 		checkFields(q.w, mode, problems)

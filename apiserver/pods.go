@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,7 +14,7 @@ var podsResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
-	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}},
+	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}, evictionSubresource},
 	New:          func() runtime.Object { return &corev1.Pod{} },
 	NewList:      func() runtime.Object { return &corev1.PodList{} },
 	Status:       true,
@@ -25,9 +27,16 @@ var podsResource = &Resource{
 		pod := obj.(*corev1.Pod)
 		defaultPodSpec(&pod.Spec)
 		defaultTolerations(&pod.Spec)
-		if pod.Spec.Priority == nil {
-			pod.Spec.Priority = ptr[int32](0)
+		if pod.Spec.ServiceAccountName == "" {
+			pod.Spec.ServiceAccountName = "default"
 		}
+		pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
+	},
+	Admit: func(ctx context.Context, s *Server, obj, old runtime.Object) error {
+		if old != nil {
+			return nil // priority is fixed at creation
+		}
+		return admitPodPriority(ctx, s, obj.(*corev1.Pod))
 	},
 	Validate: func(obj, old runtime.Object) field.ErrorList {
 		pod := obj.(*corev1.Pod)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -41,6 +42,14 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks an object; old is nil on create. Optional.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// Admit runs on create and update (old nil on create) after defaulting,
+	// for rules that read other objects: a PriorityClass's value, a free
+	// ClusterIP. It is kube-apiserver's admission chain, one kind at a
+	// time. Optional.
+	Admit func(ctx context.Context, s *Server, obj, old runtime.Object) error
+	// Virtual resources are computed, never stored: a create returns
+	// Virtual's answer (e.g. SelfSubjectAccessReview). Optional.
+	Virtual func(ctx context.Context, s *Server, obj runtime.Object) (runtime.Object, error)
 	// Fields returns the values field selectors can match, beyond
 	// metadata.name and metadata.namespace, which every kind has. Optional.
 	Fields func(obj runtime.Object) fields.Set

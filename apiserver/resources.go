@@ -1,11 +1,14 @@
 package apiserver
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -13,7 +16,9 @@ import (
 // DefaultRegistry is every resource mkube serves.
 func DefaultRegistry() *Registry {
 	return NewRegistry(podsResource, nodesResource, namespacesResource, eventsResource,
-		replicaSetsResource, deploymentsResource, leasesResource)
+		configMapsResource, secretsResource, servicesResource, endpointsResource, serviceAccountsResource,
+		replicationControllersResource, replicaSetsResource, deploymentsResource, leasesResource,
+		priorityClassesResource, podDisruptionBudgetsResource, selfSubjectAccessReviewsResource)
 }
 
 var nodesResource = &Resource{
@@ -150,4 +155,63 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+var serviceAccountsResource = &Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true,
+	ShortNames: []string{"sa"},
+	New:        func() runtime.Object { return &corev1.ServiceAccount{} },
+	NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
+	Columns:    []Column{{Name: "Secrets", Type: "integer"}, {Name: "Age", Type: "string"}},
+	Row: func(obj runtime.Object, now time.Time) []any {
+		sa := obj.(*corev1.ServiceAccount)
+		return []any{int64(len(sa.Secrets)), age(sa.CreationTimestamp, now)}
+	},
+}
+
+// ReplicationControllers are the ancestors of ReplicaSets (seed 000 step 6
+// names them): the same job with an equality-only selector, which defaults
+// to the template's labels.
+var replicationControllersResource = &Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "replicationcontrollers", Kind: "ReplicationController", Namespaced: true,
+	ShortNames: []string{"rc"}, Categories: []string{"all"}, Status: true, Scale: true,
+	New:     func() runtime.Object { return &corev1.ReplicationController{} },
+	NewList: func() runtime.Object { return &corev1.ReplicationControllerList{} },
+	Columns: replicaSetColumns,
+	Row: func(obj runtime.Object, now time.Time) []any {
+		rc := obj.(*corev1.ReplicationController)
+		var names, images string
+		if rc.Spec.Template != nil {
+			names, images = containersAndImages(&rc.Spec.Template.Spec)
+		}
+		return []any{int64(*rc.Spec.Replicas), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas),
+			age(rc.CreationTimestamp, now), names, images, orNone(labels.SelectorFromSet(rc.Spec.Selector).String())}
+	},
+	PrepareForCreate: func(obj runtime.Object) {
+		obj.(*corev1.ReplicationController).Status = corev1.ReplicationControllerStatus{}
+	},
+	Default: func(obj runtime.Object) {
+		rc := obj.(*corev1.ReplicationController)
+		defaultReplicas(&rc.Spec.Replicas)
+		if rc.Spec.Template != nil {
+			if len(rc.Spec.Selector) == 0 {
+				rc.Spec.Selector = rc.Spec.Template.Labels
+			}
+			if len(rc.Labels) == 0 {
+				rc.Labels = rc.Spec.Template.Labels
+			}
+			defaultPodSpec(&rc.Spec.Template.Spec)
+		}
+	},
+	Validate: func(obj, _ runtime.Object) field.ErrorList {
+		rc := obj.(*corev1.ReplicationController)
+		spec := field.NewPath("spec")
+		if rc.Spec.Template == nil {
+			return field.ErrorList{field.Required(spec.Child("template"), "")}
+		}
+		return validateWorkload(rc.Spec.Replicas, &metav1.LabelSelector{MatchLabels: rc.Spec.Selector}, nil, rc.Spec.Template)
+	},
+	Fields: func(obj runtime.Object) fields.Set {
+		return fields.Set{"status.replicas": int32String(obj.(*corev1.ReplicationController).Status.Replicas)}
+	},
 }

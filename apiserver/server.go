@@ -63,6 +63,9 @@ func New(cfg Config) *Server {
 		storages: map[*Resource]*storage{}, caches: map[*Resource]*watchCache{}}
 	for _, res := range cfg.Registry.All() {
 		st := &storage{res: res, store: cfg.Store, now: cfg.Now, namespaceExists: s.namespaceExists}
+		if res.Admit != nil {
+			st.admission = func(ctx context.Context, obj, old runtime.Object) error { return res.Admit(ctx, s, obj, old) }
+		}
 		s.storages[res] = st
 		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log)
 	}
@@ -106,6 +109,13 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// storageOf finds a resource's storage by name, for admission hooks that
+// read other kinds.
+func (s *Server) storageOf(gv schema.GroupVersion, name string) *storage {
+	res, _ := s.registry.Lookup(gv, name)
+	return s.storages[res]
+}
+
 // Compacted tells the watch caches that etcd's history before rev is gone:
 // a watch from an older resourceVersion must now get 410 Gone, as etcd
 // would answer it.
@@ -115,12 +125,22 @@ func (s *Server) Compacted(rev int64) {
 	}
 }
 
-// bootstrapNamespaces creates the namespaces every cluster starts with.
+// bootstrapNamespaces creates the namespaces every cluster starts with,
+// their default ServiceAccounts and the system PriorityClasses.
 func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	st := s.storages[namespacesResource]
 	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
 		_, err := st.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
+		if _, err := s.storages[serviceAccountsResource].Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	for _, pc := range systemPriorityClasses {
+		if _, err := s.storages[priorityClassesResource].Create(ctx, pc.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}

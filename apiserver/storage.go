@@ -28,6 +28,8 @@ type storage struct {
 	now   func() time.Time
 	// namespaceExists guards writes into namespaces that do not exist.
 	namespaceExists func(ctx context.Context, ns string) error
+	// admission runs the resource's Admit hook with the server at hand.
+	admission func(ctx context.Context, obj, old runtime.Object) error
 }
 
 func (s *storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
@@ -126,7 +128,7 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	if s.res.PrepareForCreate != nil {
 		s.res.PrepareForCreate(obj)
 	}
-	if err := s.admit(obj, nil); err != nil {
+	if err := s.admit(ctx, obj, nil); err != nil {
 		return nil, err
 	}
 	data, err := s.encode(obj)
@@ -141,10 +143,15 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	return obj, nil
 }
 
-// admit defaults and validates an object about to be written.
-func (s *storage) admit(obj, old runtime.Object) error {
+// admit defaults, admits and validates an object about to be written.
+func (s *storage) admit(ctx context.Context, obj, old runtime.Object) error {
 	if s.res.Default != nil {
 		s.res.Default(obj)
+	}
+	if s.admission != nil {
+		if err := s.admission(ctx, obj, old); err != nil {
+			return err
+		}
 	}
 	errs := validateMeta(obj, s.res.Namespaced)
 	if s.res.Validate != nil {
@@ -221,7 +228,7 @@ func finalized(next, cur runtime.Object) bool {
 // server-owned metadata stays, the status stays (unless this is the status
 // subresource, which changes nothing but the status), a spec change bumps
 // metadata.generation, and the result is defaulted and validated.
-func (s *storage) prepareUpdate(cur, next runtime.Object, subresource string) (runtime.Object, error) {
+func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, subresource string) (runtime.Object, error) {
 	c, _ := meta.Accessor(cur)
 	n, err := meta.Accessor(next)
 	if err != nil {
@@ -236,7 +243,7 @@ func (s *storage) prepareUpdate(cur, next runtime.Object, subresource string) (r
 	if subresource == "status" {
 		out := cur.DeepCopyObject()
 		copyField(out, next, "Status")
-		return out, s.admit(out, cur)
+		return out, s.admit(ctx, out, cur)
 	}
 	n.SetNamespace(c.GetNamespace())
 	n.SetUID(c.GetUID())
@@ -248,7 +255,7 @@ func (s *storage) prepareUpdate(cur, next runtime.Object, subresource string) (r
 	if s.res.Status {
 		copyField(next, cur, "Status")
 	}
-	if err := s.admit(next, cur); err != nil {
+	if err := s.admit(ctx, next, cur); err != nil {
 		return nil, err
 	}
 	if specChanged(cur, next) {

@@ -54,7 +54,7 @@ func (s *Server) serveScale(q *request) {
 			fieldOf(next, "Spec").FieldByName("Replicas").Set(reflect.ValueOf(&want.Spec.Replicas))
 			m, _ := meta.Accessor(next)
 			m.SetResourceVersion(want.ResourceVersion)
-			return q.st.prepareUpdate(cur, next, "")
+			return q.st.prepareUpdate(q.r.Context(), cur, next, "")
 		})
 		if err != nil {
 			writeError(q.w, err)
