@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -30,6 +31,14 @@ var (
 		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} }}
 	Events = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "events", Kind: "Event", Namespaced: true,
 		New: func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} }}
+	ReplicationControllers = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "replicationcontrollers", Kind: "ReplicationController", Namespaced: true,
+		New: func() runtime.Object { return &corev1.ReplicationController{} }, NewList: func() runtime.Object { return &corev1.ReplicationControllerList{} }}
+	Services = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "services", Kind: "Service", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} }}
+	Endpoints = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "endpoints", Kind: "Endpoints", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Endpoints{} }, NewList: func() runtime.Object { return &corev1.EndpointsList{} }}
+	PodDisruptionBudgets = Resource{GroupVersion: policyv1.SchemeGroupVersion, Name: "poddisruptionbudgets", Kind: "PodDisruptionBudget", Namespaced: true,
+		New: func() runtime.Object { return &policyv1.PodDisruptionBudget{} }, NewList: func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} }}
 	ReplicaSets = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "replicasets", Kind: "ReplicaSet", Namespaced: true,
 		New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} }}
 	Deployments = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,

@@ -59,7 +59,7 @@ func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, sel l
 // adopt adds the ReplicaSet as the pod's controller.
 func (c *Controller) adopt(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod) (*corev1.Pod, error) {
 	refs := append(append([]metav1.OwnerReference(nil), pod.OwnerReferences...),
-		*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet")))
+		*metav1.NewControllerRef(rs, c.kind.gvk))
 	out, err := c.patchOwners(ctx, pod, refs)
 	if err == nil {
 		c.log.Info("adopted orphan pod", "replicaset", client.KeyOf(rs), "pod", client.KeyOf(pod))

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +27,7 @@ import (
 
 // Controller keeps every ReplicaSet's pods at spec.replicas.
 type Controller struct {
+	kind   kind
 	client *client.Client
 	rsets  *client.Informer
 	pods   *client.Informer
@@ -38,11 +38,20 @@ type Controller struct {
 	clock  clock.Clock
 }
 
-// New wires the controller to shared informers; it registers its handlers,
-// so call it before the informers run.
+// New wires the ReplicaSet controller to shared informers; it registers
+// its handlers, so call it before the informers run.
 func New(c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
-	ctrl := &Controller{client: c, rsets: rsets, pods: pods, queue: workqueue.New[string](nil),
-		exp: newExpectations(clock.RealClock{}), rec: rec, log: log.With("controller", "replicaset"), clock: clock.RealClock{}}
+	return newController(replicaSets, c, rsets, pods, rec, log.With("controller", "replicaset"))
+}
+
+// NewReplicationManager is the same controller for ReplicationControllers.
+func NewReplicationManager(c *client.Client, rcs, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
+	return newController(replicationControllers, c, rcs, pods, rec, log.With("controller", "replicationcontroller"))
+}
+
+func newController(k kind, c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
+	ctrl := &Controller{kind: k, client: c, rsets: rsets, pods: pods, queue: workqueue.New[string](nil),
+		exp: newExpectations(clock.RealClock{}), rec: rec, log: log, clock: clock.RealClock{}}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	rsets.AddHandler(client.Handler{
@@ -57,9 +66,9 @@ func New(c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, l
 func (c *Controller) enqueue(obj runtime.Object) { c.queue.Add(client.KeyOf(obj)) }
 
 // ownerKey returns the key of the ReplicaSet that controls pod, if any.
-func ownerKey(pod *corev1.Pod) (string, bool) {
+func (c *Controller) ownerKey(pod *corev1.Pod) (string, bool) {
 	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != "ReplicaSet" {
+	if ref == nil || ref.Kind != c.kind.gvk.Kind {
 		return "", false
 	}
 	return pod.Namespace + "/" + ref.Name, true
@@ -69,7 +78,7 @@ func ownerKey(pod *corev1.Pod) (string, bool) {
 // from this side), or an orphan appeared that a ReplicaSet may adopt.
 func (c *Controller) podAdded(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
-	if key, ok := ownerKey(pod); ok {
+	if key, ok := c.ownerKey(pod); ok {
 		if pod.DeletionTimestamp != nil {
 			c.exp.deletionObserved(key, client.KeyOf(pod))
 		} else {
@@ -83,12 +92,12 @@ func (c *Controller) podAdded(obj runtime.Object) {
 
 func (c *Controller) podUpdated(oldObj, obj runtime.Object) {
 	old, pod := oldObj.(*corev1.Pod), obj.(*corev1.Pod)
-	key, owned := ownerKey(pod)
+	key, owned := c.ownerKey(pod)
 	if owned && pod.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
 		// A graceful deletion began: for counting, the pod is already gone.
 		c.exp.deletionObserved(key, client.KeyOf(pod))
 	}
-	if oldKey, ok := ownerKey(old); ok && oldKey != key {
+	if oldKey, ok := c.ownerKey(old); ok && oldKey != key {
 		c.queue.Add(oldKey)
 	}
 	if owned {
@@ -100,7 +109,7 @@ func (c *Controller) podUpdated(oldObj, obj runtime.Object) {
 
 func (c *Controller) podDeleted(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
-	if key, ok := ownerKey(pod); ok {
+	if key, ok := c.ownerKey(pod); ok {
 		c.exp.deletionObserved(key, client.KeyOf(pod))
 		c.queue.Add(key)
 	}
@@ -113,7 +122,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 		return
 	}
 	for _, obj := range c.rsets.Cache().List() {
-		rs := obj.(*appsv1.ReplicaSet)
+		rs := c.kind.asReplicaSet(obj)
 		if rs.Namespace != pod.Namespace {
 			continue
 		}

@@ -43,20 +43,18 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, ac
 	if equality.Semantic.DeepEqual(st, rs.Status) {
 		return nil
 	}
-	next := rs.DeepCopy()
-	next.Status = st
-	err := c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, next, nil)
+	err := c.client.UpdateStatus(ctx, c.kind.res, rs.Namespace, rs.Name, c.kind.withStatus(rs, st), nil)
 	if apierrors.IsConflict(err) {
 		// Our cache is behind our own previous write. The pods, not the
 		// ReplicaSet, are what the counts come from, so unless the spec
 		// changed meanwhile, retry once on the fresh object.
-		fresh := &appsv1.ReplicaSet{}
-		if err = c.client.Get(ctx, client.ReplicaSets, rs.Namespace, rs.Name, fresh); err == nil {
-			if fresh.Generation != rs.Generation {
+		fresh := c.kind.res.New()
+		if err = c.client.Get(ctx, c.kind.res, rs.Namespace, rs.Name, fresh); err == nil {
+			freshRS := c.kind.asReplicaSet(fresh)
+			if freshRS.Generation != rs.Generation {
 				return nil // the new spec's event queues another sync
 			}
-			fresh.Status = st
-			err = c.client.UpdateStatus(ctx, client.ReplicaSets, rs.Namespace, rs.Name, fresh, nil)
+			err = c.client.UpdateStatus(ctx, c.kind.res, rs.Namespace, rs.Name, c.kind.withStatus(freshRS, st), nil)
 		}
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mkube/mkube/client"
 )
@@ -26,7 +27,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.exp.forget(key)
 		return nil
 	}
-	rs := obj.(*appsv1.ReplicaSet)
+	rs := c.kind.asReplicaSet(obj)
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
 		c.log.Error("invalid selector, not retrying", "replicaset", key, "err", err)
@@ -93,7 +94,7 @@ func (c *Controller) manageReplicas(ctx context.Context, rs *appsv1.ReplicaSet, 
 
 // createPod creates one pod from the template, owned by the ReplicaSet.
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := newPod(rs)
+	pod := newPod(rs, c.kind.gvk)
 	if err := c.client.Create(ctx, client.Pods, rs.Namespace, pod, pod); err != nil {
 		c.rec.Event(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return fmt.Errorf("create pod for %s: %w", client.KeyOf(rs), err)
@@ -125,7 +126,7 @@ func (c *Controller) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *
 // newPod is the pod a ReplicaSet creates: its template, a generated name,
 // and a controller ownerReference that ties it to the ReplicaSet (and lets
 // the garbage collector delete it with the ReplicaSet).
-func newPod(rs *appsv1.ReplicaSet) *corev1.Pod {
+func newPod(rs *appsv1.ReplicaSet, gvk schema.GroupVersionKind) *corev1.Pod {
 	t := rs.Spec.Template.DeepCopy()
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -135,7 +136,7 @@ func newPod(rs *appsv1.ReplicaSet) *corev1.Pod {
 			Labels:          t.Labels,
 			Annotations:     t.Annotations,
 			Finalizers:      t.Finalizers,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, gvk)},
 		},
 		Spec: t.Spec,
 	}
