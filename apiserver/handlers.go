@@ -46,6 +46,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.serveScale(req)
 	case "binding":
 		s.serveBinding(req)
+	case "log":
+		if res != podsResource {
+			writeError(w, notFoundPath(r.URL.Path))
+			return
+		}
+		s.servePodLog(req)
 	case "eviction":
 		if res != podsResource || info.Verb != "create" {
 			writeError(w, notFoundPath(r.URL.Path))

@@ -14,7 +14,7 @@ var podsResource = &Resource{
 	GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
-	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}, evictionSubresource},
+	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}, evictionSubresource, logSubresource},
 	New:          func() runtime.Object { return &corev1.Pod{} },
 	NewList:      func() runtime.Object { return &corev1.PodList{} },
 	Status:       true,

@@ -9,5 +9,8 @@
 //   - replicaset: keeps spec.replicas pods running for each ReplicaSet;
 //   - deployment: keeps one ReplicaSet per pod template for each Deployment;
 //   - garbagecollector: deletes objects whose owners are gone, and honours
-//     the orphan and foreground deletion finalizers.
+//     the orphan and foreground deletion finalizers;
+//   - tainteviction: evicts pods from nodes with NoExecute taints they do
+//     not tolerate, at once or after their tolerationSeconds (seed 000,
+//     section 四).
 package controllermanager

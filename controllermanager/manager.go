@@ -8,8 +8,11 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/disruption"
+	"github.com/mkube/mkube/controllermanager/endpoints"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/tainteviction"
 )
 
 // Options tune the controller manager.
@@ -17,6 +20,9 @@ type Options struct {
 	// Workers per controller; kube-controller-manager's defaults are 5 for
 	// ReplicaSets and Deployments and 20 for the garbage collector.
 	ReplicaSetWorkers, DeploymentWorkers, GCWorkers int
+	// TaintEvictionWorkers: Kubernetes' taint eviction controller runs 8
+	// (UpdateWorkerSize); each sync is a cache read and at most one DELETE.
+	TaintEvictionWorkers int
 }
 
 // Run starts shared informers (one list-watch per resource, whatever the
@@ -30,14 +36,25 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		return inf
 	}
 	pods, rsets, deploys := inform(client.Pods), inform(client.ReplicaSets), inform(client.Deployments)
+	rcs := inform(client.ReplicationControllers)
+	nodes := inform(client.Nodes)
+	services, endpointsInf := inform(client.Services), inform(client.Endpoints)
+	pdbs := inform(client.PodDisruptionBudgets)
 
 	rec := record.New(c, "controller-manager", "", log)
 	rsc := replicaset.New(c, rsets, pods, rec, log)
+	rcc := replicaset.NewReplicationManager(c, rcs, pods, rec, log)
 	dc := deployment.New(c, deploys, rsets, rec, log)
+	ec := endpoints.New(c, services, endpointsInf, pods, log)
+	dic := disruption.New(c, pdbs, pods, rsets, rcs, deploys, log)
 	gc := garbagecollector.New(c, log,
 		garbagecollector.Source{Resource: client.Pods, Informer: pods},
 		garbagecollector.Source{Resource: client.ReplicaSets, Informer: rsets},
+		garbagecollector.Source{Resource: client.ReplicationControllers, Informer: rcs},
 		garbagecollector.Source{Resource: client.Deployments, Informer: deploys})
+	// tainteviction.New adds the pods-by-node index (client.IndexPodsByNode)
+	// to the shared pod informer: how it finds the pods of a tainted node.
+	tec := tainteviction.New(c, nodes, pods, rec, log, nil)
 
 	var wg sync.WaitGroup
 	run := func(f func()) {
@@ -49,8 +66,12 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	}
 	run(func() { rec.Run(ctx) })
 	run(func() { rsc.Run(ctx, opts.ReplicaSetWorkers) })
+	run(func() { rcc.Run(ctx, opts.ReplicaSetWorkers) })
 	run(func() { dc.Run(ctx, opts.DeploymentWorkers) })
+	run(func() { ec.Run(ctx, opts.DeploymentWorkers) })
+	run(func() { dic.Run(ctx, opts.DeploymentWorkers) })
 	run(func() { gc.Run(ctx, opts.GCWorkers) })
-	log.Info("controllers started", "controllers", []string{"replicaset", "deployment", "garbagecollector"})
+	run(func() { tec.Run(ctx, opts.TaintEvictionWorkers) })
+	log.Info("controllers started", "controllers", []string{"replicaset", "replicationcontroller", "deployment", "endpoints", "disruption", "garbagecollector", "taint-eviction-controller"})
 	wg.Wait()
 }

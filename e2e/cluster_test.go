@@ -68,7 +68,10 @@ func startCluster(t *testing.T, apiserverArgs []string, nodes ...string) *cluste
 	c.start("controller-manager", "--server", c.URL)
 	c.start("scheduler", "--server", c.URL)
 	for _, n := range nodes {
-		c.startAs("kubelet-"+n, "kubelet", "--server", c.URL, "--node-name", n, "--cpu", "4", "--memory", "8Gi")
+		// All kubelets share this host: any free port for their API, and
+		// loopback as the address the API server reaches them at.
+		c.startAs("kubelet-"+n, "kubelet", "--server", c.URL, "--node-name", n, "--cpu", "4", "--memory", "8Gi",
+			"--port", "0", "--node-ip", "127.0.0.1")
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -16,7 +16,9 @@ until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
 bin/controller-manager --server "$SERVER" >logs/controller-manager.log 2>&1 & pids+=($!)
 bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do
-  bin/kubelet --server "$SERVER" --node-name "$n" >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
+  # One host for all nodes: any free port for each kubelet's API (logs),
+  # and loopback as the address the API server reaches it at.
+  bin/kubelet --server "$SERVER" --node-name "$n" --port 0 --node-ip 127.0.0.1 >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
 echo "mkube is up at $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --server $SERVER get nodes"

@@ -68,6 +68,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, c corev1.C
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
 		k.log.Info("image changed: restarting container", "step", 12, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
+		k.containerRuntime.WriteLog(cur.ID, fmt.Sprintf("received SIGTERM: the kubelet replaces this container, whose image changed to %s", c.Image))
 		if _, err := k.containerRuntime.StopContainer(pod.UID, c.Name); err != nil {
 			return nil, err
 		}
@@ -83,9 +84,11 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, c corev1.C
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
 		cur = created
 	}
-	if _, err := k.containerRuntime.StartContainer(pod.UID, c.Name); err != nil {
+	started, err := k.containerRuntime.StartContainer(pod.UID, c.Name)
+	if err != nil {
 		return nil, err
 	}
+	k.writeStartLog(pod, c, started)
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	k.log.Info("started container", "step", 12, "pod", key, "container", c.Name, "image", c.Image, "containerID", cur.ID)
 	return nil, nil
@@ -115,10 +118,13 @@ func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
 			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
 		for _, c := range pod.Spec.Containers {
-			if cur, ok := sb.Containers[c.Name]; !ok || cur.State != fakeruntime.ContainerRunning {
+			cur, ok := sb.Containers[c.Name]
+			if !ok || cur.State != fakeruntime.ContainerRunning {
 				continue
 			}
 			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+			k.containerRuntime.WriteLog(cur.ID, fmt.Sprintf("received SIGTERM: the pod is being deleted (grace period %ds); exiting with code 0",
+				ptr.Deref(pod.DeletionGracePeriodSeconds, 0)))
 			if _, err := k.containerRuntime.StopContainer(pod.UID, c.Name); err != nil {
 				return err
 			}

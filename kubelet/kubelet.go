@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -37,6 +39,11 @@ type Config struct {
 	StatusInterval time.Duration
 	// ImagePullDelay is how long a fake image pull takes (0: instant).
 	ImagePullDelay time.Duration
+	// Address and Port are where the kubelet serves its API (container
+	// logs); Port 0 takes any free port (tests run many kubelets on one
+	// host). The node status reports the port actually used.
+	Address string
+	Port    int
 	// Workers is how many pods are synced at once; 0 means 5. A real
 	// kubelet has one goroutine per pod; a few workers are enough for a
 	// fake whose only slow step is the pull delay.
@@ -124,6 +131,12 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { k.recorder.Run(ctx) })
+	ln, err := net.Listen("tcp", net.JoinHostPort(k.cfg.Address, strconv.Itoa(k.cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("kubelet API: %w", err)
+	}
+	k.cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	wg.Go(func() { k.serve(ctx, ln) })
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}

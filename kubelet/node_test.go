@@ -18,7 +18,7 @@ func testConfig() Config {
 	capacity, _ := Capacity("4", "8Gi", 110)
 	return Config{
 		NodeName: "node01", NodeIP: netip.MustParseAddr("10.240.1.1"), PodCIDR: netip.MustParsePrefix("10.244.1.0/24"),
-		Capacity: capacity, Labels: map[string]string{"disktype": "ssd", corev1.LabelArchStable: "arm64"},
+		Capacity: capacity, Labels: map[string]string{"disktype": "ssd", corev1.LabelArchStable: "arm64"}, Port: 10250,
 		Taints: []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
 	}
 }

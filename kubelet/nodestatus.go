@@ -22,7 +22,6 @@ const (
 	containerRuntimeVersion = "mkube-fake://1.0"
 	osImage                 = "mkube fake node"
 	kernelVersion           = "6.8.0-mkube"
-	kubeletPort             = 10250 // the kubelet's API port, where `kubectl logs` would go
 	// maxNodeImages is the kubelet's --node-status-max-images default: the
 	// 50 largest images are enough for the scheduler's ImageLocality.
 	maxNodeImages = 50
@@ -40,7 +39,7 @@ func nodeStatus(cfg Config, images []fakeruntime.Image, old corev1.NodeStatus, n
 		{Type: corev1.NodeInternalIP, Address: cfg.NodeIP.String()},
 		{Type: corev1.NodeHostName, Address: cfg.NodeName},
 	}
-	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}}
+	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(cfg.Port)}}
 	id := machineID(cfg.NodeName)
 	st.NodeInfo = corev1.NodeSystemInfo{
 		MachineID: id, SystemUUID: id,

@@ -19,6 +19,7 @@ func main() {
 	rsWorkers := flag.Int("replicaset-workers", 5, "concurrent ReplicaSet syncs")
 	deployWorkers := flag.Int("deployment-workers", 5, "concurrent Deployment syncs")
 	gcWorkers := flag.Int("gc-workers", 20, "concurrent garbage collector syncs")
+	taintWorkers := flag.Int("taint-eviction-workers", 8, "concurrent taint eviction syncs")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -31,5 +32,6 @@ func main() {
 		os.Exit(1)
 	}
 	controllermanager.Run(ctx, c, log, controllermanager.Options{
-		ReplicaSetWorkers: *rsWorkers, DeploymentWorkers: *deployWorkers, GCWorkers: *gcWorkers})
+		ReplicaSetWorkers: *rsWorkers, DeploymentWorkers: *deployWorkers, GCWorkers: *gcWorkers,
+		TaintEvictionWorkers: *taintWorkers})
 }

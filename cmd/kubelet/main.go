@@ -31,6 +31,8 @@ func main() {
 	podCIDR := flag.String("pod-cidr", "", "range of the node's pod IPs (default: 10.244.N.0/24, N as for --node-ip)")
 	statusInterval := flag.Duration("status-interval", 10*time.Second, "how often the node status and lease are renewed")
 	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long a fake image pull takes")
+	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
+	port := flag.Int("port", 10250, "port of the kubelet API")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -42,7 +44,8 @@ func main() {
 		*nodeName = h
 	}
 	log := logging.New("kubelet", *logLevel)
-	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log}
+	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log,
+		Address: *address, Port: *port}
 	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)

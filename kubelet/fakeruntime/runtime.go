@@ -74,6 +74,7 @@ type Runtime struct {
 	images    map[string]Image // by Ref
 	sandboxes map[types.UID]*PodSandbox
 	ipam      *ipam
+	logs      map[string]*containerLog // by container ID
 }
 
 // New returns an empty runtime whose pods get IPs from podCIDR and whose
@@ -87,7 +88,7 @@ func New(podCIDR netip.Prefix, pullDelay time.Duration, clk clock.Clock) (*Runti
 		clk = clock.RealClock{}
 	}
 	return &Runtime{clock: clk, pullDelay: pullDelay, images: map[string]Image{},
-		sandboxes: map[types.UID]*PodSandbox{}, ipam: a}, nil
+		sandboxes: map[types.UID]*PodSandbox{}, ipam: a, logs: map[string]*containerLog{}}, nil
 }
 
 // RunPodSandbox creates the pod's sandbox and gives it an IP, or returns
@@ -161,7 +162,15 @@ func (r *Runtime) ListPodSandboxes() []PodSandbox {
 func (r *Runtime) RemovePodSandbox(uid types.UID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.sandboxes[uid]
+	sb, ok := r.sandboxes[uid]
+	if ok {
+		for _, c := range sb.Containers {
+			delete(r.logs, c.ID)
+			if c.Previous != nil {
+				delete(r.logs, c.Previous.ID)
+			}
+		}
+	}
 	delete(r.sandboxes, uid)
 	r.ipam.release(uid)
 	return ok
@@ -214,6 +223,7 @@ func (r *Runtime) StopContainer(uid types.UID, name string) (Container, error) {
 			return nil
 		}
 		c.State, c.FinishedAt, c.ExitCode, c.Reason = ContainerExited, r.clock.Now(), 0, "Completed"
+		r.closeLog(c.ID)
 		return nil
 	})
 }

@@ -1,0 +1,145 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// GET pods/<name>/log (`kubectl logs`): the API server does not have the
+// logs; the kubelet of the pod's node does. The API server finds the node,
+// dials its kubelet at the address and port the node reports, and streams
+// the answer through (kube-apiserver does the same, over TLS).
+
+var logSubresource = Subresource{Name: "log", Kind: "Pod", Verbs: []string{"get"}}
+
+// kubeletAddressTypes is kube-apiserver's default
+// --kubelet-preferred-address-types: the first that answers wins.
+var kubeletAddressTypes = []corev1.NodeAddressType{corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeInternalIP, corev1.NodeExternalDNS, corev1.NodeExternalIP}
+
+func (s *Server) servePodLog(q *request) {
+	if q.info.Verb != "get" {
+		writeError(q.w, apierrors.NewMethodNotSupported(podsResource.GroupResource(), q.info.Verb))
+		return
+	}
+	ctx := q.r.Context()
+	obj, err := q.st.Get(ctx, q.info.Namespace, q.info.Name)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	pod := obj.(*corev1.Pod)
+	query := q.r.URL.Query()
+	container, err := logContainer(pod, query.Get("container"))
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	if pod.Spec.NodeName == "" {
+		writeError(q.w, badRequest("pod %s does not have a host assigned", pod.Name))
+		return
+	}
+	nodeObj, err := s.storages[nodesResource].Get(ctx, "", pod.Spec.NodeName)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	node := nodeObj.(*corev1.Node)
+	forward := url.Values{}
+	for _, k := range []string{"follow", "previous", "timestamps", "tailLines", "limitBytes", "sinceSeconds"} {
+		if v := query.Get(k); v != "" {
+			forward.Set(k, v)
+		}
+	}
+	path := fmt.Sprintf("/containerLogs/%s/%s/%s?%s", pod.Namespace, pod.Name, container, forward.Encode())
+	resp, err := dialKubelet(ctx, node, path)
+	if err != nil {
+		writeError(q.w, apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		writeError(q.w, apierrors.NewGenericServerResponse(resp.StatusCode, "get", podsResource.GroupResource(), pod.Name, strings.TrimSpace(string(msg)), 0, false))
+		return
+	}
+	q.w.Header().Set("Content-Type", "text/plain")
+	q.w.WriteHeader(http.StatusOK)
+	streamFlushing(q.w, resp.Body)
+}
+
+// logContainer picks the container: the one named, or the only one.
+func logContainer(pod *corev1.Pod, name string) (string, error) {
+	var names []string
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		names = append(names, c.Name)
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	if name != "" {
+		return "", badRequest("container %s is not valid for pod %s", name, pod.Name)
+	}
+	if len(pod.Spec.Containers) == 1 {
+		return pod.Spec.Containers[0].Name, nil
+	}
+	return "", badRequest("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " "))
+}
+
+// dialKubelet tries the node's addresses in the preferred order.
+func dialKubelet(ctx context.Context, node *corev1.Node, path string) (*http.Response, error) {
+	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
+	if port == 0 {
+		return nil, fmt.Errorf("node %s reports no kubelet port", node.Name)
+	}
+	transport := &http.Transport{DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext}
+	httpClient := &http.Client{Transport: transport}
+	var lastErr error = fmt.Errorf("node %s reports no address", node.Name)
+	for _, t := range kubeletAddressTypes {
+		for _, a := range node.Status.Addresses {
+			if a.Type != t {
+				continue
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(a.Address, strconv.Itoa(port))+path, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := httpClient.Do(req)
+			if err == nil {
+				return resp, nil
+			}
+			lastErr = err
+		}
+	}
+	return nil, lastErr
+}
+
+// streamFlushing copies a stream, flushing each chunk (kubectl logs -f).
+func streamFlushing(w http.ResponseWriter, r io.Reader) {
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
