@@ -142,4 +142,3 @@ func streamFlushing(w http.ResponseWriter, r io.Reader) {
 		}
 	}
 }
-
