@@ -228,6 +228,10 @@ func (s *Server) create(q *request) {
 		}
 		m.SetNamespace(q.info.Namespace)
 	}
+	if obj, err = s.trackUpdate(q.r, q.st.res, nil, obj); err != nil {
+		writeError(q.w, err)
+		return
+	}
 	created, err := q.st.Create(q.r.Context(), obj)
 	if err == nil {
 		s.logWrite(q, created)
@@ -261,7 +265,11 @@ func (s *Server) update(q *request, subresource string) {
 		return
 	}
 	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		return q.st.prepareUpdate(q.r.Context(), cur, obj.DeepCopyObject(), subresource)
+		next, err := q.st.prepareUpdate(q.r.Context(), cur, obj.DeepCopyObject(), subresource)
+		if err != nil {
+			return nil, err
+		}
+		return s.trackUpdate(q.r, q.st.res, cur, next)
 	})
 	if err == nil {
 		s.logWrite(q, updated)
@@ -283,6 +291,10 @@ func (s *Server) patch(q *request, subresource string) {
 		return
 	}
 	patchType := types.PatchType(q.r.Header.Get("Content-Type"))
+	if patchType == types.ApplyPatchType {
+		s.serverSideApply(q, data, subresource)
+		return
+	}
 	var problems []string
 	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
 		next, patched, err := applyPatch(cur, patchType, data, q.st.res)
@@ -293,10 +305,49 @@ func (s *Server) patch(q *request, subresource string) {
 		if mode == "Strict" && len(problems) > 0 {
 			return nil, checkFields(q.w, mode, problems)
 		}
-		return q.st.prepareUpdate(q.r.Context(), cur, next, subresource)
+		if next, err = q.st.prepareUpdate(q.r.Context(), cur, next, subresource); err != nil {
+			return nil, err
+		}
+		return s.trackUpdate(q.r, q.st.res, cur, next)
 	})
 	if err == nil {
 		checkFields(q.w, mode, problems)
+	}
+	if err == nil {
+		s.logWrite(q, updated)
+	}
+	respond(q.w, http.StatusOK, updated, err)
+}
+
+// serverSideApply merges an apply patch into the object, or creates it.
+func (s *Server) serverSideApply(q *request, data []byte, subresource string) {
+	applied, err := decodeApplied(data, q.st.res)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	if applied.GetName() != q.info.Name {
+		writeError(q.w, badRequest("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), q.info.Name))
+		return
+	}
+	ctx := q.r.Context()
+	updated, err := q.st.Update(ctx, q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		next, err := s.apply(q.r, q.st.res, cur, applied)
+		if err != nil {
+			return nil, err
+		}
+		return q.st.prepareUpdate(ctx, cur, next, subresource)
+	})
+	if apierrors.IsNotFound(err) && subresource == "" {
+		applied.SetNamespace(q.info.Namespace)
+		var obj runtime.Object
+		if obj, err = s.apply(q.r, q.st.res, emptyLike(q.st.res, applied), applied); err == nil {
+			if obj, err = q.st.Create(ctx, obj); err == nil {
+				s.logWrite(q, obj)
+			}
+		}
+		respond(q.w, http.StatusCreated, obj, err)
+		return
 	}
 	if err == nil {
 		s.logWrite(q, updated)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/mkube/mkube/store"
 )
@@ -40,6 +42,9 @@ type Server struct {
 	now      func() time.Time
 	cfg      Config
 	handler  http.Handler
+
+	fieldManagersMu sync.Mutex
+	fieldManagers   map[*Resource]*managedfields.FieldManager // server-side apply, by resource
 }
 
 // New builds the server; Start must run before it serves watches.
@@ -60,7 +65,8 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, now: cfg.Now, cfg: cfg,
-		storages: map[*Resource]*storage{}, caches: map[*Resource]*watchCache{}}
+		storages: map[*Resource]*storage{}, caches: map[*Resource]*watchCache{},
+		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
 	for _, res := range cfg.Registry.All() {
 		st := &storage{res: res, store: cfg.Store, now: cfg.Now, namespaceExists: s.namespaceExists}
 		if res.Admit != nil {
