@@ -42,12 +42,12 @@ func TestMain(m *testing.M) {
 // cluster is one running mkube: an API server, a controller manager, a
 // scheduler and kubelets, each a real process with its log in a file.
 type cluster struct {
-	t    *testing.T
+	t    testing.TB
 	URL  string
 	logs map[string]string // component → log file
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,7 +58,7 @@ func freePort(t *testing.T) int {
 }
 
 // startCluster starts the four programs with the given kubelets.
-func startCluster(t *testing.T, apiserverArgs []string, nodes ...string) *cluster {
+func startCluster(t testing.TB, apiserverArgs []string, nodes ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkSchedulingBasic is shaped like Kubernetes' scheduler_perf
+// SchedulingBasic: N Node objects (no kubelets), then pods with small
+// requests created through the real API server by 16 concurrent clients,
+// while the real scheduler binds them. It reports pods/s from the first
+// create to the last binding, the create→bound latency (p50, p99), and
+// the create rate. Each size runs once whatever -benchtime says:
+//
+//	go test -run '^$' -bench SchedulingBasic -benchtime 1x ./e2e/
+//
+// MKUBE_BENCH_PODS overrides the 10,000 pods (e.g. for a quick look).
+func BenchmarkSchedulingBasic(b *testing.B) {
+	pods := 10000
+	if v := envInt("MKUBE_BENCH_PODS"); v > 0 {
+		pods = v
+	}
+	for _, nodes := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("%dNodes_%dPods", nodes, pods), func(b *testing.B) {
+			for range b.N {
+				schedulingBasic(b, nodes, pods)
+			}
+		})
+	}
+}
+
+const benchClients = 16
+
+func schedulingBasic(b *testing.B, nodes, pods int) {
+	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}}
+	c.start("apiserver", "--port", portOf(c.URL), "--bind-address", "127.0.0.1",
+		"--data-dir", filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
+	c.waitReady()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
+
+	// The nodes: big enough that only the pod count limits them.
+	parallel(nodes, func(i int) {
+		node := fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-%d","labels":{"kubernetes.io/hostname":"node-%d"}},
+		"status":{"capacity":{"cpu":"32","memory":"256Gi","pods":"110"},"allocatable":{"cpu":"32","memory":"256Gi","pods":"110"},
+		"conditions":[{"type":"Ready","status":"True"}]}}`, i, i)
+		post(b, client, c.URL+"/api/v1/nodes", node)
+	})
+	c.start("scheduler", "--server", c.URL, "--log-level", "warn")
+
+	var list struct{ Metadata struct{ ResourceVersion string } }
+	getJSON(b, client, c.URL+"/api/v1/pods", &list)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var mu sync.Mutex
+	created := make(map[string]time.Time, pods)
+	bound := make(map[string]time.Time, pods)
+	allBound := make(chan struct{})
+	go func() { // one watch records when each pod got its node
+		req, _ := http.NewRequestWithContext(ctx, "GET", c.URL+"/api/v1/pods?watch=true&resourceVersion="+list.Metadata.ResourceVersion, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var ev struct {
+				Object struct {
+					Metadata struct{ Name string }
+					Spec     struct{ NodeName string }
+				}
+			}
+			if dec.Decode(&ev) != nil {
+				return
+			}
+			if ev.Object.Spec.NodeName == "" {
+				continue
+			}
+			mu.Lock()
+			if _, seen := bound[ev.Object.Metadata.Name]; !seen {
+				bound[ev.Object.Metadata.Name] = time.Now()
+				if len(bound) == pods {
+					close(allBound)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	start := time.Now()
+	var createDone atomic.Int64
+	parallel(pods, func(i int) {
+		name := fmt.Sprintf("pod-%d", i)
+		pod := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
+		"resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]}}`, name)
+		sent := time.Now()
+		post(b, client, c.URL+"/api/v1/namespaces/default/pods", pod)
+		mu.Lock()
+		created[name] = sent
+		mu.Unlock()
+		createDone.Store(time.Since(start).Nanoseconds())
+	})
+	select {
+	case <-allBound:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("only %d of %d pods bound", len(bound), pods)
+	}
+	elapsed := time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	var lat []time.Duration
+	var last time.Time
+	for name, t := range bound {
+		lat = append(lat, t.Sub(created[name]))
+		if t.After(last) {
+			last = t
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(pods)/elapsed.Seconds(), "pods/s")
+	b.ReportMetric(float64(pods)/time.Duration(createDone.Load()).Seconds(), "creates/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Milliseconds()), "p99-ms")
+}
+
+// parallel runs f(0..n-1) on benchClients goroutines.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range benchClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func post(b *testing.B, c *http.Client, url, body string) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader([]byte(body)))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		b.Errorf("POST %s: %d", url, resp.StatusCode)
+	}
+}
+
+func getJSON(b *testing.B, c *http.Client, url string, out any) {
+	resp, err := c.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(out)
+}
+
+func envInt(name string) int {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return n
+}
