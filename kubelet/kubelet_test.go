@@ -2,9 +2,7 @@ package kubelet
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"sync"
@@ -17,9 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // testCluster is an API server on embedded etcd, as cmd/apiserver runs it.
@@ -28,20 +25,7 @@ func testCluster(t *testing.T) *client.Client {
 	if testing.Short() {
 		t.Skip("starts etcd and an API server")
 	}
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return client.New(hs.URL, "kubelet-test")
+	return client.New(testserver.Start(t), "kubelet-test")
 }
 
 // startKubelet runs a kubelet for node01 until stop is called or the test

@@ -56,25 +56,8 @@ func (k *Kubelet) runWorker(ctx context.Context) {
 	}
 }
 
-// processNextItem syncs one pod; false means the queue is shut down.
 func (k *Kubelet) processNextItem(ctx context.Context) bool {
-	key, shutdown := k.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer k.queue.Done(key)
-	err := k.syncPod(ctx, key)
-	switch {
-	case err == nil:
-		k.queue.Forget(key)
-	case ctx.Err() != nil:
-		// Shutting down: the next kubelet will pick the pod up.
-	default:
-		// Retried with backoff: the API server may be briefly unavailable.
-		k.log.Warn("pod sync failed, retrying", "pod", key, "err", err, "retries", k.queue.NumRequeues(key))
-		k.queue.AddRateLimited(key)
-	}
-	return true
+	return k.queue.ProcessNext(ctx, k.syncPod, k.log, "pod")
 }
 
 // syncPod makes this node match the pod named key, as the informer's cache

@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 func TestANameTakenByAnotherReplicaSetBumpsCollisionCount(t *testing.T) {
@@ -46,7 +47,7 @@ func TestANameTakenByAnotherReplicaSetBumpsCollisionCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	run(t, func(ctx context.Context) {
+	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 1, DeploymentWorkers: 1, GCWorkers: 1})
 	})
 	eventually(t, "the Deployment gets its own ReplicaSet under a salted name", func() (bool, string) {

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -90,21 +89,5 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		// Retried with backoff: conflicts and a busy API server pass.
-		level := slog.LevelWarn
-		if apierrors.IsConflict(err) {
-			level = slog.LevelInfo // optimistic concurrency at work, not a fault
-		}
-		c.log.Log(ctx, level, "sync failed, will retry", "deployment", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.queue.ProcessNext(ctx, c.sync, c.log, "deployment")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -19,11 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/deployment"
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // This file runs the whole controller manager (Deployment, ReplicaSet and
@@ -39,31 +37,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: discard()})
-	if err := srv.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(cancel) // runs before hs.Close: watches end, so Close can return
-	return client.New(hs.URL, "deployment-test")
-}
-
-// run starts f and, when the test ends, cancels its context and waits for
-// it to return, so nothing outlives the test.
-func run(t *testing.T, f func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	return client.New(testserver.Start(t), "deployment-test")
 }
 
 // eventually polls cond until it holds or the deadline passes; cond
@@ -116,8 +90,8 @@ func watchRevisions(t *testing.T, c *client.Client) *revisions {
 		r.replicaSets[name] = note(r.replicaSets[name], obj)
 	}
 	rsets.AddHandler(client.Handler{OnAdd: onRS, OnUpdate: func(_, obj runtime.Object) { onRS(obj) }})
-	run(t, deploys.Run)
-	run(t, rsets.Run)
+	testserver.Run(t, deploys.Run)
+	testserver.Run(t, rsets.Run)
 	if !client.WaitForSync(context.Background(), deploys, rsets) {
 		t.Fatal("revision watch did not sync")
 	}
@@ -250,7 +224,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 	ctx := context.Background()
 	revs := watchRevisions(t, c)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	run(t, func(ctx context.Context) {
+	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2})
 	})
 

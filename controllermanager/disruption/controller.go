@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -98,24 +97,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		// Retried with backoff: the eviction subresource writes the same
-		// status, so conflicts are expected.
-		level := slog.LevelWarn
-		if apierrors.IsConflict(err) {
-			level = slog.LevelInfo
-		}
-		c.log.Log(ctx, level, "sync failed, will retry", "pdb", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.queue.ProcessNext(ctx, c.sync, c.log, "pdb")
 }
 
 // sync recomputes one budget's status.

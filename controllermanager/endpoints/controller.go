@@ -89,23 +89,7 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		// Retried with backoff: conflicts and a busy API server pass.
-		level := slog.LevelWarn
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-			level = slog.LevelInfo
-		}
-		c.log.Log(ctx, level, "sync failed, will retry", "service", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.queue.ProcessNext(ctx, c.sync, c.log, "service")
 }
 
 // sync writes the Endpoints of one Service, or deletes them with it.

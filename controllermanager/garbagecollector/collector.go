@@ -17,7 +17,6 @@ import (
 	"context"
 	"log/slog"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -135,22 +134,7 @@ func (gc *Collector) Run(ctx context.Context, workers int) {
 }
 
 func (gc *Collector) processNextItem(ctx context.Context) bool {
-	it, shutdown := gc.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer gc.queue.Done(it)
-	if err := gc.sync(ctx, it); err != nil {
-		// Retried with backoff: conflicts with the owner's controller
-		// are common while it is still writing.
-		level := slog.LevelWarn
-		if apierrors.IsConflict(err) {
-			level = slog.LevelInfo // optimistic concurrency at work, not a fault
-		}
-		gc.log.Log(ctx, level, "sync failed, will retry", "resource", it.resource, "object", it.key, "err", err)
-		gc.queue.AddRateLimited(it)
-		return true
-	}
-	gc.queue.Forget(it)
-	return true
+	return gc.queue.ProcessNext(ctx, gc.sync, gc.log, "object")
 }
+
+func (i item) String() string { return i.resource + " " + i.key }

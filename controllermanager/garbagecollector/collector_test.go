@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,10 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // This file runs the whole controller manager (garbage collector, ReplicaSet
@@ -47,31 +45,8 @@ type testAPI struct {
 }
 
 func startAPIServer(t *testing.T) testAPI {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: discard()})
-	if err := srv.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(cancel) // runs before hs.Close: watches end, so Close can return
-	return testAPI{Client: client.New(hs.URL, "garbagecollector-test"), url: hs.URL}
-}
-
-// run starts f and, when the test ends, cancels its context and waits for
-// it to return, so nothing outlives the test.
-func run(t *testing.T, f func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	url := testserver.Start(t)
+	return testAPI{Client: client.New(url, "garbagecollector-test"), url: url}
 }
 
 // eventually polls cond until it holds or the deadline passes; cond
@@ -238,7 +213,7 @@ func watchDeletions(t *testing.T, c testAPI) *deletions {
 			d.rv[res.Name+"/"+m.GetName()] = rv
 			d.mu.Unlock()
 		}})
-		run(t, inf.Run)
+		testserver.Run(t, inf.Run)
 		infs = append(infs, inf)
 	}
 	if !client.WaitForSync(context.Background(), infs...) {
@@ -274,7 +249,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// One collector worker: its queue is then processed in order, which
 	// the last case needs to know an object was looked at and kept.
-	run(t, func(ctx context.Context) {
+	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c.Client, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 1})
 	})
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -151,24 +150,7 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		// Retried with backoff: most errors are conflicts with other
-		// writers or a briefly unavailable API server.
-		level := slog.LevelWarn
-		if apierrors.IsConflict(err) {
-			level = slog.LevelInfo // optimistic concurrency at work, not a fault
-		}
-		c.log.Log(ctx, level, "sync failed, will retry", "replicaset", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.queue.ProcessNext(ctx, c.sync, c.log, "replicaset")
 }
 
 // resyncAfter re-checks a ReplicaSet whose pods become available only

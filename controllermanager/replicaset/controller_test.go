@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -17,11 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/controllermanager/replicaset"
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // This file runs the controller against a real API server (embedded etcd,
@@ -36,31 +34,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: discard()})
-	if err := srv.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(cancel) // runs before hs.Close: watches end, so Close can return
-	return client.New(hs.URL, "replicaset-test")
-}
-
-// run starts f and, when the test ends, cancels its context and waits for
-// it to return, so nothing outlives the test.
-func run(t *testing.T, f func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	return client.New(testserver.Start(t), "replicaset-test")
 }
 
 // observer watches pods the way the test sees them: which pods were created
@@ -81,7 +55,7 @@ func observe(t *testing.T, c *client.Client) *observer {
 		OnAdd:    func(obj runtime.Object) { o.seen(obj, true) },
 		OnUpdate: func(_, obj runtime.Object) { o.seen(obj, false) },
 	})
-	run(t, o.inf.Run)
+	testserver.Run(t, o.inf.Run)
 	return o
 }
 
@@ -237,10 +211,10 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 	rsets := client.NewInformer(c, client.ReplicaSets, "", client.ListOptions{}, discard())
 	rec := record.New(c, "controller-manager", "", discard())
 	ctrl := replicaset.New(c, rsets, pods, rec, log)
-	run(t, pods.Run)
-	run(t, rsets.Run)
-	run(t, rec.Run)
-	run(t, func(ctx context.Context) { ctrl.Run(ctx, 2) })
+	testserver.Run(t, pods.Run)
+	testserver.Run(t, rsets.Run)
+	testserver.Run(t, rec.Run)
+	testserver.Run(t, func(ctx context.Context) { ctrl.Run(ctx, 2) })
 
 	t.Run("a new ReplicaSet of 3 gets exactly 3 pods, each created once", func(t *testing.T) {
 		s := waitSettled(t, c, "web")

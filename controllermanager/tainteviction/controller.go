@@ -164,18 +164,5 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		// Retried with backoff: the DELETE failed, most likely because the
-		// API server is briefly unavailable.
-		c.log.Warn("sync failed, will retry", "pod", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.queue.ProcessNext(ctx, c.sync, c.log, "pod")
 }

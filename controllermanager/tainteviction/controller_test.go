@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // This file runs the controller against a real API server (embedded etcd,
@@ -35,31 +32,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: discard()})
-	if err := srv.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(cancel) // runs before hs.Close: watches end, so Close can return
-	return client.New(hs.URL, "tainteviction-test")
-}
-
-// run starts f and, when the test ends, cancels its context and waits for
-// it to return, so nothing outlives the test.
-func run(t *testing.T, f func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	return client.New(testserver.Start(t), "tainteviction-test")
 }
 
 // eventually polls cond until it holds or the timeout passes; cond
@@ -201,12 +174,12 @@ func TestTaintEvictionAgainstARealAPIServer(t *testing.T) {
 	pods := client.NewInformer(c, client.Pods, "", client.ListOptions{}, discard())
 	rec := record.New(c, "controller-manager", "", discard())
 	ctrl := tainteviction.New(c, nodes, pods, rec, log, clk)
-	run(t, nodes.Run)
-	run(t, pods.Run)
-	run(t, rec.Run)
+	testserver.Run(t, nodes.Run)
+	testserver.Run(t, pods.Run)
+	testserver.Run(t, rec.Run)
 	// One worker: keys are synced in the order they are queued, which the
 	// last step relies on.
-	run(t, func(ctx context.Context) { ctrl.Run(ctx, 1) })
+	testserver.Run(t, func(ctx context.Context) { ctrl.Run(ctx, 1) })
 
 	// kubectl taint node node02 check=mycheck:NoExecute: web-rescued
 	// tolerates it for 60s, so its eviction is scheduled, a first timer.
