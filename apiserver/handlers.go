@@ -46,6 +46,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.serveScale(req)
 	case "binding":
 		s.serveBinding(req)
+	case "finalize":
+		s.serveFinalize(req)
 	case "log":
 		if res != podsResource {
 			writeError(w, notFoundPath(r.URL.Path))

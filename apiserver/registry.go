@@ -42,6 +42,10 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks an object; old is nil on create. Optional.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// BeginDelete, on DELETE, marks obj as terminating and reports whether
+	// its deletion must wait for something besides metadata.finalizers
+	// (a namespace waits for its contents to go). Optional.
+	BeginDelete func(obj runtime.Object) (wait bool)
 	// Admit runs on create and update (old nil on create) after defaulting,
 	// for rules that read other objects: a PriorityClass's value, a free
 	// ClusterIP. It is kube-apiserver's admission chain, one kind at a

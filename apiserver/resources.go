@@ -51,7 +51,16 @@ var namespacesResource = &Resource{
 	NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 	Status:  true,
 	PrepareForCreate: func(obj runtime.Object) {
-		obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		ns := obj.(*corev1.Namespace)
+		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		// The namespace controller's finalizer: deleting the namespace
+		// waits until it has deleted everything in it.
+		ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	},
+	BeginDelete: func(obj runtime.Object) bool {
+		ns := obj.(*corev1.Namespace)
+		ns.Status.Phase = corev1.NamespaceTerminating
+		return len(ns.Spec.Finalizers) > 0
 	},
 	Default: func(obj runtime.Object) {
 		ns := obj.(*corev1.Namespace)

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -159,9 +160,13 @@ func (s *Server) namespaceExists(ctx context.Context, ns string) error {
 	if ns == "" {
 		return badRequest("a namespace is required for namespaced resources")
 	}
-	_, err := s.store.Get(ctx, store.Key(namespacesResource.Name, "", ns))
+	obj, err := s.storages[namespacesResource].Get(ctx, "", ns)
 	if err != nil {
-		return storeError(err, namespacesResource.GroupResource(), ns)
+		return err
+	}
+	if obj.(*corev1.Namespace).DeletionTimestamp != nil {
+		return apierrors.NewForbidden(namespacesResource.GroupResource(), ns,
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
 	}
 	return nil
 }

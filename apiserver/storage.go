@@ -333,7 +333,8 @@ func (s *storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) 
 	if s.res.GracePeriod != nil {
 		grace, graceful = s.res.GracePeriod(obj, opts.GracePeriodSeconds)
 	}
-	if !graceful && len(m.GetFinalizers()) == 0 {
+	waits := s.res.BeginDelete != nil && s.res.BeginDelete(obj)
+	if !graceful && !waits && len(m.GetFinalizers()) == 0 {
 		return nil, false
 	}
 	if !graceful {
@@ -341,7 +342,7 @@ func (s *storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) 
 	}
 	// An object already terminating only has its grace period shortened.
 	if old := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() != nil && old != nil && *old <= grace {
-		if changed {
+		if changed || waits {
 			return obj, true
 		}
 		return nil, true

@@ -182,3 +182,28 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
 func fieldErr(path, msg string) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath(path), nil, msg)}
 }
+
+// serveFinalize is PUT namespaces/<name>/finalize: the namespace
+// controller's way to say "my part of the deletion is done" by removing
+// its name from spec.finalizers. Nothing else of the namespace changes.
+func (s *Server) serveFinalize(q *request) {
+	if q.st.res != namespacesResource || q.info.Verb != "update" {
+		writeError(q.w, notFoundPath(q.r.URL.Path))
+		return
+	}
+	obj, err := s.decodeBody(q)
+	if err != nil {
+		writeError(q.w, err)
+		return
+	}
+	want := obj.(*corev1.Namespace).Spec.Finalizers
+	updated, err := q.st.Update(q.r.Context(), "", q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		ns := cur.(*corev1.Namespace)
+		ns.Spec.Finalizers = want
+		return ns, nil
+	})
+	if err == nil {
+		s.logWrite(q, updated)
+	}
+	respond(q.w, http.StatusOK, updated, err)
+}

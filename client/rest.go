@@ -190,3 +190,14 @@ func (c *Client) WaitForServer(ctx context.Context, timeout time.Duration) error
 		}
 	}
 }
+
+// Do sends a request to any path of the API server, for what has no typed
+// method: discovery (/api, /apis/apps/v1), or the collections of kinds
+// learned from discovery. body and out may be nil.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	contentType := ""
+	if body != nil {
+		contentType = "application/json"
+	}
+	return c.do(ctx, method, path, nil, contentType, body, out)
+}

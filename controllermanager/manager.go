@@ -11,6 +11,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/disruption"
 	"github.com/mkube/mkube/controllermanager/endpoints"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 )
@@ -40,6 +41,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	nodes := inform(client.Nodes)
 	services, endpointsInf := inform(client.Services), inform(client.Endpoints)
 	pdbs := inform(client.PodDisruptionBudgets)
+	namespaces := inform(client.Namespaces)
 
 	rec := record.New(c, "controller-manager", "", log)
 	rsc := replicaset.New(c, rsets, pods, rec, log)
@@ -47,6 +49,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	dc := deployment.New(c, deploys, rsets, rec, log)
 	ec := endpoints.New(c, services, endpointsInf, pods, log)
 	dic := disruption.New(c, pdbs, pods, rsets, rcs, deploys, log)
+	nsc := namespace.New(c, namespaces, log)
 	gc := garbagecollector.New(c, log,
 		garbagecollector.Source{Resource: client.Pods, Informer: pods},
 		garbagecollector.Source{Resource: client.ReplicaSets, Informer: rsets},
@@ -70,8 +73,9 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	run(func() { dc.Run(ctx, opts.DeploymentWorkers) })
 	run(func() { ec.Run(ctx, opts.DeploymentWorkers) })
 	run(func() { dic.Run(ctx, opts.DeploymentWorkers) })
+	run(func() { nsc.Run(ctx, 2) })
 	run(func() { gc.Run(ctx, opts.GCWorkers) })
 	run(func() { tec.Run(ctx, opts.TaintEvictionWorkers) })
-	log.Info("controllers started", "controllers", []string{"replicaset", "replicationcontroller", "deployment", "endpoints", "disruption", "garbagecollector", "taint-eviction-controller"})
+	log.Info("controllers started", "controllers", []string{"replicaset", "replicationcontroller", "deployment", "endpoints", "disruption", "namespace", "garbagecollector", "taint-eviction-controller"})
 	wg.Wait()
 }
