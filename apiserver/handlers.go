@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -34,6 +35,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	res, ok := s.registry.Lookup(info.GroupVersion, info.Resource)
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	switch dry := r.URL.Query()["dryRun"]; {
+	case len(dry) == 0:
+	case len(dry) == 1 && dry[0] == metav1.DryRunAll:
+		r = r.WithContext(withDryRun(r.Context()))
+	default:
+		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", dry)))
 		return
 	}
 	req := &request{w: w, r: r, info: info, st: s.storages[res]}
@@ -400,8 +409,12 @@ func (s *Server) delete(q *request) {
 		writeError(q.w, err)
 		return
 	}
-	obj, deleted, err := q.st.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts)
-	if err == nil {
+	ctx := q.r.Context()
+	if len(opts.DryRun) > 0 { // kubectl sends it in the body of a DELETE
+		ctx = withDryRun(ctx)
+	}
+	obj, deleted, err := q.st.Delete(ctx, q.info.Namespace, q.info.Name, opts)
+	if err == nil && !isDryRun(ctx) {
 		s.log.Info("deleted", "resource", q.st.res.Name, "object", objectKey(obj), "gone", deleted, "rv", rvOf(obj))
 	}
 	respond(q.w, http.StatusOK, obj, err)
@@ -425,10 +438,14 @@ func (s *Server) deleteCollection(q *request) {
 		writeError(q.w, err)
 		return
 	}
+	ctx := q.r.Context()
+	if len(opts.DryRun) > 0 {
+		ctx = withDryRun(ctx)
+	}
 	var gone []runtime.Object
 	for _, obj := range page.items {
 		m, _ := meta.Accessor(obj)
-		if _, _, err := q.st.Delete(q.r.Context(), m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+		if _, _, err := q.st.Delete(ctx, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
 			writeError(q.w, err)
 			return
 		}
@@ -440,6 +457,9 @@ func (s *Server) deleteCollection(q *request) {
 	writeJSON(q.w, http.StatusOK, list)
 }
 
+// protobufMagic starts every Kubernetes protobuf body.
+var protobufMagic = []byte("k8s\x00")
+
 // deleteOptions merges the DeleteOptions body (if any) with the query
 // parameters gracePeriodSeconds and propagationPolicy.
 func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
@@ -448,7 +468,18 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > 0 {
+	switch {
+	case bytes.HasPrefix(data, protobufMagic):
+		// client-go's typed clients send DeleteOptions as protobuf: the
+		// magic, then a runtime.Unknown envelope around the message.
+		var envelope runtime.Unknown
+		if err := envelope.Unmarshal(data[len(protobufMagic):]); err != nil {
+			return nil, badRequest("invalid DeleteOptions: %v", err)
+		}
+		if err := opts.Unmarshal(envelope.Raw); err != nil {
+			return nil, badRequest("invalid DeleteOptions: %v", err)
+		}
+	case len(data) > 0:
 		if err := json.Unmarshal(data, opts); err != nil {
 			return nil, badRequest("invalid DeleteOptions: %v", err)
 		}

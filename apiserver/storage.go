@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,6 +132,9 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	if err := s.admit(ctx, obj, nil); err != nil {
 		return nil, err
 	}
+	if isDryRun(ctx) {
+		return obj, nil // admitted and validated, not written
+	}
 	data, err := s.encode(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -186,6 +190,9 @@ func (s *storage) Update(ctx context.Context, ns, name string, fn updateFunc) (r
 		if err != nil {
 			return nil, err
 		}
+		if isDryRun(ctx) {
+			return next, nil
+		}
 		if finalized(next, cur) {
 			// The last finalizer of an object being deleted is gone:
 			// finish the deletion the user asked for earlier.
@@ -199,6 +206,12 @@ func (s *storage) Update(ctx context.Context, ns, name string, fn updateFunc) (r
 		data, err := s.encode(next)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
+		}
+		if bytes.Equal(data, kv.Value) {
+			// Nothing changed: no write, no new resourceVersion, no watch
+			// event — as Kubernetes, which is how kubectl can print
+			// "patched (no change)".
+			return cur, nil
 		}
 		rev, err := s.store.Update(ctx, key, data, kv.Rev)
 		if errors.Is(err, store.ErrConflict) {
@@ -291,6 +304,12 @@ func (s *storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 			return nil, false, err
 		}
 		next, pending := s.beginDeletion(cur, opts)
+		if isDryRun(ctx) {
+			if next != nil {
+				return next, false, nil
+			}
+			return cur, !pending, nil
+		}
 		if pending {
 			if next == nil { // already terminating, nothing to change
 				return cur, false, nil
@@ -402,3 +421,13 @@ func checkPreconditions(res *Resource, m metav1.Object, p *metav1.Preconditions)
 	}
 	return nil
 }
+
+// dryRunKey marks a request context ?dryRun=All: every step of a write
+// runs — admission, defaulting, validation, conflicts — except the write.
+type dryRunKey struct{}
+
+func withDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+func isDryRun(ctx context.Context) bool { return ctx.Value(dryRunKey{}) != nil }
