@@ -3,12 +3,14 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -20,10 +22,24 @@ import (
 // API Server，由 APIServer 更新至 etcd 中". The scheduler does not PUT the pod: it
 // POSTs a Binding to pods/NAME/binding, and the API server sets
 // spec.nodeName (and PodScheduled=True) itself.
-func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod) {
+//
+// The Binding carries the decision's explanation (package explanation) in
+// its annotation mkube.io/scheduling-explanation, which the API server
+// copies onto the pod. It is built here, on the binding goroutine, so the
+// scheduling loop goes on to the next pod meanwhile; its one-line form is
+// logged. The Scheduled event keeps Kubernetes' sentence.
+func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, r scheduleResult) {
 	s.goAPI(ctx, func(ctx context.Context) {
 		node := assumed.Spec.NodeName
-		err := s.bind(ctx, assumed)
+		e := explanation.New(r.decision())
+		if s.log.Enabled(ctx, slog.LevelInfo) {
+			s.log.Info("scheduling explanation", "step", 9, "pod", p.Key, "why", e.Short())
+		}
+		annotation, err := e.Encode()
+		if err != nil {
+			s.log.Error("encode scheduling explanation", "pod", p.Key, "err", err) // bind without it
+		}
+		err = s.bind(ctx, assumed, annotation)
 		if err == nil {
 			s.log.Info("bound pod to node", "step", 10, "pod", p.Key, "node", node)
 			s.recorder.Event(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s to %s", p.Key, node)
@@ -39,17 +55,21 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 // bind POSTs the Binding:
 //
 //	{"apiVersion":"v1","kind":"Binding",
-//	 "metadata":{"name":"web-1","namespace":"default","uid":"..."},
+//	 "metadata":{"name":"web-1","namespace":"default","uid":"...",
+//	             "annotations":{"mkube.io/scheduling-explanation":"{...}"}},
 //	 "target":{"kind":"Node","name":"node01"}}
 //
 // The uid, as kube-scheduler's DefaultBinder sends it, makes the API
 // server refuse (409) to bind a different pod that has since taken the
 // same name.
-func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod) error {
+func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, explained string) error {
 	b := &corev1.Binding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"},
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: pod.Spec.NodeName},
+	}
+	if explained != "" {
+		b.Annotations = map[string]string{explanation.AnnotationKey: explained}
 	}
 	return s.client.Post(ctx, client.Pods, pod.Namespace, pod.Name, "binding", b)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
 	"github.com/mkube/mkube/scheduler/queue"
@@ -65,7 +66,7 @@ func TestBinding(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			s.bindAsync(context.Background(), p, assumed)
+			s.bindAsync(context.Background(), p, assumed, scheduleResult{SuggestedHost: "node01", NumNodes: 1, EvaluatedNodes: 1, FeasibleNodes: 1})
 			s.apiCalls.Wait()
 
 			if got := s.cache.IsAssumedPod(pod); got != tt.wantAssumed {
@@ -79,6 +80,10 @@ func TestBinding(t *testing.T) {
 			if b["apiVersion"] != "v1" || b["kind"] != "Binding" || meta["name"] != "web-1" || meta["uid"] != "uid-web-1" ||
 				target["kind"] != "Node" || target["name"] != "node01" {
 				t.Errorf("binding body = %v", b)
+			}
+			annotations, _ := meta["annotations"].(map[string]any)
+			if got, _ := annotations[explanation.AnnotationKey].(string); got != `{"node":"node01","nodes":1,"evaluated":1,"feasible":1}` {
+				t.Errorf("explanation annotation = %q", got)
 			}
 			if c := s.queue.Counts(); c != (queue.Counts{}) {
 				t.Errorf("queue = %+v, want the pod not requeued (the informer has not seen it)", c)

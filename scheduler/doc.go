@@ -15,6 +15,32 @@
 //	         the pod bound, which confirms the assumption. The scheduler
 //	         records a Normal "Scheduled" event.
 //
+// The policies (seed 000 section 二 and 三, seed 003), one plugin each,
+// in the default profile's order (config.DefaultPlugins):
+//
+//	predicate / priority                              plugin                            weight
+//	CheckNodeUnschedulable                            NodeUnschedulable
+//	PodFitsHost                                       NodeName
+//	PodToleratesNodeTaints / TaintTolerationPriority  TaintToleration                   3
+//	PodSelectorMatches / NodeAffinityPriority         NodeAffinity                      2
+//	PodFitsHostPorts                                  NodePorts
+//	PodFitsResources / LeastRequestedPriority         NodeResourcesFit                  1
+//	NoDiskConflict                                    VolumeRestrictions
+//	SelectorSpreadPriority                            SelectorSpread                    2
+//	MatchInterPodAffinity / InterPodAffinityPriority  InterPodAffinity                  2
+//	BalancedResourceAllocation                        NodeResourcesBalancedAllocation   1
+//	ImageLocalityPriority                             ImageLocality                     1
+//
+// A --config file (package config) enables, disables and weighs them.
+//
+// Every decision is explained (package explanation): the Binding carries,
+// in the annotation mkube.io/scheduling-explanation, each evaluated node's
+// verdict (the filter that rejected it and why, or each plugin's score,
+// weight and the total); the API server copies it onto the pod, and
+// `mkube explain pod NAME` prints it. The log has the one-line form
+// ("scheduling explanation"); the Scheduled event keeps Kubernetes'
+// sentence, "Successfully assigned default/web-1 to node01".
+//
 // A pod that fits nowhere stays Pending: it gets a Warning FailedScheduling
 // event and the condition PodScheduled=False, reason Unschedulable, both
 // with Kubernetes' message ("0/3 nodes are available: 1 node(s) were
@@ -26,11 +52,14 @@
 //
 //	scheduler.go                 Config, New, Run: the informers and loops
 //	eventhandlers.go             informer events → queue and cache
+//	namespaces.go                namespace labels for namespaceSelector
 //	schedule_one.go              one scheduling cycle: filter, score, select, assume
-//	binding.go                   the asynchronous binding (step 10)
+//	binding.go                   the asynchronous binding (step 10), with the explanation
 //	failure.go                   FailedScheduling: event, condition, requeue
-//	framework/                   Status, NodeInfo, plugins' interfaces, FitError
-//	framework/plugins/...        one package per predicate or priority
+//	framework/                   Status, CycleState, NodeInfo, plugins' interfaces, FitError
+//	framework/plugins/...        one package per predicate or priority; registry.go
+//	config/                      the --config file: profiles, weights
+//	explanation/                 the record of a decision, and its table
 //	queue/                       activeQ, backoffQ, unschedulable pods
 //	cache/                       node infos, assume/forget, snapshots
 package scheduler

@@ -16,7 +16,8 @@ import (
 //
 //	pod, unbound, ours    → queue (Add, Update, Delete)
 //	pod, bound            → cache (AddPod, UpdatePod, RemovePod); a bound pod
-//	                        gone frees room → MoveAllToActiveOrBackoffQueue
+//	                        gone frees room, a relabelled one may satisfy
+//	                        affinity → MoveAllToActiveOrBackoffQueue
 //	pod, becomes bound    → step 10 observed: off the queue, into the cache
 //	node                  → cache; a change that may help → Move...
 
@@ -59,6 +60,9 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj runtime.Object) {
 	case assigned(old):
 		if err := s.cache.UpdatePod(old, pod); err != nil {
 			s.log.Error("update pod in cache", "pod", framework.PodKey(pod), "err", err)
+		}
+		if !maps.Equal(old.Labels, pod.Labels) {
+			s.moveOnEvent(framework.AssignedPodUpdateLabel)
 		}
 	case assigned(pod):
 		// Step 10 as the watch shows it: the binding is stored. The pod

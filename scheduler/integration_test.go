@@ -63,7 +63,8 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 		waitBound(t, c, "web-2", "node01")
 		waitBound(t, c, "fast", "node02")
 		waitEvent(t, c, "web-1", "Scheduled", "Successfully assigned default/web-1 to node01")
-		for _, want := range []string{`msg="scheduling pod" step=9 pod=default/web-1`, `msg="bound pod to node" step=10 pod=default/web-1 node=node01`} {
+		for _, want := range []string{`msg="scheduling pod" step=9 pod=default/web-1`, `msg="bound pod to node" step=10 pod=default/web-1 node=node01`,
+			`msg="scheduling explanation" step=9 pod=default/web-1 why="node01: the only feasible node: not scored; rejected 1: NodeAffinity \"node(s) didn't match Pod's node affinity/selector\" ×1"`} {
 			waitFor(t, "log line "+want, func() (bool, error) { return strings.Contains(logs.String(), want), nil })
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -26,10 +27,21 @@ const (
 type scheduleResult struct {
 	SuggestedHost  string
 	Score          int64
+	NumNodes       int // in the snapshot
 	EvaluatedNodes int // filtered, feasible or not
 	FeasibleNodes  int
+	Plugins        []framework.PluginWeight     // the score plugins that ran
 	Scores         []framework.NodePluginScores // nil when only one node fit
 	Diagnosis      framework.Diagnosis          // the nodes that did not fit
+	// The plugins whose PreFilter or PreScore skipped this pod, and why.
+	SkippedFilters, SkippedScores []framework.SkippedPlugin
+}
+
+// decision is the result as the explanation package reads it.
+func (r *scheduleResult) decision() explanation.Decision {
+	return explanation.Decision{Node: r.SuggestedHost, Nodes: r.NumNodes, Evaluated: r.EvaluatedNodes, Feasible: r.FeasibleNodes,
+		Plugins: r.Plugins, Scores: r.Scores, Rejected: r.Diagnosis.NodeToStatus,
+		SkippedFilters: r.SkippedFilters, SkippedScores: r.SkippedScores}
 }
 
 // scheduleOne is one scheduling cycle: take the next pod, choose its node,
@@ -58,17 +70,19 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	s.logDecision(ctx, pInfo, result, start)
 
 	// Assume: count the pod on its node now, so the next cycle sees the
-	// room it takes, although the binding has not reached the API server.
+	// room it takes (and its host ports, its affinity terms), although the
+	// binding has not reached the API server.
 	assumed := pInfo.Pod.DeepCopy()
 	assumed.Spec.NodeName = result.SuggestedHost
-	assumedInfo := &framework.PodInfo{Pod: assumed, Key: pInfo.Key, Requests: pInfo.Requests, NonZeroRequests: pInfo.NonZeroRequests}
-	if err := s.cache.AssumePod(assumedInfo); err != nil {
+	assumedInfo := *pInfo.PodInfo // the parsed terms are shared: they never change
+	assumedInfo.Pod = assumed
+	if err := s.cache.AssumePod(&assumedInfo); err != nil {
 		// The cache already counts this pod: a bug, or a race with the
 		// informer. Retried after its backoff.
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle)
 		return true
 	}
-	s.bindAsync(ctx, pInfo, assumed)
+	s.bindAsync(ctx, pInfo, assumed, result)
 	return true
 }
 
@@ -87,15 +101,17 @@ func (s *Scheduler) skipPodSchedule(p *framework.QueuedPodInfo) bool {
 	return false
 }
 
-// schedulePod runs the algorithm on the current snapshot: Filter, Score,
-// select. It returns a *framework.FitError when no node fits,
-// framework.ErrNoNodesAvailable when there are no nodes at all.
+// schedulePod runs the algorithm on the current snapshot: PreFilter,
+// Filter, PreScore, Score, select. It returns a *framework.FitError when
+// no node fits, framework.ErrNoNodesAvailable when there are no nodes at
+// all.
 func (s *Scheduler) schedulePod(pod *framework.PodInfo) (scheduleResult, error) {
 	nodes := s.snapshot.List()
 	if len(nodes) == 0 {
 		return scheduleResult{}, framework.ErrNoNodesAvailable
 	}
-	feasible, diagnosis, err := s.findNodesThatFitPod(pod, nodes)
+	state := framework.NewCycleState()
+	feasible, diagnosis, err := s.findNodesThatFitPod(state, pod, nodes)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -103,36 +119,54 @@ func (s *Scheduler) schedulePod(pod *framework.PodInfo) (scheduleResult, error) 
 		return scheduleResult{}, &framework.FitError{Pod: pod.Pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 	result := scheduleResult{
+		NumNodes:       len(nodes),
 		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus),
 		FeasibleNodes:  len(feasible),
 		Diagnosis:      diagnosis,
+		SkippedFilters: state.SkippedFilters(),
 	}
 	if len(feasible) == 1 || !s.framework.HasScorePlugins() {
 		// Nothing to compare (Kubernetes skips scoring here too).
 		result.SuggestedHost = feasible[0].Node().Name
 		return result, nil
 	}
-	scores, st := s.framework.RunScorePlugins(pod, feasible)
-	if !st.IsSuccess() {
-		return scheduleResult{}, st.AsError()
+	// Score (优选): each plugin prepares once, then rates every feasible node.
+	if st := s.framework.RunPreScorePlugins(state, pod, feasible, s.snapshot); !st.IsSuccess() {
+		return scheduleResult{}, fmt.Errorf("running prescore %s: %w", st.Plugin(), st.AsError())
 	}
-	result.Scores = scores
+	plugins, scores, st := s.framework.RunScorePlugins(state, pod, feasible)
+	if !st.IsSuccess() {
+		return scheduleResult{}, fmt.Errorf("running score %s: %w", st.Plugin(), st.AsError())
+	}
+	result.Plugins, result.Scores, result.SkippedScores = plugins, scores, state.SkippedScores()
 	result.SuggestedHost, result.Score = selectHost(scores, s.rand)
 	return result, nil
 }
 
-// findNodesThatFitPod is the Filter phase (预选). It walks the nodes from
-// where the previous cycle stopped, so that in a big cluster, where a
-// cycle does not look at every node, every node gets its turn.
-func (s *Scheduler) findNodesThatFitPod(pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+// findNodesThatFitPod is the Filter phase (预选). PreFilter plugins first
+// prepare, once, what their filters need (or reject the pod outright);
+// then the filters run node by node, from where the previous cycle
+// stopped, so that in a big cluster, where a cycle does not look at every
+// node, every node gets its turn.
+func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	var diagnosis framework.Diagnosis
+	if st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot); !st.IsSuccess() {
+		if !st.IsRejected() {
+			return nil, diagnosis, fmt.Errorf("running prefilter %s: %w", st.Plugin(), st.AsError())
+		}
+		// The pod fits no node at all: each node reports the reason.
+		for _, n := range nodes {
+			diagnosis.Add(n.Node().Name, st)
+		}
+		return nil, diagnosis, nil
+	}
 	want := numFeasibleNodesToFind(s.percentageOfNodesToScore, len(nodes))
 	feasible := make([]*framework.NodeInfo, 0, min(want, len(nodes)))
 	processed := 0
 	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
 		node := nodes[(s.nextStartNodeIndex+i)%len(nodes)]
 		processed++
-		st := s.framework.RunFilterPlugins(pod, node)
+		st := s.framework.RunFilterPlugins(state, pod, node)
 		switch {
 		case st.IsSuccess():
 			feasible = append(feasible, node)

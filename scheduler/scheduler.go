@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/scheduler/cache"
+	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/framework"
 	"github.com/mkube/mkube/scheduler/framework/plugins"
 	"github.com/mkube/mkube/scheduler/queue"
@@ -49,7 +51,10 @@ type Config struct {
 	PodInitialBackoff                 time.Duration
 	PodMaxBackoff                     time.Duration
 	PodMaxInUnschedulablePodsDuration time.Duration
-	// Plugins replaces the default profile (plugins.Default()).
+	// Profile chooses the plugins and their weights (a --config file's
+	// profiles[0]); nil means the default profile, config.DefaultPlugins.
+	Profile *config.Profile
+	// Plugins, if set, replaces Profile with plugins already built (tests).
 	Plugins []framework.PluginSpec
 	// Clock and Rand may be set by tests.
 	Clock clock.WithTicker
@@ -67,8 +72,9 @@ type Scheduler struct {
 	queue     *queue.PriorityQueue
 	cache     *cache.Cache
 
-	podInformer  *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
-	nodeInformer *client.Informer // all nodes, into the cache
+	podInformer       *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
+	nodeInformer      *client.Informer // all nodes, into the cache
+	namespaceInformer *client.Informer // namespaces' labels, for InterPodAffinity's namespaceSelector
 
 	// Owned by the scheduling loop (scheduleOne) alone.
 	snapshot                 *cache.Snapshot
@@ -103,8 +109,13 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.PercentageOfNodesToScore < 0 || cfg.PercentageOfNodesToScore > 100 {
 		return nil, fmt.Errorf("scheduler: PercentageOfNodesToScore %d is not in [0, 100]", cfg.PercentageOfNodesToScore)
 	}
+	namespaceInformer := client.NewInformer(cfg.Client, client.Namespaces, "", client.ListOptions{}, cfg.Log)
 	if cfg.Plugins == nil {
-		cfg.Plugins = plugins.Default()
+		specs, err := plugins.NewProfile(cfg.Profile, framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}})
+		if err != nil {
+			return nil, fmt.Errorf("scheduler profile: %w", err)
+		}
+		cfg.Plugins = specs
 	}
 	fwk, err := framework.New(cfg.Plugins...)
 	if err != nil {
@@ -129,9 +140,10 @@ func New(cfg Config) (*Scheduler, error) {
 		percentageOfNodesToScore: cfg.PercentageOfNodesToScore,
 		rand:                     cfg.Rand,
 		apiSlots:                 make(chan struct{}, maxConcurrentAPICalls),
+		namespaceInformer:        namespaceInformer,
 	}
 	// Step 9: "the scheduler watches the API server". Kubernetes'
-	// scheduler watches all unfinished pods and all nodes.
+	// scheduler watches all unfinished pods, all nodes, and namespaces.
 	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
 	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
 	s.addEventHandlers()
@@ -140,26 +152,29 @@ func New(cfg Config) (*Scheduler, error) {
 
 // Run schedules pods until ctx is cancelled:
 //
-//  1. start the event recorder and the node and pod informers;
-//  2. wait until both have listed once, so the first decision sees every
-//     node and every bound pod;
+//  1. start the event recorder and the node, pod and namespace informers;
+//  2. wait until they have listed once, so the first decision sees every
+//     node, every bound pod and every namespace's labels;
 //  3. start the queue's timers (backoff, unschedulable leftovers);
 //  4. run scheduling cycles one after another on this goroutine;
 //
 // and on cancel: close the queue (which ends the loop), then wait for the
 // bindings and status updates still in flight.
 //
-// Goroutines: the recorder, the two informers and the queue's timers stop
+// Goroutines: the recorder, the three informers and the queue's timers stop
 // with ctx; one more goroutine waits for ctx to close the queue; the API
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {
 	go s.recorder.Run(ctx)
 	go s.nodeInformer.Run(ctx)
 	go s.podInformer.Run(ctx)
-	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer) {
+	go s.namespaceInformer.Run(ctx)
+	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer) {
 		return ctx.Err()
 	}
-	s.log.Info("scheduler ready", "scheduler", s.name, "nodes", s.cache.NodeCount(), "queued", s.queue.Counts().Active)
+	filters, scores := s.framework.ListPlugins()
+	s.log.Info("scheduler ready", "scheduler", s.name, "nodes", s.cache.NodeCount(), "queued", s.queue.Counts().Active,
+		"filters", strings.Join(filters, ","), "scores", strings.Join(scores, ","))
 	go s.queue.Run(ctx)
 	go func() {
 		<-ctx.Done()

@@ -1,6 +1,10 @@
 // Command scheduler runs mkube's scheduler against an API server: it
 // watches unbound pods and binds each to a node (steps 9 and 10 of the
 // pod creation flow).
+//
+// --config FILE reads a KubeSchedulerConfiguration (YAML or JSON) that
+// enables, disables and weighs plugins; see scheduler/config-example.yaml.
+// Flags given explicitly win over the file.
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/scheduler"
+	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/queue"
 )
 
@@ -25,9 +30,25 @@ func main() {
 	initialBackoff := flag.Duration("pod-initial-backoff", queue.DefaultPodInitialBackoff, "backoff of a pod after its first failed attempt; doubles per attempt")
 	maxBackoff := flag.Duration("pod-max-backoff", queue.DefaultPodMaxBackoff, "longest backoff of a pod")
 	maxUnschedulable := flag.Duration("pod-max-in-unschedulable-pods-duration", queue.DefaultPodMaxInUnschedulablePodsDuration, "retry an unschedulable pod after this long even if no cluster event suggested it")
+	configFile := flag.String("config", "", "a KubeSchedulerConfiguration file (YAML or JSON): plugins, weights, percentageOfNodesToScore (see scheduler/config-example.yaml)")
 	flag.Parse()
 
 	log := logging.New("scheduler", *logLevel)
+	var profile *config.Profile
+	if *configFile != "" {
+		cfg, err := config.Load(*configFile)
+		if err != nil {
+			log.Error("config", "err", err)
+			os.Exit(1)
+		}
+		profile = cfg.Profile()
+		if !flagSet("percentage-of-nodes-to-score") {
+			*percentage = int(cfg.Percentage())
+		}
+		if !flagSet("scheduler-name") && profile.SchedulerName != "" {
+			*name = profile.SchedulerName
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -41,6 +62,7 @@ func main() {
 		Log:                               log,
 		SchedulerName:                     *name,
 		PercentageOfNodesToScore:          int32(*percentage),
+		Profile:                           profile,
 		PodInitialBackoff:                 *initialBackoff,
 		PodMaxBackoff:                     *maxBackoff,
 		PodMaxInUnschedulablePodsDuration: *maxUnschedulable,
@@ -49,10 +71,17 @@ func main() {
 		log.Error("scheduler", "err", err)
 		os.Exit(1)
 	}
-	log.Info("starting scheduler", "server", *server, "scheduler", *name)
+	log.Info("starting scheduler", "server", *server, "scheduler", *name, "config", *configFile)
 	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
 		log.Error("scheduler", "err", err)
 		os.Exit(1)
 	}
 	log.Info("scheduler stopped")
+}
+
+// flagSet reports whether flag name was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -15,10 +15,16 @@
 // most recently changed first, each stamped with a generation number, and
 // stops at the first node the snapshot already has. A cycle costs
 // O(changed nodes), not O(pods).
+//
+// Besides the nodes, the snapshot holds what some plugins need about the
+// whole cluster, maintained as cheaply: the nodes holding pods with
+// inter-pod affinity (InterPodAffinity), and how many nodes hold each
+// image (ImageLocality), which the cache counts as nodes come and go.
 package cache
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +50,10 @@ type Cache struct {
 	// assumedPods are the pods whose binding has not been confirmed yet.
 	assumedPods sets.Set[string]
 	generation  int64
+	// imageNodes counts, for each image name, the nodes reporting it in
+	// status.images; imageGeneration increases when a count changes.
+	imageNodes      map[string]int
+	imageGeneration int64
 }
 
 type nodeInfoListItem struct {
@@ -54,7 +64,8 @@ type nodeInfoListItem struct {
 
 // New returns an empty cache.
 func New() *Cache {
-	return &Cache{nodes: map[string]*nodeInfoListItem{}, podStates: map[string]*framework.PodInfo{}, assumedPods: sets.New[string]()}
+	return &Cache{nodes: map[string]*nodeInfoListItem{}, podStates: map[string]*framework.PodInfo{}, assumedPods: sets.New[string](),
+		imageNodes: map[string]int{}}
 }
 
 // AssumePod counts pod (with spec.nodeName set to the chosen node) on its
@@ -182,8 +193,27 @@ func (c *Cache) AddNode(node *corev1.Node) {
 	if item.info.Node() == nil {
 		c.nodeCount++
 	}
+	oldImages := item.info.ImageSizes
 	item.info.SetNode(node)
+	if !maps.Equal(oldImages, item.info.ImageSizes) {
+		c.countImages(oldImages, -1)
+		c.countImages(item.info.ImageSizes, +1)
+	}
 	c.touch(item)
+}
+
+// countImages adds delta to the node count of every image in images.
+func (c *Cache) countImages(images map[string]int64, delta int) {
+	if len(images) == 0 {
+		return
+	}
+	for name := range images {
+		c.imageNodes[name] += delta
+		if c.imageNodes[name] <= 0 {
+			delete(c.imageNodes, name)
+		}
+	}
+	c.imageGeneration++
 }
 
 // UpdateNode records a node's new version.
@@ -199,6 +229,7 @@ func (c *Cache) RemoveNode(node *corev1.Node) {
 		return
 	}
 	c.nodeCount--
+	c.countImages(item.info.ImageSizes, -1)
 	if len(item.info.Pods) == 0 {
 		c.unlink(item)
 		return

@@ -172,3 +172,70 @@ func nodeNames(s *Snapshot) string {
 	}
 	return out
 }
+
+func TestSnapshotListsTheNodesHoldingPodsWithAffinity(t *testing.T) {
+	c := New()
+	for _, n := range []string{"node01", "node02", "node03"} {
+		c.AddNode(st.MakeNode(n).Obj())
+	}
+	anti := st.MakePod("db").PodAntiAffinity(corev1.LabelHostname, st.Selector("app", "In", "db")).NodeName("node02").Obj()
+	preferred := st.MakePod("web").PodAffinityTerm(st.PreferredAffinity, 5, corev1.PodAffinityTerm{TopologyKey: "zone", LabelSelector: st.Selector("app", "In", "db")}).NodeName("node03").Obj()
+	s := NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	if len(s.HavePodsWithAffinityList()) != 0 {
+		t.Fatal("nodes without pods are listed")
+	}
+	for _, p := range []*corev1.Pod{anti, preferred, st.MakePod("plain").NodeName("node01").Obj()} {
+		if err := c.AddPod(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.UpdateSnapshot(s)
+	if got := names(s.HavePodsWithAffinityList()); got != "node02,node03" {
+		t.Errorf("with affinity: %s", got)
+	}
+	if got := names(s.HavePodsWithRequiredAntiAffinityList()); got != "node02" {
+		t.Errorf("with required anti-affinity: %s", got)
+	}
+	if l := s.HavePodsWithAffinityList(); l[0] != s.List()[1] {
+		t.Error("the list holds another NodeInfo than the snapshot's")
+	}
+	if err := c.RemovePod(anti); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(s)
+	if got := names(s.HavePodsWithAffinityList()) + "|" + names(s.HavePodsWithRequiredAntiAffinityList()); got != "node03|" {
+		t.Errorf("after the anti-affinity pod left: %s", got)
+	}
+}
+
+func TestSnapshotCountsTheNodesHoldingEachImage(t *testing.T) {
+	c := New()
+	c.AddNode(st.MakeNode("node01").Image(100, "nginx:1.25", "docker.io/library/nginx:1.25").Obj())
+	c.AddNode(st.MakeNode("node02").Image(100, "nginx:1.25").Image(50, "redis:7").Obj())
+	s := NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	if s.NumNodesWithImage("nginx:1.25") != 2 || s.NumNodesWithImage("redis:7") != 1 || s.NumNodesWithImage("docker.io/library/nginx:1.25") != 1 {
+		t.Fatalf("counts: nginx %d, redis %d", s.NumNodesWithImage("nginx:1.25"), s.NumNodesWithImage("redis:7"))
+	}
+	// A heartbeat with the same images changes no count.
+	c.UpdateNode(nil, st.MakeNode("node02").Image(100, "nginx:1.25").Image(50, "redis:7").Obj())
+	// node01's kubelet garbage-collects nginx; node02 goes away.
+	c.UpdateNode(nil, st.MakeNode("node01").Obj())
+	c.RemoveNode(st.MakeNode("node02").Obj())
+	c.UpdateSnapshot(s)
+	if s.NumNodesWithImage("nginx:1.25") != 0 || s.NumNodesWithImage("redis:7") != 0 {
+		t.Errorf("counts after the changes: nginx %d, redis %d", s.NumNodesWithImage("nginx:1.25"), s.NumNodesWithImage("redis:7"))
+	}
+}
+
+func names(nodes []*framework.NodeInfo) string {
+	out := ""
+	for i, n := range nodes {
+		if i > 0 {
+			out += ","
+		}
+		out += n.Node().Name
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/mkube/mkube/scheduler/framework"
@@ -13,6 +14,16 @@ type Snapshot struct {
 	nodeInfoList []*framework.NodeInfo // sorted by node name
 	listIndex    map[string]int        // node name → position in nodeInfoList
 	generation   int64                 // the cache generation this snapshot reflects
+	// The nodes of nodeInfoList that hold pods with inter-pod affinity
+	// terms, and with required anti-affinity terms: InterPodAffinity visits
+	// only these for a pod without terms of its own. Rebuilt, O(nodes), only
+	// when such a node changes.
+	havePodsWithAffinityList             []*framework.NodeInfo
+	havePodsWithRequiredAntiAffinityList []*framework.NodeInfo
+	// imageNumNodes is the cache's count of nodes per image, copied when it
+	// changed (imageGeneration).
+	imageNumNodes   map[string]int
+	imageGeneration int64
 }
 
 // NewEmptySnapshot returns a snapshot to be filled by UpdateSnapshot.
@@ -24,8 +35,12 @@ func NewEmptySnapshot() *Snapshot {
 // Node): for tests and benchmarks.
 func NewSnapshot(nodes ...*framework.NodeInfo) *Snapshot {
 	s := NewEmptySnapshot()
+	s.imageNumNodes = map[string]int{}
 	for _, n := range nodes {
 		s.nodeInfoMap[n.Node().Name] = n
+		for name := range n.ImageSizes {
+			s.imageNumNodes[name]++
+		}
 	}
 	s.rebuildList()
 	return s
@@ -44,6 +59,23 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, bool) {
 // NumNodes is the number of nodes.
 func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }
 
+// HavePodsWithAffinityList returns the nodes holding a pod with an
+// inter-pod affinity or anti-affinity term.
+func (s *Snapshot) HavePodsWithAffinityList() []*framework.NodeInfo {
+	return s.havePodsWithAffinityList
+}
+
+// HavePodsWithRequiredAntiAffinityList returns the nodes holding a pod
+// with a required anti-affinity term.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo {
+	return s.havePodsWithRequiredAntiAffinityList
+}
+
+// NumNodesWithImage is how many nodes report image name in status.images.
+func (s *Snapshot) NumNodesWithImage(name string) int { return s.imageNumNodes[name] }
+
+var _ framework.NodeInfoLister = (*Snapshot)(nil)
+
 func (s *Snapshot) rebuildList() {
 	s.nodeInfoList = s.nodeInfoList[:0]
 	for _, n := range s.nodeInfoMap {
@@ -54,6 +86,20 @@ func (s *Snapshot) rebuildList() {
 	for i, n := range s.nodeInfoList {
 		s.listIndex[n.Node().Name] = i
 	}
+	s.rebuildAffinityLists()
+}
+
+func (s *Snapshot) rebuildAffinityLists() {
+	s.havePodsWithAffinityList = s.havePodsWithAffinityList[:0]
+	s.havePodsWithRequiredAntiAffinityList = s.havePodsWithRequiredAntiAffinityList[:0]
+	for _, n := range s.nodeInfoList {
+		if len(n.PodsWithAffinity) > 0 {
+			s.havePodsWithAffinityList = append(s.havePodsWithAffinityList, n)
+		}
+		if len(n.PodsWithRequiredAntiAffinity) > 0 {
+			s.havePodsWithRequiredAntiAffinityList = append(s.havePodsWithRequiredAntiAffinityList, n)
+		}
+	}
 }
 
 // UpdateSnapshot brings s up to date: it copies every node changed since
@@ -62,7 +108,7 @@ func (s *Snapshot) rebuildList() {
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	membershipChanged := false
+	membershipChanged, affinityChanged := false, false
 	for item := c.headNode; item != nil && item.info.Generation > s.generation; item = item.next {
 		if item.info.Node() == nil {
 			// Only pods name this node: it is not schedulable.
@@ -73,6 +119,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			continue
 		}
 		clone := item.info.Clone()
+		if old := s.nodeInfoMap[item.name]; len(clone.PodsWithAffinity) > 0 || (old != nil && len(old.PodsWithAffinity) > 0) {
+			affinityChanged = true // the lists hold the old NodeInfo, or miss the new one
+		}
 		s.nodeInfoMap[item.name] = clone
 		if i, ok := s.listIndex[item.name]; ok {
 			s.nodeInfoList[i] = clone
@@ -90,7 +139,14 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 		membershipChanged = true
 	}
-	if membershipChanged {
+	switch {
+	case membershipChanged:
 		s.rebuildList()
+	case affinityChanged:
+		s.rebuildAffinityLists()
+	}
+	if s.imageGeneration != c.imageGeneration || s.imageNumNodes == nil {
+		s.imageNumNodes = maps.Clone(c.imageNodes)
+		s.imageGeneration = c.imageGeneration
 	}
 }

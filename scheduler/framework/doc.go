@@ -4,9 +4,18 @@
 //
 // A scheduling cycle (seed 000, section 二) runs extension points in order:
 //
-//	Filter  (预选 predicates)  each FilterPlugin says whether the pod fits one node;
-//	Score   (优选 priorities)  each ScorePlugin rates every node that fits, 0-100,
-//	                           times the plugin's weight; the best total wins.
+//	PreFilter  once     each plugin prepares what its Filter needs, or says Skip
+//	Filter     per node (预选 predicates) can the pod run here? first rejection wins
+//	PreScore   once     on the nodes that passed, each plugin prepares, or says Skip
+//	Score      per node (优选 priorities) a raw score per plugin
+//	Normalize  once     each plugin maps its raw scores onto 0-100
+//	                    total = Σ score × weight; the best total wins
+//
+// Why the "Pre" steps: a rule like inter-pod affinity depends on every pod
+// in the cluster. Computed per node, a cycle would cost pods × nodes; a
+// PreFilter counts once, into the CycleState, and each Filter then looks up
+// its node in constant time. Skip lets the many pods that ask nothing of a
+// plugin (no host ports, no affinity) not pay for it at all.
 //
 // A Filter answers with a *Status: nil means Success; otherwise a Code
 // (Unschedulable, UnschedulableAndUnresolvable, Error) and human reasons
@@ -14,9 +23,12 @@
 // of all nodes up into Kubernetes' familiar message
 // "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu."
 //
-// NodeInfo is what the scheduler knows of one node: the Node object and the
-// sums of the requests of the pods bound or assumed there, kept up to date
-// incrementally so a cycle never re-adds the pods of a node.
+// PodInfo is a pod with what is computed from it once (requests, parsed
+// affinity terms); NodeInfo is what the scheduler knows of one node: the
+// Node object, the pods bound or assumed there, the sums of their requests,
+// the host ports they hold, kept up to date incrementally so a cycle never
+// re-adds the pods of a node. NodeInfoLister is the whole cluster as one
+// cycle sees it (the cache's Snapshot).
 //
 // ClusterEvent names a change in the cluster (a node added, a bound pod
 // deleted...). Plugins declare which events could make a pod they rejected

@@ -29,11 +29,14 @@ const (
 	UpdateNodeTaint
 	// UpdateNodeCondition: a condition's status changed.
 	UpdateNodeCondition
+	// UpdatePodLabel: a bound pod's labels changed, which may satisfy or
+	// break another pod's inter-pod affinity.
+	UpdatePodLabel
 
 	// All is every action.
 	All ActionType = 1<<iota - 1
 	// Update is every kind of update.
-	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition
+	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdatePodLabel
 )
 
 // ClusterEvent is a change in the cluster that may make a waiting pod
@@ -55,9 +58,10 @@ func (e ClusterEvent) Match(incoming ClusterEvent) bool {
 
 // Events the scheduler raises.
 var (
-	NodeAdd           = ClusterEvent{Resource: Node, ActionType: Add, Label: "NodeAdd"}
-	AssignedPodAdd    = ClusterEvent{Resource: AssignedPod, ActionType: Add, Label: "AssignedPodAdd"}
-	AssignedPodDelete = ClusterEvent{Resource: AssignedPod, ActionType: Delete, Label: "AssignedPodDelete"}
+	NodeAdd                = ClusterEvent{Resource: Node, ActionType: Add, Label: "NodeAdd"}
+	AssignedPodAdd         = ClusterEvent{Resource: AssignedPod, ActionType: Add, Label: "AssignedPodAdd"}
+	AssignedPodDelete      = ClusterEvent{Resource: AssignedPod, ActionType: Delete, Label: "AssignedPodDelete"}
+	AssignedPodUpdateLabel = ClusterEvent{Resource: AssignedPod, ActionType: UpdatePodLabel, Label: "AssignedPodUpdateLabel"}
 	// UnschedulableTimeout moves a pod that has waited too long for an
 	// event: the backstop for changes no plugin watches.
 	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}

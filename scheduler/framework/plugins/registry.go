@@ -1,41 +1,141 @@
-// Package plugins assembles the scheduler's default profile: which
-// plugins run, in which order, with which score weights. It is the
-// mkube counterpart of kube-scheduler's default KubeSchedulerConfiguration
-// profile, limited to the plugins mkube implements.
+// Package plugins assembles a scheduling profile: it knows every plugin
+// by its kube-scheduler name (the Registry), and builds the Framework a
+// configuration asks for (config.Profile, by default config.DefaultPlugins:
+// every plugin, kube-scheduler's order and weights).
 package plugins
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/framework/plugins/imagelocality"
+	"github.com/mkube/mkube/scheduler/framework/plugins/interpodaffinity"
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeaffinity"
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodename"
+	"github.com/mkube/mkube/scheduler/framework/plugins/nodeports"
 	"github.com/mkube/mkube/scheduler/framework/plugins/noderesources"
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeunschedulable"
+	"github.com/mkube/mkube/scheduler/framework/plugins/selectorspread"
 	"github.com/mkube/mkube/scheduler/framework/plugins/tainttoleration"
+	"github.com/mkube/mkube/scheduler/framework/plugins/volumerestrictions"
 )
 
-// Default lists the enabled plugins in kube-scheduler's filter order. The
-// order matters for the FailedScheduling message, since a node reports only
-// the first filter that rejects it: a cordoned node short of cpu counts as
-// "node(s) were unschedulable", not "Insufficient cpu".
-//
-//	seed name                 Kubernetes plugin   extension points   weight
-//	CheckNodeUnschedulable    NodeUnschedulable   Filter
-//	PodFitsHost               NodeName            Filter
-//	PodToleratesNodeTaints    TaintToleration     Filter
-//	PodSelectorMatches        NodeAffinity        Filter
-//	PodFitsResources          NodeResourcesFit    Filter, Score      1
-//	LeastRequestedPriority      (its LeastAllocated scoring strategy)
-func Default() []framework.PluginSpec {
-	return []framework.PluginSpec{
-		{Plugin: nodeunschedulable.New()},
-		{Plugin: nodename.New()},
-		{Plugin: tainttoleration.New()},
-		{Plugin: nodeaffinity.New()},
-		{Plugin: noderesources.New(), Weight: 1},
+// Factory builds a plugin from its pluginConfig args (nil if none).
+type Factory func(args json.RawMessage, h framework.Handle) (framework.Plugin, error)
+
+// Registry maps plugin names to their factories.
+type Registry map[string]Factory
+
+// NewInTreeRegistry returns every plugin mkube has.
+func NewInTreeRegistry() Registry {
+	noArgs := func(newPlugin func() framework.Plugin) Factory {
+		return func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+			if len(args) > 0 && string(args) != "null" {
+				return nil, fmt.Errorf("takes no args")
+			}
+			return newPlugin(), nil
+		}
+	}
+	return Registry{
+		nodeunschedulable.Name:  noArgs(func() framework.Plugin { return nodeunschedulable.New() }),
+		nodename.Name:           noArgs(func() framework.Plugin { return nodename.New() }),
+		tainttoleration.Name:    noArgs(func() framework.Plugin { return tainttoleration.New() }),
+		nodeaffinity.Name:       noArgs(func() framework.Plugin { return nodeaffinity.New() }),
+		nodeports.Name:          noArgs(func() framework.Plugin { return nodeports.New() }),
+		volumerestrictions.Name: noArgs(func() framework.Plugin { return volumerestrictions.New() }),
+		selectorspread.Name:     noArgs(func() framework.Plugin { return selectorspread.New() }),
+		imagelocality.Name:      noArgs(func() framework.Plugin { return imagelocality.New() }),
+		interpodaffinity.Name: func(args json.RawMessage, h framework.Handle) (framework.Plugin, error) {
+			if len(args) > 0 && string(args) != "null" {
+				return nil, fmt.Errorf("takes no args")
+			}
+			return interpodaffinity.New(h), nil
+		},
+		noderesources.Name: func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+			var a noderesources.FitArgs
+			if err := decodeArgs(args, &a); err != nil {
+				return nil, err
+			}
+			return noderesources.NewWithArgs(a)
+		},
+		noderesources.BalancedAllocationName: func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+			var a noderesources.BalancedAllocationArgs
+			if err := decodeArgs(args, &a); err != nil {
+				return nil, err
+			}
+			return noderesources.NewBalancedAllocationWithArgs(a)
+		},
 	}
 }
 
-// NewDefaultFramework builds a framework with Default.
-func NewDefaultFramework() (*framework.Framework, error) {
-	return framework.New(Default()...)
+// decodeArgs decodes a plugin's args strictly: an unknown field is an
+// error, not a silent default.
+func decodeArgs(args json.RawMessage, into any) error {
+	if len(args) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.DisallowUnknownFields()
+	if err := d.Decode(into); err != nil {
+		return fmt.Errorf("args: %w", err)
+	}
+	return nil
+}
+
+// NewProfile builds the plugins profile asks for (nil: the default
+// profile), in order, for framework.New.
+func NewProfile(profile *config.Profile, h framework.Handle) ([]framework.PluginSpec, error) {
+	if profile == nil {
+		profile = &config.Profile{}
+	}
+	enabled, err := profile.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	registry := NewInTreeRegistry()
+	specs := make([]framework.PluginSpec, 0, len(enabled))
+	for _, e := range enabled {
+		factory, ok := registry[e.Name]
+		if !ok {
+			return nil, fmt.Errorf("plugin %q: mkube has no such plugin", e.Name)
+		}
+		p, err := factory(e.Args, h)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", e.Name, err)
+		}
+		var has framework.ExtensionPoints
+		if _, ok := p.(framework.FilterPlugin); ok {
+			has |= framework.AtFilter
+		}
+		if _, ok := p.(framework.ScorePlugin); ok {
+			has |= framework.AtScore
+		}
+		switch {
+		case e.Named&framework.AtFilter != 0 && has&framework.AtFilter == 0:
+			return nil, fmt.Errorf("plugin %s is enabled at filter but does not filter", e.Name)
+		case e.Named&framework.AtScore != 0 && has&framework.AtScore == 0:
+			return nil, fmt.Errorf("plugin %s is enabled at score but does not score", e.Name)
+		case e.At&has == 0:
+			continue // enabled only where it has nothing to do (a score plugin after filter-only changes)
+		}
+		specs = append(specs, framework.PluginSpec{Plugin: p, Weight: e.Weight, At: e.At & has})
+	}
+	return specs, nil
+}
+
+// Default returns the default profile's plugins.
+func Default(h framework.Handle) []framework.PluginSpec {
+	specs, err := NewProfile(nil, h)
+	if err != nil {
+		panic(err) // the default profile names only plugins of the registry
+	}
+	return specs
+}
+
+// NewDefaultFramework builds a framework with the default profile.
+func NewDefaultFramework(h framework.Handle) (*framework.Framework, error) {
+	return framework.New(Default(h)...)
 }

@@ -59,6 +59,15 @@ func (n *NodeWrapper) Taint(key, value string, effect corev1.TaintEffect) *NodeW
 	return n
 }
 
+// Zone sets the topology.kubernetes.io/zone label.
+func (n *NodeWrapper) Zone(zone string) *NodeWrapper { return n.Label(corev1.LabelTopologyZone, zone) }
+
+// Image adds an image the kubelet reports present, with its names.
+func (n *NodeWrapper) Image(sizeBytes int64, names ...string) *NodeWrapper {
+	n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: names, SizeBytes: sizeBytes})
+	return n
+}
+
 // Unschedulable cordons the node.
 func (n *NodeWrapper) Unschedulable() *NodeWrapper {
 	n.Spec.Unschedulable = true
@@ -84,6 +93,143 @@ func MakePod(name string) *PodWrapper {
 // Namespace sets the namespace.
 func (p *PodWrapper) Namespace(ns string) *PodWrapper {
 	p.Pod.Namespace = ns
+	return p
+}
+
+// Label adds a label.
+func (p *PodWrapper) Label(k, v string) *PodWrapper {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+	return p
+}
+
+// OwnedBy sets the pod's controller owner reference, as a ReplicaSet or
+// StatefulSet sets it on the pods it creates.
+func (p *PodWrapper) OwnedBy(kind, name string) *PodWrapper {
+	yes := true
+	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+		APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID("uid-" + name), Controller: &yes})
+	return p
+}
+
+// Terminating sets a deletionTimestamp.
+func (p *PodWrapper) Terminating() *PodWrapper {
+	now := metav1.Now()
+	p.DeletionTimestamp = &now
+	return p
+}
+
+// Image adds a container running image, requesting nothing.
+func (p *PodWrapper) Image(image string) *PodWrapper {
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "c" + string(rune('0'+len(p.Spec.Containers))), Image: image})
+	return p
+}
+
+// HostPort adds a container exposing containerPort 8080 on hostPort, with
+// protocol and hostIP as given ("" = the defaults TCP and 0.0.0.0).
+func (p *PodWrapper) HostPort(hostPort int32, protocol corev1.Protocol, hostIP string) *PodWrapper {
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "c" + string(rune('0'+len(p.Spec.Containers))), Image: "nginx",
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080, HostPort: hostPort, Protocol: protocol, HostIP: hostIP}}})
+	return p
+}
+
+// Volume adds a volume.
+func (p *PodWrapper) Volume(v corev1.Volume) *PodWrapper {
+	p.Spec.Volumes = append(p.Spec.Volumes, v)
+	return p
+}
+
+// Expr is a node selector requirement: Expr("myname", corev1.NodeSelectorOpNotIn, "liliang", "scj").
+func Expr(key string, op corev1.NodeSelectorOperator, values ...string) corev1.NodeSelectorRequirement {
+	return corev1.NodeSelectorRequirement{Key: key, Operator: op, Values: values}
+}
+
+func (p *PodWrapper) nodeAffinity() *corev1.NodeAffinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &corev1.Affinity{}
+	}
+	if p.Spec.Affinity.NodeAffinity == nil {
+		p.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	return p.Spec.Affinity.NodeAffinity
+}
+
+// RequiredNodeAffinity adds a nodeSelectorTerm of matchExpressions (ANDed)
+// to requiredDuringSchedulingIgnoredDuringExecution; terms are ORed.
+func (p *PodWrapper) RequiredNodeAffinity(exprs ...corev1.NodeSelectorRequirement) *PodWrapper {
+	return p.RequiredNodeAffinityTerm(corev1.NodeSelectorTerm{MatchExpressions: exprs})
+}
+
+// RequiredNodeAffinityTerm adds a whole nodeSelectorTerm (matchFields too).
+func (p *PodWrapper) RequiredNodeAffinityTerm(term corev1.NodeSelectorTerm) *PodWrapper {
+	na := p.nodeAffinity()
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
+	}
+	r := na.RequiredDuringSchedulingIgnoredDuringExecution
+	r.NodeSelectorTerms = append(r.NodeSelectorTerms, term)
+	return p
+}
+
+// PreferredNodeAffinity adds a preferred term with weight.
+func (p *PodWrapper) PreferredNodeAffinity(weight int32, exprs ...corev1.NodeSelectorRequirement) *PodWrapper {
+	na := p.nodeAffinity()
+	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution,
+		corev1.PreferredSchedulingTerm{Weight: weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: exprs}})
+	return p
+}
+
+// Selector is a label selector with one expression:
+// Selector("app", metav1.LabelSelectorOpIn, "myapp-demo").
+func Selector(key string, op metav1.LabelSelectorOperator, values ...string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: key, Operator: op, Values: values}}}
+}
+
+// AffinityKind says where PodAffinityTerm puts a term.
+type AffinityKind int
+
+const (
+	RequiredAffinity AffinityKind = iota
+	RequiredAntiAffinity
+	PreferredAffinity
+	PreferredAntiAffinity
+)
+
+// PodAffinity adds a required podAffinity term (seed section 三.3).
+func (p *PodWrapper) PodAffinity(topologyKey string, sel *metav1.LabelSelector, namespaces ...string) *PodWrapper {
+	return p.PodAffinityTerm(RequiredAffinity, 0, corev1.PodAffinityTerm{TopologyKey: topologyKey, LabelSelector: sel, Namespaces: namespaces})
+}
+
+// PodAntiAffinity adds a required podAntiAffinity term.
+func (p *PodWrapper) PodAntiAffinity(topologyKey string, sel *metav1.LabelSelector, namespaces ...string) *PodWrapper {
+	return p.PodAffinityTerm(RequiredAntiAffinity, 0, corev1.PodAffinityTerm{TopologyKey: topologyKey, LabelSelector: sel, Namespaces: namespaces})
+}
+
+// PodAffinityTerm adds term as kind; weight is for the preferred kinds.
+func (p *PodWrapper) PodAffinityTerm(kind AffinityKind, weight int32, term corev1.PodAffinityTerm) *PodWrapper {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &corev1.Affinity{}
+	}
+	a := p.Spec.Affinity
+	if a.PodAffinity == nil && (kind == RequiredAffinity || kind == PreferredAffinity) {
+		a.PodAffinity = &corev1.PodAffinity{}
+	}
+	if a.PodAntiAffinity == nil && (kind == RequiredAntiAffinity || kind == PreferredAntiAffinity) {
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	weighted := corev1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: term}
+	switch kind {
+	case RequiredAffinity:
+		a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term)
+	case RequiredAntiAffinity:
+		a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term)
+	case PreferredAffinity:
+		a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution, weighted)
+	case PreferredAntiAffinity:
+		a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, weighted)
+	}
 	return p
 }
 

@@ -38,7 +38,7 @@ func New() *NodeName { return &NodeName{} }
 func (*NodeName) Name() string { return Name }
 
 // Filter accepts the node the pod names, or every node if it names none.
-func (*NodeName) Filter(pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+func (*NodeName) Filter(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
 	want := pod.Pod.Spec.NodeName
 	if want == "" || want == node.Node().Name {
 		return nil

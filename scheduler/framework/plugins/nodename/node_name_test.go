@@ -21,7 +21,7 @@ func TestNodeNameFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := New().Filter(framework.NewPodInfo(tt.pod), st.NodeInfo(st.MakeNode("node01").Obj()))
+			got := New().Filter(framework.NewCycleState(), framework.NewPodInfo(tt.pod), st.NodeInfo(st.MakeNode("node01").Obj()))
 			if got.Message() != tt.want {
 				t.Fatalf("got %q, want %q", got.Message(), tt.want)
 			}

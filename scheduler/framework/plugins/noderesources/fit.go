@@ -6,7 +6,11 @@
 // Kubernetes both are the NodeResourcesFit plugin: its Filter is the
 // predicate, and its Score, with the LeastAllocated scoring strategy (the
 // default), is the priority, which was a plugin of its own,
-// NodeResourcesLeastAllocated, until Kubernetes 1.23.
+// NodeResourcesLeastAllocated, until Kubernetes 1.23. The MostAllocated
+// strategy (most_allocated.go) packs pods instead of spreading them.
+//
+// Seed priority BalancedResourceAllocation is this package's second
+// plugin, NodeResourcesBalancedAllocation (balanced_allocation.go).
 //
 // Filter rule, for every resource the pod requests (see
 // framework.PodRequests for how a pod's request is summed):
@@ -49,28 +53,87 @@ const (
 
 // ResourceSpec is a resource the score looks at, and its weight.
 type ResourceSpec struct {
-	Name   corev1.ResourceName
-	Weight int64
+	Name   corev1.ResourceName `json:"name"`
+	Weight int64               `json:"weight,omitempty"`
 }
 
 // DefaultResources is what kube-scheduler scores by default: cpu and
 // memory, equally.
 var DefaultResources = []ResourceSpec{{corev1.ResourceCPU, 1}, {corev1.ResourceMemory, 1}}
 
-// Fit is the plugin: Filter by PodFitsResources, Score by LeastAllocated.
+// ScoringStrategyType names how Fit scores a node.
+type ScoringStrategyType string
+
+// The strategies mkube implements (Kubernetes also has
+// RequestedToCapacityRatio).
+const (
+	LeastAllocated ScoringStrategyType = "LeastAllocated" // spread: the emptiest node wins (the default)
+	MostAllocated  ScoringStrategyType = "MostAllocated"  // pack: the fullest node that fits wins
+)
+
+// FitArgs are the plugin's arguments in a scheduler configuration
+// (Kubernetes' NodeResourcesFitArgs, reduced to the scoring strategy):
+//
+//	pluginConfig:
+//	- name: NodeResourcesFit
+//	  args:
+//	    scoringStrategy:
+//	      type: MostAllocated
+//	      resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+type FitArgs struct {
+	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
+}
+
+// ScoringStrategy is how Fit scores, and on which resources.
+type ScoringStrategy struct {
+	Type      ScoringStrategyType `json:"type,omitempty"`
+	Resources []ResourceSpec      `json:"resources,omitempty"`
+}
+
+// Fit is the plugin: Filter by PodFitsResources, Score by LeastAllocated
+// (or MostAllocated).
 type Fit struct {
+	strategy  ScoringStrategyType
+	scorer    func(requested, allocatable int64) int64
 	resources []ResourceSpec
 }
 
-// New returns the plugin scoring DefaultResources.
-func New() *Fit { return &Fit{resources: DefaultResources} }
+// New returns the plugin scoring DefaultResources by LeastAllocated.
+func New() *Fit {
+	return &Fit{strategy: LeastAllocated, scorer: leastRequestedScore, resources: DefaultResources}
+}
+
+// NewWithArgs returns the plugin configured by args.
+func NewWithArgs(args FitArgs) (*Fit, error) {
+	f := New()
+	s := args.ScoringStrategy
+	if s == nil {
+		return f, nil
+	}
+	switch s.Type {
+	case "", LeastAllocated:
+	case MostAllocated:
+		f.strategy, f.scorer = MostAllocated, mostRequestedScore
+	default:
+		return nil, fmt.Errorf("scoringStrategy.type %q is not supported (LeastAllocated, MostAllocated)", s.Type)
+	}
+	if len(s.Resources) > 0 {
+		for _, r := range s.Resources {
+			if r.Weight <= 0 || r.Weight > 100 {
+				return nil, fmt.Errorf("scoringStrategy.resources: weight of %s must be in 1..100, got %d", r.Name, r.Weight)
+			}
+		}
+		f.resources = s.Resources
+	}
+	return f, nil
+}
 
 func (*Fit) Name() string { return Name }
 
 // Filter checks that the node has room for the pod. The status is
 // Unschedulable (not Unresolvable): evicting pods would make room, which
 // is what preemption, once implemented, will try.
-func (*Fit) Filter(pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+func (*Fit) Filter(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
 	var buf [4]string // room for the usual reasons without a heap allocation
 	reasons := insufficientResources(buf[:0], &pod.Requests, node)
 	switch len(reasons) {
@@ -130,15 +193,16 @@ func (*Fit) EventsToRegister() []framework.ClusterEvent {
 	}
 }
 
-// Score rates the node by LeastAllocated (least_allocated.go).
-func (f *Fit) Score(pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+// Score rates the node by its strategy (least_allocated.go,
+// most_allocated.go), a weighted mean over the resources.
+func (f *Fit) Score(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
 	var score, weights int64
 	for _, r := range f.resources {
 		requested, allocatable := amounts(pod, node, r.Name)
 		if allocatable == 0 {
 			continue // the node does not offer it: it neither helps nor hurts
 		}
-		score += leastRequestedScore(requested, allocatable) * r.Weight
+		score += f.scorer(requested, allocatable) * r.Weight
 		weights += r.Weight
 	}
 	if weights == 0 {

@@ -45,7 +45,7 @@ func TestFitFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := New().Filter(framework.NewPodInfo(tt.pod), tt.node)
+			got := New().Filter(framework.NewCycleState(), framework.NewPodInfo(tt.pod), tt.node)
 			if !reflect.DeepEqual(got.Reasons(), tt.want) {
 				t.Fatalf("reasons = %q, want %q", got.Reasons(), tt.want)
 			}
@@ -87,7 +87,7 @@ func TestLeastAllocatedScore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, status := New().Score(framework.NewPodInfo(tt.pod), tt.node)
+			got, status := New().Score(framework.NewCycleState(), framework.NewPodInfo(tt.pod), tt.node)
 			if !status.IsSuccess() || got != tt.want {
 				t.Errorf("score = %d (%v), want %d", got, status.Message(), tt.want)
 			}

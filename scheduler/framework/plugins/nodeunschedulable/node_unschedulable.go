@@ -45,7 +45,7 @@ func New() *NodeUnschedulable { return &NodeUnschedulable{} }
 func (*NodeUnschedulable) Name() string { return Name }
 
 // Filter rejects a cordoned node unless the pod tolerates the cordon.
-func (*NodeUnschedulable) Filter(pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+func (*NodeUnschedulable) Filter(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
 	if !node.Node().Spec.Unschedulable {
 		return nil
 	}

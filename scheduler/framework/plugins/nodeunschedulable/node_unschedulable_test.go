@@ -30,7 +30,7 @@ func TestNodeUnschedulableFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := New().Filter(framework.NewPodInfo(tt.pod), st.NodeInfo(tt.node))
+			got := New().Filter(framework.NewCycleState(), framework.NewPodInfo(tt.pod), st.NodeInfo(tt.node))
 			if got.Message() != tt.want {
 				t.Fatalf("got %q, want %q", got.Message(), tt.want)
 			}

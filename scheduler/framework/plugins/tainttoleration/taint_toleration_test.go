@@ -54,7 +54,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := New().Filter(framework.NewPodInfo(tt.pod), st.NodeInfo(tt.node))
+			got := New().Filter(framework.NewCycleState(), framework.NewPodInfo(tt.pod), st.NodeInfo(tt.node))
 			if got.Message() != tt.want {
 				t.Fatalf("got %q, want %q", got.Message(), tt.want)
 			}
@@ -62,5 +62,64 @@ func TestTaintTolerationFilter(t *testing.T) {
 				t.Errorf("code = %v, want UnschedulableAndUnresolvable", got.Code())
 			}
 		})
+	}
+}
+
+func TestTaintTolerationScore(t *testing.T) {
+	master := st.MakeNode("master").Taint("node-role.kubernetes.io/master", "", corev1.TaintEffectPreferNoSchedule).Obj()
+	twice := st.MakeNode("node01").Taint("a", "1", corev1.TaintEffectPreferNoSchedule).Taint("b", "2", corev1.TaintEffectPreferNoSchedule).Obj()
+	clean := st.MakeNode("node02").Obj()
+	noSchedule := st.MakeNode("node03").Taint("c", "3", corev1.TaintEffectNoSchedule).Obj()
+	tests := []struct {
+		name  string
+		pod   *corev1.Pod
+		nodes []*corev1.Node
+		want  []int64
+	}{
+		{"seed 四: a master tainted PreferNoSchedule scores 0, the untainted nodes 100",
+			st.MakePod("p").Obj(), []*corev1.Node{master, clean}, []int64{0, 100}},
+		{"fewer intolerable taints score higher: 2 → 0, 1 → 50, 0 → 100",
+			st.MakePod("p").Obj(), []*corev1.Node{twice, master, clean}, []int64{0, 50, 100}},
+		{"a tolerated PreferNoSchedule taint does not count",
+			st.MakePod("p").Toleration("node-role.kubernetes.io/master", corev1.TolerationOpExists, "", corev1.TaintEffectPreferNoSchedule).Obj(),
+			[]*corev1.Node{master, clean}, []int64{100, 100}},
+		{"a toleration for NoSchedule only does not help with PreferNoSchedule",
+			st.MakePod("p").Toleration("node-role.kubernetes.io/master", corev1.TolerationOpExists, "", corev1.TaintEffectNoSchedule).Obj(),
+			[]*corev1.Node{master, clean}, []int64{0, 100}},
+		{"NoSchedule taints do not count in the score (the filter handles them)",
+			st.MakePod("p").Obj(), []*corev1.Node{noSchedule, master}, []int64{100, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, state, pi := New(), framework.NewCycleState(), framework.NewPodInfo(tt.pod)
+			var infos []*framework.NodeInfo
+			for _, n := range tt.nodes {
+				infos = append(infos, st.NodeInfo(n))
+			}
+			if s := pl.PreScore(state, pi, infos, nil); !s.IsSuccess() {
+				t.Fatalf("PreScore = %v", s.Code())
+			}
+			scores := make([]framework.NodeScore, len(infos))
+			for i, n := range infos {
+				s, _ := pl.Score(state, pi, n)
+				scores[i] = framework.NodeScore{Name: n.Node().Name, Score: s}
+			}
+			pl.NormalizeScore(state, pi, scores)
+			for i, want := range tt.want {
+				if scores[i].Score != want {
+					t.Errorf("%s scored %d, want %d", scores[i].Name, scores[i].Score, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTaintTolerationScoreSkipsWhenNoNodeHasAPreferNoScheduleTaint(t *testing.T) {
+	nodes := []*framework.NodeInfo{
+		st.NodeInfo(st.MakeNode("node01").Taint("c", "3", corev1.TaintEffectNoSchedule).Obj()),
+		st.NodeInfo(st.MakeNode("node02").Obj()),
+	}
+	if s := New().PreScore(framework.NewCycleState(), framework.NewPodInfo(st.MakePod("p").Obj()), nodes, nil); s.Code() != framework.Skip {
+		t.Errorf("PreScore = %v, want Skip: every node would score 100", s.Code())
 	}
 }

@@ -1,0 +1,77 @@
+package framework
+
+import "fmt"
+
+// StateKey names a plugin's entry in the CycleState; by convention
+// "PreFilter" or "PreScore" followed by the plugin's name.
+type StateKey string
+
+// StateData is what a plugin stores for the rest of the cycle.
+type StateData any
+
+// CycleState is the scratch space of one scheduling cycle. A plugin's
+// PreFilter or PreScore computes, once, what its Filter or Score needs for
+// every node (the pod's parsed node affinity, the topology counts of
+// inter-pod affinity...) and writes it here; Filter and Score read it. A
+// new CycleState is made for every cycle, so nothing leaks from one pod to
+// the next.
+//
+// It is used by the scheduling goroutine alone and is not locked.
+type CycleState struct {
+	storage map[StateKey]StateData
+	// skipFilter and skipScore are bit sets over the framework's filter and
+	// score plugins, by position: bit i set means the i-th plugin's PreFilter
+	// (PreScore) returned Skip, so its Filter (Score) is not called in this
+	// cycle. Bits, not a set of names, because Filter runs for every node:
+	// a cycle over 5000 nodes tests them tens of thousands of times.
+	skipFilter uint64
+	skipScore  uint64
+	// skippedFilters and skippedScores say which plugins skipped and why,
+	// for the decision's explanation.
+	skippedFilters, skippedScores []SkippedPlugin
+}
+
+// SkippedPlugin is a plugin whose PreFilter or PreScore returned Skip, and
+// the reason it gave ("the pod asks for no host port").
+type SkippedPlugin struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// SkippedFilters are the filters skipped in this cycle.
+func (c *CycleState) SkippedFilters() []SkippedPlugin { return c.skippedFilters }
+
+// SkippedScores are the score plugins skipped in this cycle.
+func (c *CycleState) SkippedScores() []SkippedPlugin { return c.skippedScores }
+
+// NewCycleState returns an empty state.
+func NewCycleState() *CycleState {
+	return &CycleState{storage: map[StateKey]StateData{}}
+}
+
+// Write stores data under key, replacing what was there.
+func (c *CycleState) Write(key StateKey, data StateData) { c.storage[key] = data }
+
+// Read returns what was stored under key, or an error if nothing was:
+// usually a plugin enabled at Filter whose PreFilter did not run.
+func (c *CycleState) Read(key StateKey) (StateData, error) {
+	if d, ok := c.storage[key]; ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%q not found in the cycle state", key)
+}
+
+// ReadAs is Read with the type assertion every plugin would otherwise
+// write: ReadAs[*preFilterState](state, preFilterStateKey).
+func ReadAs[T StateData](c *CycleState, key StateKey) (T, error) {
+	var zero T
+	d, err := c.Read(key)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := d.(T)
+	if !ok {
+		return zero, fmt.Errorf("%q holds a %T, not a %T", key, d, zero)
+	}
+	return t, nil
+}

@@ -1,0 +1,35 @@
+package scheduler
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/scheduler/framework"
+)
+
+// namespaceLister is framework.NamespaceLister over the namespace
+// informer's cache. The API server labels every namespace
+// kubernetes.io/metadata.name=<name>, so a namespaceSelector can always
+// pick namespaces by name.
+type namespaceLister struct{ cache *client.Cache }
+
+var _ framework.NamespaceLister = namespaceLister{}
+
+func (l namespaceLister) Get(name string) (*corev1.Namespace, bool) {
+	obj, ok := l.cache.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return obj.(*corev1.Namespace), true
+}
+
+func (l namespaceLister) List(selector labels.Selector) []*corev1.Namespace {
+	var out []*corev1.Namespace
+	for _, obj := range l.cache.List() {
+		if ns := obj.(*corev1.Namespace); selector.Matches(labels.Set(ns.Labels)) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
