@@ -90,3 +90,8 @@ func benchmarkWatchFanout(b *testing.B, watchers int) {
 		b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
 	}
 }
+
+// BenchmarkWatchFanout1000: the same with 1000 watchers.
+func BenchmarkWatchFanout1000(b *testing.B) {
+	benchmarkWatchFanout(b, 1000)
+}

@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 type cluster struct {
 	t    testing.TB
 	URL  string
-	logs map[string]string // component → log file
+	logs  map[string]string      // component → log file
+	procs map[string]*os.Process // component → its process, for resource figures
 }
 
 func freePort(t testing.TB) int {
@@ -96,6 +97,10 @@ func (c *cluster) startAs(name, bin string, args ...string) {
 		c.t.Fatal(err)
 	}
 	c.logs[name] = logPath
+	if c.procs == nil {
+		c.procs = map[string]*os.Process{}
+	}
+	c.procs[name] = cmd.Process
 	c.t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})

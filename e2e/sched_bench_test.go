@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -133,6 +134,36 @@ func schedulingBasic(b *testing.B, nodes, pods int) {
 	b.ReportMetric(float64(pods)/time.Duration(createDone.Load()).Seconds(), "creates/s")
 	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Milliseconds()), "p99-ms")
+	for _, name := range []string{"apiserver", "scheduler"} {
+		rss, cpu := procUsage(c.procs[name].Pid)
+		b.ReportMetric(rss, name+"-RSS-MiB")
+		b.ReportMetric(cpu, name+"-CPU-s")
+	}
+}
+
+// procUsage reads a process's resident memory (MiB) and CPU time so far
+// (user+system seconds) from /proc, as the perf anchors report them.
+func procUsage(pid int) (rssMiB, cpuSeconds float64) {
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "VmRSS:") {
+				var kb float64
+				fmt.Sscanf(strings.TrimPrefix(line, "VmRSS:"), "%f", &kb)
+				rssMiB = kb / 1024
+			}
+		}
+	}
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// Fields after the ")" that ends the command name: utime is the
+		// 12th, stime the 13th, in clock ticks (100 per second on Linux).
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 12 {
+			ut, _ := strconv.ParseFloat(fields[11], 64)
+			st, _ := strconv.ParseFloat(fields[12], 64)
+			cpuSeconds = (ut + st) / 100
+		}
+	}
+	return rssMiB, cpuSeconds
 }
 
 // parallel runs f(0..n-1) on benchClients goroutines.
