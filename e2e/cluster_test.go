@@ -42,8 +42,8 @@ func TestMain(m *testing.M) {
 // cluster is one running mkube: an API server, a controller manager, a
 // scheduler and kubelets, each a real process with its log in a file.
 type cluster struct {
-	t    testing.TB
-	URL  string
+	t     testing.TB
+	URL   string
 	logs  map[string]string      // component → log file
 	procs map[string]*os.Process // component → its process, for resource figures
 }

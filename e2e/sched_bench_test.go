@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,7 +59,9 @@ func schedulingBasic(b *testing.B, nodes, pods int) {
 	})
 	c.start("scheduler", "--server", c.URL, "--log-level", "warn")
 
-	var list struct{ Metadata struct{ ResourceVersion string } }
+	var list struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	getJSON(b, client, c.URL+"/api/v1/pods", &list)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
