@@ -42,6 +42,10 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks an object; old is nil on create. Optional.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// StoredAs, for another version of a kind that already has storage,
+	// converts to and from the stored type (events.k8s.io/v1 Events are
+	// core/v1 Events in etcd). Optional: nil stores the type itself.
+	StoredAs *Conversion
 	// BeginDelete, on DELETE, marks obj as terminating and reports whether
 	// its deletion must wait for something besides metadata.finalizers
 	// (a namespace waits for its contents to go). Optional.
@@ -64,6 +68,13 @@ type Resource struct {
 	// GracePeriod decides whether a DELETE waits for somebody to finish the
 	// object (pods: the kubelet), and for how long. Optional: nil deletes at once.
 	GracePeriod func(obj runtime.Object, requested *int64) (seconds int64, graceful bool)
+}
+
+// Conversion maps a resource's type to the type it is stored as.
+type Conversion struct {
+	New                  func() runtime.Object // an empty stored object
+	GVK                  schema.GroupVersionKind
+	ToStored, FromStored func(runtime.Object) runtime.Object
 }
 
 // Subresource describes, for discovery, a subresource with its own kind.

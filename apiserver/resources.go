@@ -18,7 +18,7 @@ func DefaultRegistry() *Registry {
 	return NewRegistry(podsResource, nodesResource, namespacesResource, eventsResource,
 		configMapsResource, secretsResource, servicesResource, endpointsResource, serviceAccountsResource,
 		replicationControllersResource, replicaSetsResource, deploymentsResource, leasesResource,
-		priorityClassesResource, podDisruptionBudgetsResource, selfSubjectAccessReviewsResource)
+		priorityClassesResource, podDisruptionBudgetsResource, selfSubjectAccessReviewsResource, eventsV1Resource)
 }
 
 var nodesResource = &Resource{

@@ -6,6 +6,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, appsv1.AddToScheme, coordinationv1.AddToScheme, autoscalingv1.AddToScheme,
-		policyv1.AddToScheme, schedulingv1.AddToScheme, authorizationv1.AddToScheme,
+		policyv1.AddToScheme, schedulingv1.AddToScheme, authorizationv1.AddToScheme, eventsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

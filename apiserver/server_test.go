@@ -446,3 +446,23 @@ func TestAClientLeavingAWatchCostsNothing(t *testing.T) {
 		t.Fatalf("goroutines %d → %d after 20 watches ended\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+func TestEventsAreOneObjectSeenThroughTwoAPIGroups(t *testing.T) {
+	s := newTestServer(t)
+	body := `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},"eventTime":"2026-11-30T02:00:00.000000Z",
+	"reportingController":"test","reportingInstance":"test-1","action":"Check","reason":"Checked","note":"hello","type":"Normal",
+	"regarding":{"kind":"Pod","name":"web","namespace":"default"}}`
+	if code := s.do("POST", "/apis/events.k8s.io/v1/namespaces/default/events", "application/json", body, nil); code != 201 {
+		t.Fatalf("create through events.k8s.io/v1: %d", code)
+	}
+	var core corev1.Event
+	s.do("GET", "/api/v1/namespaces/default/events/e1", "", "", &core)
+	if core.Message != "hello" || core.InvolvedObject.Name != "web" || core.ReportingController != "test" {
+		t.Fatalf("the core/v1 view: %+v", core)
+	}
+	var st metav1.Status
+	if code := s.do("POST", "/apis/events.k8s.io/v1/namespaces/default/events", "application/json",
+		`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"note":"no who or when"}`, &st); code != 422 {
+		t.Fatalf("an events.k8s.io/v1 Event without eventTime, reportingController and action: %d %s", code, st.Message)
+	}
+}

@@ -46,7 +46,12 @@ func (s *storage) encode(obj runtime.Object) ([]byte, error) {
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
-	data, err := json.Marshal(obj)
+	stored := obj
+	if c := s.res.StoredAs; c != nil {
+		stored = c.ToStored(obj)
+		stored.GetObjectKind().SetGroupVersionKind(c.GVK)
+	}
+	data, err := json.Marshal(stored)
 	m.SetResourceVersion(rv)
 	return data, err
 }
@@ -54,8 +59,14 @@ func (s *storage) encode(obj runtime.Object) ([]byte, error) {
 // decode reads a stored value and stamps it with its revision.
 func (s *storage) decode(value []byte, rev int64) (runtime.Object, error) {
 	obj := s.res.New()
+	if c := s.res.StoredAs; c != nil {
+		obj = c.New()
+	}
 	if err := json.Unmarshal(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w", s.res.Name, err)
+	}
+	if c := s.res.StoredAs; c != nil {
+		obj = c.FromStored(obj)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
 	setRV(obj, rev)
