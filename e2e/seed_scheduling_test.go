@@ -40,15 +40,20 @@ var seedBaseTaints = map[string]string{"master": "node-role.kubernetes.io/master
 // NodeUnschedulable before both) and sorts the "count reason" strings.
 const (
 	msgNoNodeMatchesSelector = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, " +
-		"3 node(s) didn't match Pod's node affinity/selector."
+		"3 node(s) didn't match Pod's node affinity/selector." +
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.."
 	msgPodAffinity = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, " +
-		"3 node(s) didn't match pod affinity rules."
+		"3 node(s) didn't match pod affinity rules." +
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.."
 	msgPodAntiAffinity = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, " +
-		"3 node(s) didn't match pod anti-affinity rules."
+		"3 node(s) didn't match pod anti-affinity rules." +
+		" preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.."
 	msgAllTainted = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, " +
-		"3 node(s) had untolerated taint {key1: value1}."
+		"3 node(s) had untolerated taint {key1: value1}." +
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.."
 	msgCordonedAndSelector = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/master: }, " +
-		"1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector."
+		"1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector." +
+		" preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.."
 )
 
 // The seed's manifests, as printed there (only NAME and the like are

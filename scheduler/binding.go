@@ -28,7 +28,11 @@ import (
 // copies onto the pod. It is built here, on the binding goroutine, so the
 // scheduling loop goes on to the next pod meanwhile; its one-line form is
 // logged. The Scheduled event keeps Kubernetes' sentence.
-func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, r scheduleResult) {
+//
+// A pod that was nominated (it preempted) has its status.nominatedNodeName
+// cleared once bound: the nomination has served (Kubernetes 1.34 lets the
+// API server do this on binding; mkube's scheduler does it itself).
+func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, r scheduleResult, wasNominated bool) {
 	s.goAPI(ctx, func(ctx context.Context) {
 		node := assumed.Spec.NodeName
 		e := explanation.New(r.decision())
@@ -43,6 +47,9 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		if err == nil {
 			s.log.Info("bound pod to node", "step", 10, "pod", p.Key, "node", node)
 			s.recorder.Event(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s to %s", p.Key, node)
+			if wasNominated {
+				s.clearNominatedNodeName(ctx, assumed)
+			}
 			return
 		}
 		if ctx.Err() != nil {
@@ -94,5 +101,5 @@ func (s *Scheduler) handleBindingFailure(ctx context.Context, p *framework.Queue
 		s.log.Info("binding rejected; not retrying", "step", 10, "pod", p.Key, "node", assumed.Spec.NodeName, "err", err)
 		return
 	}
-	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", err), 0)
+	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", err), 0, framework.ClearNomination)
 }

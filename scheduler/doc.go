@@ -41,12 +41,26 @@
 // ("scheduling explanation"); the Scheduled event keeps Kubernetes'
 // sentence, "Successfully assigned default/web-1 to node01".
 //
-// A pod that fits nowhere stays Pending: it gets a Warning FailedScheduling
-// event and the condition PodScheduled=False, reason Unschedulable, both
-// with Kubernetes' message ("0/3 nodes are available: 1 node(s) were
-// unschedulable, 2 Insufficient cpu."), and waits in the queue until a
-// cluster event may let it fit (a node added, relabelled, uncordoned; a pod
-// deleted or finished), or 5 minutes at most.
+// A pod that fits nowhere may preempt (seed 003, "Pod 优先级和抢占式调度";
+// package framework/preemption, Kubernetes' DefaultPreemption PostFilter
+// plugin): on a node that failed only for reasons evicting pods can fix
+// (resources, pod count, host ports, anti-affinity), pods of lower
+// spec.priority are evicted, as few and as unimportant as will do, and
+// PodDisruptionBudgets are spared where possible. The scheduler nominates
+// the pod to that node (status.nominatedNodeName), deletes the victims
+// gracefully with a Normal "Preempted" event each ("Preempted by pod <uid>
+// on node node01"), and puts the pod back in the queue; their deletion
+// retries it. Until it is bound, it counts on that node for every pod of
+// lower or equal priority, which therefore cannot take the room.
+//
+// Otherwise it stays Pending: it gets a Warning FailedScheduling event and
+// the condition PodScheduled=False, reason Unschedulable, both with
+// Kubernetes' message, which ends with what preemption found ("0/3 nodes
+// are available: 1 node(s) were unschedulable, 2 Insufficient cpu.
+// preemption: 0/3 nodes are available: 1 Preemption is not helpful for
+// scheduling, 2 No preemption victims found for incoming pod.."), and
+// waits in the queue until a cluster event may let it fit (a node added,
+// relabelled, uncordoned; a pod deleted or finished), or 5 minutes at most.
 //
 // Where things live:
 //
@@ -55,11 +69,13 @@
 //	namespaces.go                namespace labels for namespaceSelector
 //	schedule_one.go              one scheduling cycle: filter, score, select, assume
 //	binding.go                   the asynchronous binding (step 10), with the explanation
-//	failure.go                   FailedScheduling: event, condition, requeue
+//	failure.go                   FailedScheduling: event, condition, nomination, requeue
+//	preemption.go                PostFilter: preemption, evicting the victims
 //	framework/                   Status, CycleState, NodeInfo, plugins' interfaces, FitError
 //	framework/plugins/...        one package per predicate or priority; registry.go
+//	framework/preemption/        choosing victims and the node (DefaultPreemption)
 //	config/                      the --config file: profiles, weights
 //	explanation/                 the record of a decision, and its table
-//	queue/                       activeQ, backoffQ, unschedulable pods
+//	queue/                       activeQ, backoffQ, unschedulable pods; nominated pods
 //	cache/                       node infos, assume/forget, snapshots
 package scheduler

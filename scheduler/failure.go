@@ -27,12 +27,15 @@ const maxMessageLength = 1024
 //     informer: unschedulable (waits for a cluster event) when plugins
 //     rejected it, backoffQ (waits a few seconds) after an error. A pod
 //     that is gone, or was bound meanwhile, is not put back;
-//  2. record a Warning FailedScheduling event with the message;
-//  3. set the pod's condition PodScheduled=False, reason Unschedulable (or
-//     SchedulerError), with the same message, unless it already says so.
+//  2. record its nomination (nominating, from preemption): the pod counts
+//     on that node for pods of lower or equal priority from now on;
+//  3. record a Warning FailedScheduling event with the message;
+//  4. set the pod's condition PodScheduled=False, reason Unschedulable (or
+//     SchedulerError), with the same message, and its
+//     status.nominatedNodeName, unless they already say so.
 //
 // cycle is the scheduling cycle of the attempt (0 for a failed binding).
-func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.QueuedPodInfo, err error, cycle int64) {
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.QueuedPodInfo, err error, cycle int64, nominating framework.NominatingInfo) {
 	reason := corev1.PodReasonUnschedulable
 	var fitErr *framework.FitError
 	switch {
@@ -73,35 +76,54 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 			// Updated while we tried it: the newer version is queued already.
 			s.log.Debug("not requeued", "pod", p.Key, "err", qerr)
 		}
+		s.queue.AddNominatedPod(p.PodInfo, nominating)
 	}
 
 	msg := truncateMessage(err.Error())
 	s.recorder.Event(pod, corev1.EventTypeWarning, "FailedScheduling", "%s", msg)
 	if exists {
-		s.updatePodScheduledCondition(ctx, pod, reason, msg)
+		s.updatePodStatus(ctx, pod, reason, msg, nominating)
 	}
 }
 
-// updatePodScheduledCondition sets PodScheduled=False on the pod, with a
-// strategic merge patch of pods/NAME/status that replaces only that
-// condition (conditions merge by type). It is skipped when the pod already
-// says the same, so a pod retried many times does not rewrite itself each
-// time; lastTransitionTime changes only when the status does.
-func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *corev1.Pod, reason, msg string) {
+// updatePodStatus sets PodScheduled=False on the pod, and its
+// status.nominatedNodeName if nominating changes it, with one strategic
+// merge patch of pods/NAME/status that replaces only that condition
+// (conditions merge by type) and that field (null removes it):
+//
+//	{"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/1 nodes are available: ..."}],
+//	           "nominatedNodeName":"node01"}}
+//
+// It is skipped when the pod already says the same, so a pod retried many
+// times does not rewrite itself each time; lastTransitionTime changes only
+// when the condition's status does (Kubernetes' updatePod).
+func (s *Scheduler) updatePodStatus(ctx context.Context, pod *corev1.Pod, reason, msg string, nominating framework.NominatingInfo) {
 	var cur *corev1.PodCondition
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
 			cur = &pod.Status.Conditions[i]
 		}
 	}
-	if cur != nil && cur.Status == corev1.ConditionFalse && cur.Reason == reason && cur.Message == msg {
+	condUnchanged := cur != nil && cur.Status == corev1.ConditionFalse && cur.Reason == reason && cur.Message == msg
+	nnnChanges := nominating.Mode == framework.ModeOverride && pod.Status.NominatedNodeName != nominating.NominatedNodeName
+	if condUnchanged && !nnnChanges {
 		return
 	}
-	cond := map[string]any{"type": corev1.PodScheduled, "status": corev1.ConditionFalse, "reason": reason, "message": msg}
-	if cur == nil || cur.Status != corev1.ConditionFalse {
-		cond["lastTransitionTime"] = metav1.NewTime(s.clock.Now())
+	status := map[string]any{}
+	if !condUnchanged {
+		cond := map[string]any{"type": corev1.PodScheduled, "status": corev1.ConditionFalse, "reason": reason, "message": msg}
+		if cur == nil || cur.Status != corev1.ConditionFalse {
+			cond["lastTransitionTime"] = metav1.NewTime(s.clock.Now())
+		}
+		status["conditions"] = []any{cond}
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{cond}}})
+	if nnnChanges {
+		status["nominatedNodeName"] = nil // removes it
+		if nominating.NominatedNodeName != "" {
+			status["nominatedNodeName"] = nominating.NominatedNodeName
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		s.log.Error("encode status patch", "pod", framework.PodKey(pod), "err", err)
 		return
@@ -111,7 +133,7 @@ func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *corev1
 		err := s.client.Patch(ctx, client.Pods, ns, name, types.StrategicMergePatchType, patch, nil, "status")
 		switch {
 		case err == nil:
-			s.log.Debug("set PodScheduled=False", "pod", ns+"/"+name, "reason", reason)
+			s.log.Debug("set PodScheduled=False", "pod", ns+"/"+name, "reason", reason, "nominatedNodeName", nominating.NominatedNodeName)
 		case apierrors.IsNotFound(err) || ctx.Err() != nil:
 			// Deleted meanwhile, or we are stopping: nothing to report.
 		default:

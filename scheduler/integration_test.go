@@ -70,7 +70,8 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("a pod too big for every node stays Pending with FailedScheduling and PodScheduled=False", func(t *testing.T) {
-		const msg = "0/2 nodes are available: 2 Insufficient cpu."
+		// Every pod has priority 0: there is nothing preemption could evict.
+		const msg = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
 		waitEvent(t, c, "big", "FailedScheduling", msg)
 		waitFor(t, "PodScheduled=False on big", func() (bool, error) {
 			pod := getPod(t, c, "big")
@@ -95,7 +96,8 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 		// node02 has 1 cpu free (fast), node03 1 cpu (big), node01 is hdd.
 		createPod(t, c, st.MakePod("mid").Req("1500m", "").NodeSelector("disk", "ssd").Obj())
 		waitEvent(t, c, "mid", "FailedScheduling",
-			"0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu.")
+			"0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu. "+
+				"preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..")
 		patch := []byte(`{"status":{"phase":"Succeeded"}}`)
 		if err := c.Patch(context.Background(), client.Pods, "default", "fast", types.MergePatchType, patch, nil, "status"); err != nil {
 			t.Fatal(err)

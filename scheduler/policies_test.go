@@ -108,7 +108,7 @@ func TestSeedPolicies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestScheduler(t, tt.nodes...)
-			r, err := s.schedulePod(framework.NewPodInfo(tt.pod))
+			r, err := s.schedulePod(framework.NewCycleState(), framework.NewPodInfo(tt.pod))
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("err = %v\nwant  %s", err, tt.wantErr)

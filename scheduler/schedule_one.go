@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -35,13 +36,16 @@ type scheduleResult struct {
 	Diagnosis      framework.Diagnosis          // the nodes that did not fit
 	// The plugins whose PreFilter or PreScore skipped this pod, and why.
 	SkippedFilters, SkippedScores []framework.SkippedPlugin
+	// Preempted is the preemption that made room for the pod in an
+	// earlier attempt, if any.
+	Preempted *framework.Candidate
 }
 
 // decision is the result as the explanation package reads it.
 func (r *scheduleResult) decision() explanation.Decision {
 	return explanation.Decision{Node: r.SuggestedHost, Nodes: r.NumNodes, Evaluated: r.EvaluatedNodes, Feasible: r.FeasibleNodes,
 		Plugins: r.Plugins, Scores: r.Scores, Rejected: r.Diagnosis.NodeToStatus,
-		SkippedFilters: r.SkippedFilters, SkippedScores: r.SkippedScores}
+		SkippedFilters: r.SkippedFilters, SkippedScores: r.SkippedScores, Preempted: r.Preempted}
 }
 
 // scheduleOne is one scheduling cycle: take the next pod, choose its node,
@@ -61,12 +65,20 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	start := s.clock.Now()
 
 	s.cache.UpdateSnapshot(s.snapshot)
-	result, err := s.schedulePod(pInfo.PodInfo)
+	state := framework.NewCycleState()
+	result, err := s.schedulePod(state, pInfo.PodInfo)
 	if err != nil {
-		// Fits nowhere: FailedScheduling, and the pod waits in the queue.
-		s.handleSchedulingFailure(ctx, pInfo, err, cycle)
+		// Fits nowhere: preemption may make room on some node (PostFilter);
+		// either way FailedScheduling, and the pod waits in the queue.
+		nominating := framework.ClearNomination // an error, or no nodes: Kubernetes clears it too
+		var fitErr *framework.FitError
+		if errors.As(err, &fitErr) {
+			nominating = s.postFilter(ctx, state, pInfo, fitErr)
+		}
+		s.handleSchedulingFailure(ctx, pInfo, err, cycle, nominating)
 		return true
 	}
+	result.Preempted = pInfo.Preempted
 	s.logDecision(ctx, pInfo, result, start)
 
 	// Assume: count the pod on its node now, so the next cycle sees the
@@ -79,10 +91,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	if err := s.cache.AssumePod(&assumedInfo); err != nil {
 		// The cache already counts this pod: a bug, or a race with the
 		// informer. Retried after its backoff.
-		s.handleSchedulingFailure(ctx, pInfo, err, cycle)
+		s.handleSchedulingFailure(ctx, pInfo, err, cycle, framework.ClearNomination)
 		return true
 	}
-	s.bindAsync(ctx, pInfo, assumed, result)
+	// A nominated pod now counts on its node as assumed: its nomination
+	// ends here, and its status.nominatedNodeName once it is bound.
+	wasNominated := s.queue.DeleteNominatedPodIfExists(pInfo.Pod) || pInfo.Pod.Status.NominatedNodeName != ""
+	s.bindAsync(ctx, pInfo, assumed, result, wasNominated)
 	return true
 }
 
@@ -102,15 +117,14 @@ func (s *Scheduler) skipPodSchedule(p *framework.QueuedPodInfo) bool {
 }
 
 // schedulePod runs the algorithm on the current snapshot: PreFilter,
-// Filter, PreScore, Score, select. It returns a *framework.FitError when
-// no node fits, framework.ErrNoNodesAvailable when there are no nodes at
-// all.
-func (s *Scheduler) schedulePod(pod *framework.PodInfo) (scheduleResult, error) {
+// Filter, PreScore, Score, select, with state as the cycle's state (which
+// preemption reads afterwards). It returns a *framework.FitError when no
+// node fits, framework.ErrNoNodesAvailable when there are no nodes at all.
+func (s *Scheduler) schedulePod(state *framework.CycleState, pod *framework.PodInfo) (scheduleResult, error) {
 	nodes := s.snapshot.List()
 	if len(nodes) == 0 {
 		return scheduleResult{}, framework.ErrNoNodesAvailable
 	}
-	state := framework.NewCycleState()
 	feasible, diagnosis, err := s.findNodesThatFitPod(state, pod, nodes)
 	if err != nil {
 		return scheduleResult{}, err
@@ -147,7 +161,9 @@ func (s *Scheduler) schedulePod(pod *framework.PodInfo) (scheduleResult, error) 
 // prepare, once, what their filters need (or reject the pod outright);
 // then the filters run node by node, from where the previous cycle
 // stopped, so that in a big cluster, where a cycle does not look at every
-// node, every node gets its turn.
+// node, every node gets its turn. On a node where pods of higher or equal
+// priority are nominated (they preempted there and wait for their
+// victims), the filters count them as if they were there already.
 func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	var diagnosis framework.Diagnosis
 	if st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot); !st.IsSuccess() {
@@ -160,13 +176,19 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 		}
 		return nil, diagnosis, nil
 	}
+	nominated := s.queue.NominatedPodsFor(pod.Pod) // nil, unless some pod preempted
 	want := numFeasibleNodesToFind(s.percentageOfNodesToScore, len(nodes))
 	feasible := make([]*framework.NodeInfo, 0, min(want, len(nodes)))
 	processed := 0
 	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
 		node := nodes[(s.nextStartNodeIndex+i)%len(nodes)]
 		processed++
-		st := s.framework.RunFilterPlugins(state, pod, node)
+		var st *framework.Status
+		if nominated == nil {
+			st = s.framework.RunFilterPlugins(state, pod, node)
+		} else {
+			st = s.framework.RunFilterPluginsWithNominatedPods(state, pod, node, nominated[node.Node().Name])
+		}
 		switch {
 		case st.IsSuccess():
 			feasible = append(feasible, node)

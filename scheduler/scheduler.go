@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/framework"
 	"github.com/mkube/mkube/scheduler/framework/plugins"
+	"github.com/mkube/mkube/scheduler/framework/preemption"
 	"github.com/mkube/mkube/scheduler/queue"
 )
 
@@ -56,7 +57,9 @@ type Config struct {
 	Profile *config.Profile
 	// Plugins, if set, replaces Profile with plugins already built (tests).
 	Plugins []framework.PluginSpec
-	// Clock and Rand may be set by tests.
+	// Clock and Rand may be set by tests. Rand breaks ties between nodes
+	// and picks where preemption's dry run starts; only the scheduling
+	// loop uses it.
 	Clock clock.WithTicker
 	Rand  *rand.Rand
 }
@@ -71,10 +74,14 @@ type Scheduler struct {
 	framework *framework.Framework
 	queue     *queue.PriorityQueue
 	cache     *cache.Cache
+	// preemption is the PostFilter step: it runs for a pod that fits no
+	// node (preemption.go).
+	preemption *preemption.Evaluator
 
 	podInformer       *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
 	nodeInformer      *client.Informer // all nodes, into the cache
 	namespaceInformer *client.Informer // namespaces' labels, for InterPodAffinity's namespaceSelector
+	pdbInformer       *client.Informer // PodDisruptionBudgets, which preemption prefers not to violate
 
 	// Owned by the scheduling loop (scheduleOne) alone.
 	snapshot                 *cache.Snapshot
@@ -143,25 +150,29 @@ func New(cfg Config) (*Scheduler, error) {
 		namespaceInformer:        namespaceInformer,
 	}
 	// Step 9: "the scheduler watches the API server". Kubernetes'
-	// scheduler watches all unfinished pods, all nodes, and namespaces.
+	// scheduler watches all unfinished pods, all nodes, namespaces, and
+	// the PodDisruptionBudgets (for preemption).
 	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
 	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
+	s.pdbInformer = client.NewInformer(cfg.Client, client.PodDisruptionBudgets, "", client.ListOptions{}, cfg.Log)
+	s.preemption = preemption.New(fwk, pdbLister{s.pdbInformer.Cache()}, cfg.Rand)
 	s.addEventHandlers()
 	return s, nil
 }
 
 // Run schedules pods until ctx is cancelled:
 //
-//  1. start the event recorder and the node, pod and namespace informers;
+//  1. start the event recorder and the node, pod, namespace and
+//     PodDisruptionBudget informers;
 //  2. wait until they have listed once, so the first decision sees every
-//     node, every bound pod and every namespace's labels;
+//     node, every bound pod, every namespace's labels and every budget;
 //  3. start the queue's timers (backoff, unschedulable leftovers);
 //  4. run scheduling cycles one after another on this goroutine;
 //
 // and on cancel: close the queue (which ends the loop), then wait for the
 // bindings and status updates still in flight.
 //
-// Goroutines: the recorder, the three informers and the queue's timers stop
+// Goroutines: the recorder, the four informers and the queue's timers stop
 // with ctx; one more goroutine waits for ctx to close the queue; the API
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -169,7 +180,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	go s.nodeInformer.Run(ctx)
 	go s.podInformer.Run(ctx)
 	go s.namespaceInformer.Run(ctx)
-	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer) {
+	go s.pdbInformer.Run(ctx)
+	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer, s.pdbInformer) {
 		return ctx.Err()
 	}
 	filters, scores := s.framework.ListPlugins()

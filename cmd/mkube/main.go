@@ -25,7 +25,10 @@
 //
 //	$ mkube explain pod myapp-demo8
 //	Pod default/myapp-demo8 is Pending (Unschedulable):
-//	  0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.
+//	  0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..
+//
+// A pod that preempted lower-priority pods says, while it waits, which
+// node it is nominated to, and once bound, which pods it evicted there.
 //
 // The API server's address comes from --server, else $MKUBE_SERVER, else
 // http://127.0.0.1:8080.

@@ -192,7 +192,9 @@ func TestExplainAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("seed 三.3: the anti-affinity pod is Pending and explain prints why", func(t *testing.T) {
-		want := "Pod default/myapp-demo8 is Pending (Unschedulable):\n  0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.\n"
+		// Every pod has priority 0: preemption finds nothing to evict.
+		want := "Pod default/myapp-demo8 is Pending (Unschedulable):\n  0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. " +
+			"preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..\n"
 		waitFor(t, "myapp-demo8's PodScheduled=False", func() bool { return explain("myapp-demo8") == want })
 	})
 

@@ -26,7 +26,13 @@
 //	 "plugins":[{"name":"TaintToleration","weight":3},{"name":"NodeAffinity","weight":2},...],
 //	 "scored":[{"name":"node03","scores":[100,100,...],"total":580},...],   scores[i] is plugins[i]'s, 0-100
 //	 "rejected":[{"name":"node01","plugin":"NodeAffinity","reason":"node(s) didn't match ..."}],
-//	 "reasons":[{"plugin":"NodeAffinity","reason":"node(s) didn't match ...","nodes":1}]}
+//	 "reasons":[{"plugin":"NodeAffinity","reason":"node(s) didn't match ...","nodes":1}],
+//	 "preemption":{"node":"node03","victims":[{"pod":"default/batch-1","priority":0}]}}   only if the pod preempted
+//
+// A pod that preempted (seed 003) was first nominated to a node while its
+// victims terminated; the explanation of its binding says which pods it
+// evicted where. While it waits, `mkube explain pod` shows the node it is
+// nominated to (status.nominatedNodeName).
 package explanation
 
 import (
@@ -73,6 +79,22 @@ type Explanation struct {
 	// check or compare for this pod, and why.
 	SkippedFilters []Skipped `json:"skippedFilters,omitempty"`
 	SkippedScores  []Skipped `json:"skippedScores,omitempty"`
+	// Preemption is what the pod evicted to make room, in an earlier
+	// attempt; nil if it did not preempt.
+	Preemption *Preemption `json:"preemption,omitempty"`
+}
+
+// Preemption is the node a pod preempted on and its victims, most
+// important first.
+type Preemption struct {
+	Node    string   `json:"node"`
+	Victims []Victim `json:"victims"`
+}
+
+// Victim is a pod deleted to make room, and its priority.
+type Victim struct {
+	Pod      string `json:"pod"` // namespace/name
+	Priority int32  `json:"priority"`
 }
 
 // Skipped is a plugin that skipped the pod, and why.
@@ -118,6 +140,7 @@ type Decision struct {
 	Scores                        []framework.NodePluginScores // nil when only one node was feasible
 	Rejected                      []framework.NodeStatus
 	SkippedFilters, SkippedScores []framework.SkippedPlugin
+	Preempted                     *framework.Candidate // the pod's earlier preemption, if any
 }
 
 // New builds the explanation of d. It costs O(evaluated nodes) and is
@@ -145,6 +168,12 @@ func New(d Decision) *Explanation {
 		}
 	}
 	e.Reasons = countReasons(d.Rejected)
+	if c := d.Preempted; c != nil {
+		e.Preemption = &Preemption{Node: c.Node}
+		for _, v := range c.Victims {
+			e.Preemption.Victims = append(e.Preemption.Victims, Victim{framework.PodKey(v), framework.PodPriority(v)})
+		}
+	}
 	return e
 }
 
@@ -235,6 +264,8 @@ func Decode(s string) (*Explanation, error) {
 // Short is the explanation in one line, for the scheduler's log:
 //
 //	node03 580 = TaintToleration 100×3 + NodeAffinity 100×2 + ...; runner-up node02 380; rejected 1: NodeAffinity "node(s) didn't match ..." ×1
+//
+// and, for a pod that preempted, "; had preempted on node03: default/batch-1 (priority 0)".
 func (e *Explanation) Short() string {
 	var b strings.Builder
 	if len(e.Scored) == 0 {
@@ -261,5 +292,17 @@ func (e *Explanation) Short() string {
 			fmt.Fprintf(&b, " %s %q ×%d", r.Plugin, r.Reason, r.Nodes)
 		}
 	}
+	if e.Preemption != nil {
+		fmt.Fprintf(&b, "; had preempted on %s: %s", e.Preemption.Node, e.Preemption.victimList())
+	}
 	return b.String()
+}
+
+// victimList is "default/batch-1 (priority 0), default/batch-2 (priority 0)".
+func (p *Preemption) victimList() string {
+	parts := make([]string, len(p.Victims))
+	for i, v := range p.Victims {
+		parts[i] = fmt.Sprintf("%s (priority %d)", v.Pod, v.Priority)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -167,3 +167,51 @@ func TestDecodeRoundTrips(t *testing.T) {
 		t.Error("a broken annotation decoded")
 	}
 }
+
+// Seed 003's preemption as `mkube explain pod` prints it: first while the
+// pod waits on the node it is nominated to, then once it is bound there.
+func TestWritePodOfAPodThatPreempted(t *testing.T) {
+	low := int32(0)
+	victim := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "low"}, Spec: corev1.PodSpec{Priority: &low}}
+	e := explanation.New(explanation.Decision{Node: "node01", Nodes: 1, Evaluated: 1, Feasible: 1,
+		Preempted: &framework.Candidate{Node: "node01", Victims: []*corev1.Pod{victim}}})
+	value, _ := e.Encode()
+	if !strings.Contains(value, `"preemption":{"node":"node01","victims":[{"pod":"default/low","priority":0}]}`) {
+		t.Errorf("annotation = %s", value)
+	}
+	msg := "0/1 nodes are available: 1 Insufficient cpu."
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want string
+	}{
+		{"while it waits for its victims, a Pending pod names the node it is nominated to",
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "high"},
+				Status: corev1.PodStatus{Phase: corev1.PodPending, NominatedNodeName: "node01", Conditions: []corev1.PodCondition{
+					{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}}}},
+			"Pod default/high is Pending (Unschedulable):\n  " + msg + "\n" +
+				"It is nominated to node01: the scheduler preempted pods of lower priority there and waits for them to terminate.\n"},
+		{"once bound, the pod says which pods it had evicted",
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "high", Annotations: map[string]string{explanation.AnnotationKey: value}},
+				Spec: corev1.PodSpec{NodeName: "node01"}},
+			"Pod default/high was scheduled to node01.\n" +
+				"To make room it had preempted 1 pod(s) on node01: default/low (priority 0).\n" +
+				"1 nodes in the cluster, 1 evaluated, 1 feasible.\n\n" +
+				"NODE    VERDICT   TOTAL  REASON\n" +
+				"node01  selected  -      the only feasible node: not scored\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := explanation.WritePod(&b, tt.pod); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tt.want)
+			}
+		})
+	}
+	if got, want := e.Short(), "node01: the only feasible node: not scored; had preempted on node01: default/low (priority 0)"; got != want {
+		t.Errorf("short: %s\nwant   %s", got, want)
+	}
+}

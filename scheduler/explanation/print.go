@@ -13,20 +13,25 @@ import (
 
 // WritePod prints what is known of how pod was scheduled: the table of its
 // explanation if the scheduler bound it, the FailedScheduling message of
-// its PodScheduled condition if it is Pending.
+// its PodScheduled condition if it is Pending, and the node it is
+// nominated to if it preempted there.
 func WritePod(w io.Writer, pod *corev1.Pod) error {
 	key := pod.Namespace + "/" + pod.Name
 	if pod.Spec.NodeName == "" {
 		cond := podScheduledCondition(pod)
+		var err error
 		switch {
 		case cond == nil:
-			_, err := fmt.Fprintf(w, "Pod %s is Pending: the scheduler has not tried it yet.\n", key)
-			return err
+			_, err = fmt.Fprintf(w, "Pod %s is Pending: the scheduler has not tried it yet.\n", key)
 		case cond.Status == corev1.ConditionFalse:
-			_, err := fmt.Fprintf(w, "Pod %s is Pending (%s):\n  %s\n", key, cond.Reason, cond.Message)
-			return err
+			_, err = fmt.Fprintf(w, "Pod %s is Pending (%s):\n  %s\n", key, cond.Reason, cond.Message)
+		default:
+			_, err = fmt.Fprintf(w, "Pod %s is Pending.\n", key)
 		}
-		_, err := fmt.Fprintf(w, "Pod %s is Pending.\n", key)
+		if err == nil && pod.Status.NominatedNodeName != "" {
+			_, err = fmt.Fprintf(w, "It is nominated to %s: the scheduler preempted pods of lower priority there and waits for them to terminate.\n",
+				pod.Status.NominatedNodeName)
+		}
 		return err
 	}
 	value, ok := pod.Annotations[AnnotationKey]
@@ -40,6 +45,11 @@ func WritePod(w io.Writer, pod *corev1.Pod) error {
 	}
 	if _, err := fmt.Fprintf(w, "Pod %s was scheduled to %s.\n", key, e.Node); err != nil {
 		return err
+	}
+	if p := e.Preemption; p != nil {
+		if _, err := fmt.Fprintf(w, "To make room it had preempted %d pod(s) on %s: %s.\n", len(p.Victims), p.Node, p.victimList()); err != nil {
+			return err
+		}
 	}
 	return e.WriteTable(w)
 }

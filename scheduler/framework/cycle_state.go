@@ -9,6 +9,15 @@ type StateKey string
 // StateData is what a plugin stores for the rest of the cycle.
 type StateData any
 
+// StateCloner is implemented by the StateData a plugin changes after
+// PreFilter: InterPodAffinity's counts, which its AddPod and RemovePod
+// (PreFilterExtensions) keep up to date while preemption takes pods off a
+// node. CycleState.Clone copies such data; any other StateData is never
+// written after PreFilter, so the clone shares it.
+type StateCloner interface {
+	Clone() StateData
+}
+
 // CycleState is the scratch space of one scheduling cycle. A plugin's
 // PreFilter or PreScore computes, once, what its Filter or Score needs for
 // every node (the pod's parsed node affinity, the topology counts of
@@ -43,6 +52,24 @@ func (c *CycleState) SkippedFilters() []SkippedPlugin { return c.skippedFilters 
 
 // SkippedScores are the score plugins skipped in this cycle.
 func (c *CycleState) SkippedScores() []SkippedPlugin { return c.skippedScores }
+
+// Clone returns a copy for a what-if: preemption tries each candidate node
+// on a clone of the node and of the state, so taking pods off one node
+// changes nothing for the next.
+func (c *CycleState) Clone() *CycleState {
+	out := &CycleState{
+		storage:    make(map[StateKey]StateData, len(c.storage)),
+		skipFilter: c.skipFilter, skipScore: c.skipScore,
+		skippedFilters: c.skippedFilters, skippedScores: c.skippedScores, // read only
+	}
+	for k, d := range c.storage {
+		if cl, ok := d.(StateCloner); ok {
+			d = cl.Clone()
+		}
+		out.storage[k] = d
+	}
+	return out
+}
 
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState {

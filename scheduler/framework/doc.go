@@ -10,6 +10,7 @@
 //	Score      per node (优选 priorities) a raw score per plugin
 //	Normalize  once     each plugin maps its raw scores onto 0-100
 //	                    total = Σ score × weight; the best total wins
+//	PostFilter once     only if no node passed Filter: preemption
 //
 // Why the "Pre" steps: a rule like inter-pod affinity depends on every pod
 // in the cluster. Computed per node, a cycle would cost pods × nodes; a
@@ -29,6 +30,12 @@
 // the host ports they hold, kept up to date incrementally so a cycle never
 // re-adds the pods of a node. NodeInfoLister is the whole cluster as one
 // cycle sees it (the cache's Snapshot).
+//
+// When Filter finds no node, preemption (the PostFilter step, package
+// framework/preemption) asks what-if questions on clones of a node and of
+// the CycleState; PreFilterExtensions keep PreFilter's counts true as it
+// takes pods off, and RunFilterPluginsWithNominatedPods counts the pods
+// already nominated to a node (preemption.go).
 //
 // ClusterEvent names a change in the cluster (a node added, a bound pod
 // deleted...). Plugins declare which events could make a pod they rejected

@@ -27,6 +27,10 @@ type Diagnosis struct {
 	NodeToStatus []NodeStatus
 	// UnschedulablePlugins are the plugins that rejected at least one node.
 	UnschedulablePlugins sets.Set[string]
+	// PostFilterMsg is what preemption (the PostFilter step) said about
+	// the pod, "preemption: ..."; empty when it had nothing to say (it
+	// found victims, or did not run).
+	PostFilterMsg string
 }
 
 // Add records that node was rejected with st.
@@ -50,10 +54,12 @@ func (d *Diagnosis) Add(node string, st *Status) {
 // Note the sort is of strings, so "10 Insufficient cpu" comes before
 // "2 node(s) were unschedulable", exactly as in Kubernetes.
 //
-// Kubernetes appends what its PostFilter (preemption) found, e.g.
-// " preemption: 0/3 nodes are available: 3 Preemption is not helpful for
-// scheduling." mkube does not preempt yet, so it writes the message a
-// kube-scheduler with preemption disabled writes: without that part.
+// What preemption found (Diagnosis.PostFilterMsg) follows, as a sentence
+// of its own: Kubernetes writes " %v." after the filters' part, and since
+// preemption's own message already ends with a full stop, the real
+// message ends with two:
+//
+//	0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..
 type FitError struct {
 	Pod         *corev1.Pod
 	NumAllNodes int
@@ -75,6 +81,9 @@ func (f *FitError) Error() string {
 	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
 	if len(histogram) > 0 {
 		msg += " " + strings.Join(histogram, ", ") + "."
+	}
+	if f.Diagnosis.PostFilterMsg != "" {
+		msg += " " + f.Diagnosis.PostFilterMsg + "."
 	}
 	return msg
 }

@@ -126,7 +126,8 @@ type Framework struct {
 
 type filterPlugin struct {
 	FilterPlugin
-	pre PreFilterPlugin // nil if the plugin has no PreFilter
+	pre PreFilterPlugin     // nil if the plugin has no PreFilter
+	ext PreFilterExtensions // nil if its PreFilter state does not count pods (preemption.go)
 }
 
 type scorePlugin struct {
@@ -155,6 +156,9 @@ func New(specs ...PluginSpec) (*Framework, error) {
 		if isFilter && at&AtFilter != 0 {
 			fp := filterPlugin{FilterPlugin: p}
 			fp.pre, _ = s.Plugin.(PreFilterPlugin)
+			if fp.pre != nil {
+				fp.ext, _ = s.Plugin.(PreFilterExtensions)
+			}
 			f.filters = append(f.filters, fp)
 			if e, ok := s.Plugin.(EnqueueExtensions); ok {
 				f.events[name] = e.EventsToRegister()

@@ -15,10 +15,10 @@ const (
 	// attempt is abandoned and the pod retried after its backoff.
 	Error
 	// Unschedulable: the pod does not fit now, but could if other pods
-	// left the node (preemption, once implemented, looks at these).
+	// left the node: preemption tries only the nodes rejected with it.
 	Unschedulable
 	// UnschedulableAndUnresolvable: the pod does not fit, and removing pods
-	// would not help (a label, a taint, a cordon).
+	// would not help (a label, a taint, a cordon): preemption skips the node.
 	UnschedulableAndUnresolvable
 	// Skip: returned by a PreFilter or PreScore plugin that has nothing to
 	// do for this pod (no host ports asked for, no preferred terms...). Its

@@ -19,6 +19,9 @@ type PodInfo struct {
 	Requests Resource
 	// NonZeroRequests is NonZeroPodRequests(Pod): what scoring counts.
 	NonZeroRequests Resource
+	// Priority is PodPriority(Pod), kept here because preemption compares
+	// it for every pod of every node it looks at.
+	Priority int32
 
 	// The terms of spec.affinity.podAffinity and podAntiAffinity, parsed
 	// (see AffinityTerm); used by the InterPodAffinity plugin.
@@ -35,7 +38,7 @@ type PodInfo struct {
 func NewPodInfo(pod *corev1.Pod) *PodInfo {
 	terms, err := parseAffinityTerms(pod)
 	return &PodInfo{
-		Pod: pod, Key: PodKey(pod), Requests: PodRequests(pod), NonZeroRequests: NonZeroPodRequests(pod),
+		Pod: pod, Key: PodKey(pod), Requests: PodRequests(pod), NonZeroRequests: NonZeroPodRequests(pod), Priority: PodPriority(pod),
 		RequiredAffinityTerms:      terms.requiredAffinity,
 		RequiredAntiAffinityTerms:  terms.requiredAntiAffinity,
 		PreferredAffinityTerms:     terms.preferredAffinity,
@@ -72,12 +75,17 @@ type QueuedPodInfo struct {
 	// make it schedulable, so only such an event moves it back to the
 	// active queue. Empty means "any event", e.g. when there were no nodes.
 	UnschedulablePlugins sets.Set[string]
+	// Preempted is the last preemption this pod made (the node it was
+	// nominated to, the victims), nil if none: the explanation of its
+	// eventual binding tells it.
+	Preempted *Candidate
 }
 
-// Priority is the pod's spec.priority (0 if unset): higher goes first.
-func (p *QueuedPodInfo) Priority() int32 {
-	if p.Pod.Spec.Priority != nil {
-		return *p.Pod.Spec.Priority
+// PodPriority is spec.priority, which the API server's Priority admission
+// sets from spec.priorityClassName when the pod is created; 0 if unset.
+func PodPriority(pod *corev1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
 	}
 	return 0
 }

@@ -15,6 +15,10 @@
 // backstop for changes no plugin watches. A pod being scheduled ("in
 // flight") is in none of them.
 //
+// The queue also remembers the pods nominated to nodes by preemption
+// (nominator.go), which the scheduler counts on those nodes for pods of
+// lower or equal priority.
+//
 // Pipeline: informer handler → Add / Update / Delete; scheduler → Pop →
 // (fits) nothing more, or (fails) AddUnschedulableIfNotPresent /
 // AddBackoffIfNotPresent; cluster events → MoveAllToActiveOrBackoffQueue;
@@ -90,6 +94,8 @@ type PriorityQueue struct {
 	schedulingCycle  int64
 	moveRequestCycle int64
 	closed           bool
+	// nominator: the pods nominated to nodes by preemption (nominator.go).
+	nominator nominator
 }
 
 // New returns an empty queue.
@@ -114,6 +120,7 @@ func New(opts Options) *PriorityQueue {
 		pluginEvents:                      opts.PluginEvents,
 		unschedulable:                     map[string]*framework.QueuedPodInfo{},
 		moveRequestCycle:                  -1,
+		nominator:                         newNominator(),
 	}
 	q.cond = sync.NewCond(&q.mu)
 	key := func(p *framework.QueuedPodInfo) string { return p.Key }
@@ -125,7 +132,7 @@ func New(opts Options) *PriorityQueue {
 // activeLess is kube-scheduler's PrioritySort plugin: higher spec.priority
 // first; among equals, the pod queued earlier.
 func activeLess(a, b *framework.QueuedPodInfo) bool {
-	pa, pb := a.Priority(), b.Priority()
+	pa, pb := a.Priority, b.Priority
 	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
 }
 
@@ -138,15 +145,16 @@ func (q *PriorityQueue) backoffLess(a, b *framework.QueuedPodInfo) bool {
 func (q *PriorityQueue) Add(pod *corev1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	p := q.newQueuedPodInfo(pod)
+	p := q.newQueuedPodInfo(framework.NewPodInfo(pod))
 	delete(q.unschedulable, p.Key)
 	q.backoffQ.Delete(p.Key)
 	q.activeQ.AddOrUpdate(p)
+	q.nominator.add(p.PodInfo, "")
 	q.cond.Broadcast()
 }
 
-func (q *PriorityQueue) newQueuedPodInfo(pod *corev1.Pod) *framework.QueuedPodInfo {
-	return &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
+func (q *PriorityQueue) newQueuedPodInfo(pi *framework.PodInfo) *framework.QueuedPodInfo {
+	return &framework.QueuedPodInfo{PodInfo: pi, Timestamp: q.clock.Now()}
 }
 
 // Update replaces a waiting pod with its new version. A pod waiting in
@@ -156,28 +164,30 @@ func (q *PriorityQueue) newQueuedPodInfo(pod *corev1.Pod) *framework.QueuedPodIn
 // leaves it where it is. A pod in no queue (being scheduled, or assumed
 // and being bound) is added to activeQ: the scheduler skips it there if
 // its binding is under way.
+// Its nomination follows its status.nominatedNodeName (nominator.update).
 func (q *PriorityQueue) Update(oldPod, newPod *corev1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	key := framework.PodKey(newPod)
-	if p, ok := q.activeQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+	pi := framework.NewPodInfo(newPod)
+	q.nominator.update(oldPod, pi)
+	if p, ok := q.activeQ.Get(pi.Key); ok {
+		p.PodInfo = pi
 		q.activeQ.AddOrUpdate(p)
 		return
 	}
-	if p, ok := q.backoffQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+	if p, ok := q.backoffQ.Get(pi.Key); ok {
+		p.PodInfo = pi
 		q.backoffQ.AddOrUpdate(p)
 		return
 	}
-	if p, ok := q.unschedulable[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+	if p, ok := q.unschedulable[pi.Key]; ok {
+		p.PodInfo = pi
 		if isPodUpdated(oldPod, newPod) {
 			q.moveLocked(p)
 		}
 		return
 	}
-	q.activeQ.AddOrUpdate(q.newQueuedPodInfo(newPod))
+	q.activeQ.AddOrUpdate(q.newQueuedPodInfo(pi))
 	q.cond.Broadcast()
 }
 
@@ -189,7 +199,8 @@ func isPodUpdated(old, cur *corev1.Pod) bool {
 		!equality.Semantic.DeepEqual(old.Annotations, cur.Annotations)
 }
 
-// Delete forgets a pod wherever it waits.
+// Delete forgets a pod wherever it waits, and its nomination: it was
+// deleted, or bound.
 func (q *PriorityQueue) Delete(pod *corev1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -197,6 +208,7 @@ func (q *PriorityQueue) Delete(pod *corev1.Pod) {
 	q.activeQ.Delete(key)
 	q.backoffQ.Delete(key)
 	delete(q.unschedulable, key)
+	q.nominator.delete(key)
 }
 
 // Pop blocks until a pod is in activeQ and takes the first one, or returns

@@ -9,6 +9,8 @@
 package schedtest
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -274,6 +276,43 @@ func (p *PodWrapper) Overhead(cpu string) *PodWrapper {
 // Priority sets spec.priority.
 func (p *PodWrapper) Priority(n int32) *PodWrapper {
 	p.Spec.Priority = &n
+	return p
+}
+
+// PriorityClassName names a PriorityClass, from which the API server's
+// Priority admission sets spec.priority and spec.preemptionPolicy.
+func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
+	p.Spec.PriorityClassName = name
+	return p
+}
+
+// StartTime sets status.startTime: when the kubelet started the pod.
+func (p *PodWrapper) StartTime(t time.Time) *PodWrapper {
+	p.Status.StartTime = &metav1.Time{Time: t}
+	return p
+}
+
+// PreemptNever sets spec.preemptionPolicy Never, as a PriorityClass with
+// preemptionPolicy: Never does.
+func (p *PodWrapper) PreemptNever() *PodWrapper {
+	never := corev1.PreemptNever
+	p.Spec.PreemptionPolicy = &never
+	return p
+}
+
+// NominatedNodeName sets status.nominatedNodeName.
+func (p *PodWrapper) NominatedNodeName(n string) *PodWrapper {
+	p.Status.NominatedNodeName = n
+	return p
+}
+
+// PreemptedByScheduler marks the pod as a preemption victim being deleted:
+// a deletionTimestamp and the condition DisruptionTarget=True, reason
+// PreemptionByScheduler.
+func (p *PodWrapper) PreemptedByScheduler() *PodWrapper {
+	p.Terminating()
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler})
 	return p
 }
 

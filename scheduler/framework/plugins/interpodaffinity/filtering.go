@@ -50,6 +50,7 @@ type preFilterState struct {
 	// The incoming pod's required terms, namespaceSelector resolved.
 	affinityTerms, antiAffinityTerms []framework.AffinityTerm
 	pod                              *corev1.Pod
+	nsLabels                         labels.Set // the labels of the pod's namespace
 }
 
 // PreFilter counts, once per cycle, the pods matching the incoming pod's
@@ -65,9 +66,9 @@ func (pl *InterPodAffinity) PreFilter(state *framework.CycleState, pod *framewor
 		affinityTerms:     pl.mergeNamespaces(pod.RequiredAffinityTerms),
 		antiAffinityTerms: pl.mergeNamespaces(pod.RequiredAntiAffinityTerms),
 		pod:               pod.Pod,
+		nsLabels:          pl.handle.NamespaceLabels(pod.Pod.Namespace),
 	}
-	nsLabels := pl.handle.NamespaceLabels(pod.Pod.Namespace)
-	s.existingAntiAffinityCounts = existingAntiAffinityCounts(pod.Pod, nsLabels, nodes.HavePodsWithRequiredAntiAffinityList())
+	s.existingAntiAffinityCounts = existingAntiAffinityCounts(pod.Pod, s.nsLabels, nodes.HavePodsWithRequiredAntiAffinityList())
 	s.affinityCounts, s.antiAffinityCounts = incomingAffinityCounts(s.affinityTerms, s.antiAffinityTerms, nodes.List())
 	if len(s.existingAntiAffinityCounts) == 0 && len(s.affinityTerms) == 0 && len(s.antiAffinityTerms) == 0 {
 		return skipFilter

@@ -132,7 +132,7 @@ func (*Fit) Name() string { return Name }
 
 // Filter checks that the node has room for the pod. The status is
 // Unschedulable (not Unresolvable): evicting pods would make room, which
-// is what preemption, once implemented, will try.
+// is what preemption tries.
 func (*Fit) Filter(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
 	var buf [4]string // room for the usual reasons without a heap allocation
 	reasons := insufficientResources(buf[:0], &pod.Requests, node)
