@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/testserver"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
-	"github.com/mkube/mkube/store"
 )
 
 // TestSchedulerAgainstAPIServer runs the scheduler against a real API
@@ -29,8 +26,7 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, stop := startAPIServer(t, ctx)
-	defer stop()
+	c := client.New(testserver.Start(t), "scheduler-test")
 
 	logs := &lockedBuffer{}
 	defer func() {
@@ -110,32 +106,6 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 			t.Errorf("other was bound to %s", pod.Spec.NodeName)
 		}
 	})
-}
-
-// startAPIServer starts etcd, the API server and an HTTP server, and
-// returns a client for it and a function that stops them.
-func startAPIServer(t *testing.T, ctx context.Context) (*client.Client, func()) {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srvCtx, stopSrv := context.WithCancel(ctx)
-	if err := srv.Start(srvCtx); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	c := client.New(hs.URL, "scheduler-test")
-	if err := c.WaitForServer(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return c, func() {
-		stopSrv()
-		hs.CloseClientConnections()
-		hs.Close()
-		e.Close()
-	}
 }
 
 func createNode(t *testing.T, c *client.Client, node *corev1.Node) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
@@ -35,8 +36,7 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, stop := startAPIServer(t, ctx)
-	defer stop()
+	c := client.New(testserver.Start(t), "scheduler-test")
 	logs := &lockedBuffer{}
 	defer func() {
 		if t.Failed() || testing.Verbose() {

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,11 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/scheduler"
 	"github.com/mkube/mkube/scheduler/explanation"
-	"github.com/mkube/mkube/store"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -62,8 +59,8 @@ func TestExplainAgainstAPIServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, url, stop := startAPIServer(t, ctx)
-	defer stop()
+	url := testserver.Start(t)
+	c := client.New(url, "mkube-test")
 	logs := &lockedBuffer{}
 	s, err := scheduler.New(scheduler.Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
@@ -243,32 +240,6 @@ func runeSlice(s string, i int) string {
 		return ""
 	}
 	return string(r[i:])
-}
-
-// startAPIServer starts etcd, the API server and an HTTP server, as the
-// scheduler's own real-server test does.
-func startAPIServer(t *testing.T, ctx context.Context) (*client.Client, string, func()) {
-	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srvCtx, stopSrv := context.WithCancel(ctx)
-	if err := srv.Start(srvCtx); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	c := client.New(hs.URL, "mkube-test")
-	if err := c.WaitForServer(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return c, hs.URL, func() {
-		stopSrv()
-		hs.CloseClientConnections()
-		hs.Close()
-		e.Close()
-	}
 }
 
 func waitBound(t *testing.T, c *client.Client, name, node string) {
