@@ -154,7 +154,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.log.Info("kubelet ready: watching the pods bound to this node", "step", 12,
 		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String())
 	for range k.cfg.Workers {
-		wg.Go(func() { k.runWorker(ctx) })
+		wg.Go(func() { k.queue.Work(ctx, k.syncPod, k.log, "pod") })
 	}
 	<-ctx.Done()
 	k.queue.ShutDown()

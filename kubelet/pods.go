@@ -11,8 +11,8 @@ import (
 )
 
 // The pod pipeline, seed step 12: the informer watches the pods bound to
-// this node → enqueue puts the key on the queue → runWorker →
-// processNextItem → syncPod, which makes the node match the pod and
+// this node → enqueue puts the key on the queue → workers
+// (queue.Work) → syncPod, which makes the node match the pod and
 // reports the result (step 13).
 
 // podGVK is set on every pod the kubelet works with: events name the
@@ -48,16 +48,6 @@ func podActionFor(pod *corev1.Pod) podAction {
 // enqueue is the handler of every pod event: it only queues the pod's key.
 func (k *Kubelet) enqueue(obj runtime.Object) {
 	k.queue.Add(client.KeyOf(obj))
-}
-
-// runWorker processes pods until the queue shuts down.
-func (k *Kubelet) runWorker(ctx context.Context) {
-	for k.processNextItem(ctx) {
-	}
-}
-
-func (k *Kubelet) processNextItem(ctx context.Context) bool {
-	return k.queue.ProcessNext(ctx, k.syncPod, k.log, "pod")
 }
 
 // syncPod makes this node match the pod named key, as the informer's cache

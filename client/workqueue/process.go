@@ -41,3 +41,10 @@ func (q *Queue[T]) ProcessNext(ctx context.Context, sync func(context.Context, T
 	}
 	return true
 }
+
+// Work is one worker: it processes items with ProcessNext until the queue
+// shuts down. A controller's Run starts as many as it wants in parallel.
+func (q *Queue[T]) Work(ctx context.Context, sync func(context.Context, T) error, log *slog.Logger, kind string) {
+	for q.ProcessNext(ctx, sync, log, kind) {
+	}
+}

@@ -78,16 +78,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 	c.log.Info("caches synced, starting workers", "workers", workers)
 	for range workers {
-		go c.runWorker(ctx)
+		go c.queue.Work(ctx, c.sync, c.log, "deployment")
 	}
 	<-ctx.Done()
-}
-
-func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextItem(ctx context.Context) bool {
-	return c.queue.ProcessNext(ctx, c.sync, c.log, "deployment")
 }

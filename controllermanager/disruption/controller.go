@@ -88,16 +88,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 	c.log.Info("caches synced, starting workers", "workers", workers)
 	for range workers {
-		go func() {
-			for c.processNextItem(ctx) {
-			}
-		}()
+		go c.queue.Work(ctx, c.sync, c.log, "pdb")
 	}
 	<-ctx.Done()
-}
-
-func (c *Controller) processNextItem(ctx context.Context) bool {
-	return c.queue.ProcessNext(ctx, c.sync, c.log, "pdb")
 }
 
 // sync recomputes one budget's status.

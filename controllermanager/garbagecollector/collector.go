@@ -125,16 +125,9 @@ func (gc *Collector) Run(ctx context.Context, workers int) {
 	}
 	gc.log.Info("caches synced, starting workers", "workers", workers)
 	for range workers {
-		go func() {
-			for gc.processNextItem(ctx) {
-			}
-		}()
+		go gc.queue.Work(ctx, gc.sync, gc.log, "object")
 	}
 	<-ctx.Done()
-}
-
-func (gc *Collector) processNextItem(ctx context.Context) bool {
-	return gc.queue.ProcessNext(ctx, gc.sync, gc.log, "object")
 }
 
 func (i item) String() string { return i.resource + " " + i.key }

@@ -56,16 +56,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		return
 	}
 	for range workers {
-		go func() {
-			for c.processNextItem(ctx) {
-			}
-		}()
+		go c.queue.Work(ctx, c.sync, c.log, "namespace")
 	}
 	<-ctx.Done()
-}
-
-func (c *Controller) processNextItem(ctx context.Context) bool {
-	return c.queue.ProcessNext(ctx, c.sync, c.log, "namespace")
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

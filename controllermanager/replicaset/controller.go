@@ -3,7 +3,7 @@
 // and creates them" — and its mirror image, deleting the surplus.
 //
 // Pipeline: informer handlers → queue of ReplicaSet keys → Run →
-// runWorker → processNextItem → sync. sync compares the pods the
+// workers (queue.Work, one item at a time) → sync. sync compares the pods the
 // ReplicaSet owns (from the pod informer's cache) with spec.replicas,
 // creates or deletes the difference, and writes status.
 package replicaset
@@ -139,18 +139,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 	c.log.Info("caches synced, starting workers", "workers", workers)
 	for range workers {
-		go c.runWorker(ctx)
+		go c.queue.Work(ctx, c.sync, c.log, "replicaset")
 	}
 	<-ctx.Done()
-}
-
-func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextItem(ctx context.Context) bool {
-	return c.queue.ProcessNext(ctx, c.sync, c.log, "replicaset")
 }
 
 // resyncAfter re-checks a ReplicaSet whose pods become available only

@@ -153,14 +153,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 	c.log.Info("caches synced, starting workers", "workers", workers)
 	for range workers {
-		go c.runWorker(ctx) // returns when the queue shuts down
+		go c.queue.Work(ctx, c.sync, c.log, "pod") // returns when the queue shuts down
 	}
 	<-ctx.Done()
-}
-
-func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextItem(ctx) {
-	}
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {

@@ -91,7 +91,7 @@
 //
 // Informer handlers (a node's NoExecute taints changed → each of its pods;
 // a pod's node, tolerations or deletion changed → that pod) → queue of pod
-// keys → Run → runWorker → processNextItem → sync. A scheduled eviction is
+// keys → Run → workers (queue.Work) → sync. A scheduled eviction is
 // the same pod key put back with AddAfter at its deadline. sync reads the
 // pod and its node from the caches and decides again every time, so
 // cancelling needs no timer to be stopped: when a cancelled eviction's
