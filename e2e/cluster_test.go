@@ -61,6 +61,23 @@ func freePort(t testing.TB) int {
 // startCluster starts the four programs with the given kubelets.
 func startCluster(t testing.TB, apiserverArgs []string, nodes ...string) *cluster {
 	t.Helper()
+	kubelets := make([]kubeletNode, len(nodes))
+	for i, n := range nodes {
+		kubelets[i] = kubeletNode{name: n}
+	}
+	return startClusterWithNodes(t, apiserverArgs, kubelets...)
+}
+
+// kubeletNode is one kubelet of startClusterWithNodes and the extra flags
+// it registers its Node with (--labels, --register-with-taints).
+type kubeletNode struct {
+	name  string
+	flags []string
+}
+
+// startClusterWithNodes starts the four programs, with per-kubelet flags.
+func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubeletNode) *cluster {
+	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
 	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}}
@@ -71,8 +88,8 @@ func startCluster(t testing.TB, apiserverArgs []string, nodes ...string) *cluste
 	for _, n := range nodes {
 		// All kubelets share this host: any free port for their API, and
 		// loopback as the address the API server reaches them at.
-		c.startAs("kubelet-"+n, "kubelet", "--server", c.URL, "--node-name", n, "--cpu", "4", "--memory", "8Gi",
-			"--port", "0", "--node-ip", "127.0.0.1")
+		args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1"}
+		c.startAs("kubelet-"+n.name, "kubelet", append(args, n.flags...)...)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -213,32 +213,3 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() (ok
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-// kubeletNode is one kubelet of startClusterWithNodes and the extra flags
-// it registers its Node with (--labels, --register-with-taints).
-type kubeletNode struct {
-	name  string
-	flags []string
-}
-
-// startClusterWithNodes is startCluster with per-kubelet flags.
-func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubeletNode) *cluster {
-	t.Helper()
-	dir := t.TempDir()
-	port := freePort(t)
-	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}}
-	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, apiserverArgs...)...)
-	c.waitReady()
-	c.start("controller-manager", "--server", c.URL)
-	c.start("scheduler", "--server", c.URL)
-	for _, n := range nodes {
-		args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1"}
-		c.startAs("kubelet-"+n.name, "kubelet", append(args, n.flags...)...)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.dumpLogs()
-		}
-	})
-	return c
-}
