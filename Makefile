@@ -3,7 +3,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet
 
-.PHONY: build image up down logs logs-once local test bench
+.PHONY: build image up down logs logs-once local test bench bench-scheduling
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -29,6 +29,9 @@ test:
 
 bench:
 	go test -run '^$$' -bench . -benchtime 2s ./store/ ./apiserver/
+
+bench-scheduling:
+	go test -run '^$$' -bench 'SchedulingBasic|SchedulerBacklog' -benchtime 1x -timeout 30m ./e2e/
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40
