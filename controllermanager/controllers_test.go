@@ -1,0 +1,200 @@
+package controllermanager_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/internal/testserver"
+)
+
+// These tests run the whole controller manager against a real API server
+// and play the kubelet's part by hand: pods get an IP and a Ready
+// condition through the status subresource.
+
+func startControllers(t *testing.T) *client.Client {
+	c := client.New(testserver.Start(t), "controllers-test")
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	testserver.Run(t, func(ctx context.Context) {
+		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2, TaintEvictionWorkers: 1})
+	})
+	return c
+}
+
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within 10s: %s; last state: %s", what, state)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition
+	}
+}
+
+// runningPod creates a pod and reports it running and ready on node01, as
+// a kubelet would.
+func runningPod(t *testing.T, c *client.Client, ns, name, ip string, labels map[string]string) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{NodeName: "node01", Containers: []corev1.Container{{Name: "c", Image: "nginx:1.25",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}}}}
+	if err := c.Create(ctx, client.Pods, ns, pod, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	if err := c.UpdateStatus(ctx, client.Pods, ns, name, pod, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func TestEndpointsFollowTheReadyPodsOfAService(t *testing.T) {
+	c := startControllers(t)
+	ctx := context.Background()
+	svc := &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if err := c.Create(ctx, client.Services, "default", svc, svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP == "" || !strings.HasPrefix(svc.Spec.ClusterIP, "10.") {
+		t.Fatalf("no ClusterIP allocated: %q", svc.Spec.ClusterIP)
+	}
+	runningPod(t, c, "default", "web-1", "10.244.1.2", map[string]string{"app": "web"})
+	runningPod(t, c, "default", "web-2", "10.244.1.3", map[string]string{"app": "web"})
+	runningPod(t, c, "default", "db", "10.244.1.4", map[string]string{"app": "db"})
+	endpoints := func() (bool, string) {
+		var ep corev1.Endpoints
+		if err := c.Get(ctx, client.Endpoints, "default", "web", &ep); err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, s := range ep.Subsets {
+			for _, a := range s.Addresses {
+				for _, p := range s.Ports {
+					got = append(got, fmt.Sprintf("%s:%d", a.IP, p.Port))
+				}
+			}
+		}
+		return strings.Join(got, ",") == "10.244.1.2:8080,10.244.1.3:8080", strings.Join(got, ",")
+	}
+	waitFor(t, "the endpoints list the two web pods at their named port", endpoints)
+
+	// A pod that stops being ready moves to notReadyAddresses.
+	patch := []byte(`{"status":{"conditions":[{"type":"Ready","status":"False"}]}}`)
+	if err := c.Patch(ctx, client.Pods, "default", "web-2", types.StrategicMergePatchType, patch, nil, "status"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "web-2 is listed as not ready", func() (bool, string) {
+		var ep corev1.Endpoints
+		c.Get(ctx, client.Endpoints, "default", "web", &ep)
+		return len(ep.Subsets) == 1 && len(ep.Subsets[0].Addresses) == 1 && len(ep.Subsets[0].NotReadyAddresses) == 1, fmt.Sprint(ep.Subsets)
+	})
+
+	if err := c.Delete(ctx, client.Services, "default", "web", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the endpoints go with their service", func() (bool, string) {
+		err := c.Get(ctx, client.Endpoints, "default", "web", &corev1.Endpoints{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+func TestADisruptionBudgetLimitsEvictions(t *testing.T) {
+	c := startControllers(t)
+	ctx := context.Background()
+	for i := range 3 {
+		runningPod(t, c, "default", fmt.Sprintf("web-%d", i), fmt.Sprintf("10.244.1.%d", i+2), map[string]string{"app": "web"})
+	}
+	two := intstr.FromInt32(2)
+	pdb := &policyv1.PodDisruptionBudget{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	if err := c.Create(ctx, client.PodDisruptionBudgets, "default", pdb, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the budget allows one disruption", func() (bool, string) {
+		var got policyv1.PodDisruptionBudget
+		c.Get(ctx, client.PodDisruptionBudgets, "default", "web", &got)
+		st := got.Status
+		return st.ObservedGeneration == got.Generation && st.CurrentHealthy == 3 && st.DesiredHealthy == 2 && st.DisruptionsAllowed == 1, fmt.Sprintf("%+v", st)
+	})
+	evict := func(name string) error {
+		body := map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]string{"name": name, "namespace": "default"}}
+		return c.Do(ctx, http.MethodPost, client.Pods.Path("default", name, "eviction"), body, nil)
+	}
+	if err := evict("web-0"); err != nil {
+		t.Fatalf("the first eviction is allowed: %v", err)
+	}
+	err := evict("web-1")
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("a second eviction would break the budget: got %v, want 429", err)
+	}
+	data, _ := json.Marshal(err.(*apierrors.StatusError).ErrStatus.Details)
+	if !strings.Contains(string(data), string(policyv1.DisruptionBudgetCause)) {
+		t.Fatalf("the 429 names the budget as its cause: %s", data)
+	}
+}
+
+func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
+	c := startControllers(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
+	if err := c.Create(ctx, client.Namespaces, "", ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "demo"}}
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/namespaces/demo/configmaps", cm, nil); err != nil {
+		t.Fatal(err)
+	}
+	runningPod(t, c, "demo", "web", "10.244.1.9", nil)
+	if err := c.Delete(ctx, client.Namespaces, "", "demo", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Terminating: no new content (403), as the NamespaceLifecycle plugin.
+	err := c.Do(ctx, http.MethodPost, "/api/v1/namespaces/demo/configmaps",
+		&corev1.ConfigMap{TypeMeta: cm.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "demo"}}, nil)
+	if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+		t.Fatalf("creating in a terminating namespace: got %v, want 403 (or 404 once gone)", err)
+	}
+	// The pod is bound to a node, so it is only marked for deletion; play
+	// the kubelet and finish it.
+	waitFor(t, "the pod is being deleted", func() (bool, string) {
+		var pod corev1.Pod
+		err := c.Get(ctx, client.Pods, "demo", "web", &pod)
+		return err == nil && pod.DeletionTimestamp != nil, fmt.Sprint(err)
+	})
+	zero := int64(0)
+	if err := c.Delete(ctx, client.Pods, "demo", "web", &metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the namespace and its content are gone", func() (bool, string) {
+		nsErr := c.Get(ctx, client.Namespaces, "", "demo", &corev1.Namespace{})
+		var cms corev1.ConfigMapList
+		c.Do(ctx, http.MethodGet, "/api/v1/namespaces/demo/configmaps", nil, &cms)
+		return apierrors.IsNotFound(nsErr) && len(cms.Items) == 0, fmt.Sprint(nsErr, len(cms.Items))
+	})
+}
