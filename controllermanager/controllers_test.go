@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -33,21 +32,6 @@ func startControllers(t *testing.T) *client.Client {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2, TaintEvictionWorkers: 1})
 	})
 	return c
-}
-
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within 10s: %s; last state: %s", what, state)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition
-	}
 }
 
 // runningPod creates a pod and reports it running and ready on node01, as
@@ -101,14 +85,14 @@ func TestEndpointsFollowTheReadyPodsOfAService(t *testing.T) {
 		}
 		return strings.Join(got, ",") == "10.244.1.2:8080,10.244.1.3:8080", strings.Join(got, ",")
 	}
-	waitFor(t, "the endpoints list the two web pods at their named port", endpoints)
+	testserver.Eventually(t, "the endpoints list the two web pods at their named port", endpoints)
 
 	// A pod that stops being ready moves to notReadyAddresses.
 	patch := []byte(`{"status":{"conditions":[{"type":"Ready","status":"False"}]}}`)
 	if err := c.Patch(ctx, client.Pods, "default", "web-2", types.StrategicMergePatchType, patch, nil, "status"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "web-2 is listed as not ready", func() (bool, string) {
+	testserver.Eventually(t, "web-2 is listed as not ready", func() (bool, string) {
 		var ep corev1.Endpoints
 		c.Get(ctx, client.Endpoints, "default", "web", &ep)
 		return len(ep.Subsets) == 1 && len(ep.Subsets[0].Addresses) == 1 && len(ep.Subsets[0].NotReadyAddresses) == 1, fmt.Sprint(ep.Subsets)
@@ -117,7 +101,7 @@ func TestEndpointsFollowTheReadyPodsOfAService(t *testing.T) {
 	if err := c.Delete(ctx, client.Services, "default", "web", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the endpoints go with their service", func() (bool, string) {
+	testserver.Eventually(t, "the endpoints go with their service", func() (bool, string) {
 		err := c.Get(ctx, client.Endpoints, "default", "web", &corev1.Endpoints{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -132,11 +116,11 @@ func TestADisruptionBudgetLimitsEvictions(t *testing.T) {
 	two := intstr.FromInt32(2)
 	pdb := &policyv1.PodDisruptionBudget{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
 	if err := c.Create(ctx, client.PodDisruptionBudgets, "default", pdb, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the budget allows one disruption", func() (bool, string) {
+	testserver.Eventually(t, "the budget allows one disruption", func() (bool, string) {
 		var got policyv1.PodDisruptionBudget
 		c.Get(ctx, client.PodDisruptionBudgets, "default", "web", &got)
 		st := got.Status
@@ -182,7 +166,7 @@ func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
 	}
 	// The pod is bound to a node, so it is only marked for deletion; play
 	// the kubelet and finish it.
-	waitFor(t, "the pod is being deleted", func() (bool, string) {
+	testserver.Eventually(t, "the pod is being deleted", func() (bool, string) {
 		var pod corev1.Pod
 		err := c.Get(ctx, client.Pods, "demo", "web", &pod)
 		return err == nil && pod.DeletionTimestamp != nil, fmt.Sprint(err)
@@ -191,7 +175,7 @@ func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
 	if err := c.Delete(ctx, client.Pods, "demo", "web", &metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the namespace and its content are gone", func() (bool, string) {
+	testserver.Eventually(t, "the namespace and its content are gone", func() (bool, string) {
 		nsErr := c.Get(ctx, client.Namespaces, "", "demo", &corev1.Namespace{})
 		var cms corev1.ConfigMapList
 		c.Do(ctx, http.MethodGet, "/api/v1/namespaces/demo/configmaps", nil, &cms)

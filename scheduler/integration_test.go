@@ -1,12 +1,10 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,22 +26,7 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 	defer cancel()
 	c := client.New(testserver.Start(t), "scheduler-test")
 
-	logs := &lockedBuffer{}
-	defer func() {
-		if t.Failed() || testing.Verbose() {
-			t.Log("scheduler log:\n" + logs.String())
-		}
-	}()
-	s, err := New(Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	logs := runScheduler(t, ctx, cancel, c)
 
 	// Two nodes, labelled by disk, as in seed section 三.2.
 	createNode(t, c, st.MakeNode("node01").Allocatable("2", "4Gi").Label("disk", "hdd").Obj())
@@ -182,20 +165,23 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	}
 }
 
-// lockedBuffer collects the scheduler's log lines from its goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// runScheduler runs a scheduler on c until the test ends (cancel stops
+// it) and returns its debug log, printed if the test fails.
+func runScheduler(t *testing.T, ctx context.Context, cancel context.CancelFunc, c *client.Client) *testserver.LogBuffer {
+	t.Helper()
+	logs := &testserver.LogBuffer{}
+	s, err := New(Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if t.Failed() || testing.Verbose() {
+			t.Log("scheduler log:\n" + logs.String())
+		}
+	})
+	return logs
 }

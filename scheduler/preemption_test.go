@@ -3,7 +3,6 @@ package scheduler
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -37,22 +36,7 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := client.New(testserver.Start(t), "scheduler-test")
-	logs := &lockedBuffer{}
-	defer func() {
-		if t.Failed() || testing.Verbose() {
-			t.Log("scheduler log:\n" + logs.String())
-		}
-	}()
-	s, err := New(Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	logs := runScheduler(t, ctx, cancel, c)
 
 	createNode(t, c, st.MakeNode("node01").Allocatable("1", "4Gi").Obj())
 	createPod(t, c, st.MakePod("low").Req("800m", "").Obj()) // no class: priority 0

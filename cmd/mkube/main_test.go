@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +60,7 @@ func TestExplainAgainstAPIServer(t *testing.T) {
 	defer cancel()
 	url := testserver.Start(t)
 	c := client.New(url, "mkube-test")
-	logs := &lockedBuffer{}
+	logs := &testserver.LogBuffer{}
 	s, err := scheduler.New(scheduler.Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -268,22 +267,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		<-tick.C
 	}
-}
-
-// lockedBuffer collects the scheduler's log lines from its goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -50,7 +50,7 @@ func TestANameTakenByAnotherReplicaSetBumpsCollisionCount(t *testing.T) {
 	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 1, DeploymentWorkers: 1, GCWorkers: 1})
 	})
-	eventually(t, "the Deployment gets its own ReplicaSet under a salted name", func() (bool, string) {
+	testserver.Eventually(t, "the Deployment gets its own ReplicaSet under a salted name", func() (bool, string) {
 		var got appsv1.Deployment
 		if err := c.Get(ctx, client.Deployments, "default", "coll", &got); err != nil {
 			return false, err.Error()

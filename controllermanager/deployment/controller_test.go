@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -30,31 +29,11 @@ import (
 // kubelet runs, so pods stay Pending and never become Ready; the test
 // looks at replicas and updatedReplicas, never at ready or available.
 
-// deadline bounds each wait for the cluster to converge.
-const deadline = 10 * time.Second
-
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
 	return client.New(testserver.Start(t), "deployment-test")
-}
-
-// eventually polls cond until it holds or the deadline passes; cond
-// describes the state it saw, for the failure message.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("not true within %v: %s; last state: %s", deadline, what, state)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
-	}
 }
 
 // revisions records, from a watch, every value the revision annotation of
@@ -201,7 +180,7 @@ func (r rollout) settled(image string) bool {
 func waitSettled(t *testing.T, c *client.Client, image, revision string, rsets int) rollout {
 	t.Helper()
 	var r rollout
-	eventually(t, fmt.Sprintf("the Deployment settles on %s as revision %s with %d ReplicaSets", image, revision, rsets), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("the Deployment settles on %s as revision %s with %d ReplicaSets", image, revision, rsets), func() (bool, string) {
 		r = read(t, c)
 		ok := r.settled(image) && len(r.rsets) == rsets &&
 			r.running(image).Annotations["deployment.kubernetes.io/revision"] == revision &&
@@ -312,7 +291,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 		// an older number come back, on the Deployment or on a ReplicaSet.
 		var deploy []string
 		var rsets map[string][]string
-		eventually(t, "the revision watch sees revision 3", func() (bool, string) {
+		testserver.Eventually(t, "the revision watch sees revision 3", func() (bool, string) {
 			deploy, rsets = revs.snapshot()
 			h := rsets[first]
 			return len(deploy) > 0 && deploy[len(deploy)-1] == "3" && len(h) > 0 && h[len(h)-1] == "3",
@@ -364,7 +343,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 			"Scaled up replica set " + first + " from 2 to 3",
 		}
 		var evs corev1.EventList
-		eventually(t, "an Event for each scaling", func() (bool, string) {
+		testserver.Eventually(t, "an Event for each scaling", func() (bool, string) {
 			if err := c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "reason=ScalingReplicaSet"}, &evs); err != nil {
 				return false, err.Error()
 			}

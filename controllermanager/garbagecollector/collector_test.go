@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,9 +31,6 @@ import (
 // kubelet runs: pods stay unbound, and the API server deletes a pod bound
 // to no node at once, without a grace period.
 
-// deadline bounds each wait for the cluster to converge.
-const deadline = 10 * time.Second
-
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // testAPI is an API server for one test: a client of it, and its URL for
@@ -47,23 +43,6 @@ type testAPI struct {
 func startAPIServer(t *testing.T) testAPI {
 	url := testserver.Start(t)
 	return testAPI{Client: client.New(url, "garbagecollector-test"), url: url}
-}
-
-// eventually polls cond until it holds or the deadline passes; cond
-// describes the state it saw, for the failure message.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("not true within %v: %s; last state: %s", deadline, what, state)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
-	}
 }
 
 // deleteObject deletes like kubectl delete --cascade=...: DELETE with
@@ -158,7 +137,7 @@ func createReplicaSet(t *testing.T, c testAPI, name string, replicas int32) *app
 func waitPods(t *testing.T, c testAPI, rsName, app string, n int) map[string]*corev1.Pod {
 	t.Helper()
 	var pods map[string]*corev1.Pod
-	eventually(t, fmt.Sprintf("ReplicaSet %s has %d pods", rsName, n), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("ReplicaSet %s has %d pods", rsName, n), func() (bool, string) {
 		rs := &appsv1.ReplicaSet{}
 		if err := c.Get(context.Background(), client.ReplicaSets, "default", rsName, rs); err != nil {
 			return false, err.Error()
@@ -227,7 +206,7 @@ func watchDeletions(t *testing.T, c testAPI) *deletions {
 func (d *deletions) at(t *testing.T, keys ...string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	eventually(t, fmt.Sprintf("the watches see the deletion of %v", keys), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("the watches see the deletion of %v", keys), func() (bool, string) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		for _, k := range keys {
@@ -260,7 +239,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 		if !gone(t, c, client.ReplicaSets, "background") {
 			t.Errorf("the ReplicaSet should be gone as soon as the DELETE returns")
 		}
-		eventually(t, "the pods are deleted", func() (bool, string) {
+		testserver.Eventually(t, "the pods are deleted", func() (bool, string) {
 			left := podsLabelled(t, c, "background")
 			return len(left) == 0, fmt.Sprintf("pods %v of %v left", names(left), names(pods))
 		})
@@ -274,7 +253,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 			t.Errorf("the DELETE should leave the ReplicaSet marked for deletion with the orphan finalizer, got deletionTimestamp=%v finalizers=%v",
 				marked.GetDeletionTimestamp(), marked.GetFinalizers())
 		}
-		eventually(t, "the ReplicaSet is gone once its finalizer is removed", func() (bool, string) {
+		testserver.Eventually(t, "the ReplicaSet is gone once its finalizer is removed", func() (bool, string) {
 			return gone(t, c, client.ReplicaSets, "orphaning"), "the ReplicaSet still exists"
 		})
 		// The collector removes the ownerReferences before the finalizer,
@@ -308,7 +287,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rs *appsv1.ReplicaSet
-		eventually(t, "the Deployment has a ReplicaSet", func() (bool, string) {
+		testserver.Eventually(t, "the Deployment has a ReplicaSet", func() (bool, string) {
 			var l appsv1.ReplicaSetList
 			if err := c.List(ctx, client.ReplicaSets, "default", client.ListOptions{LabelSelector: "app=foreground"}, &l); err != nil {
 				return false, err.Error()
@@ -326,7 +305,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 			t.Errorf("the DELETE should leave the Deployment marked for deletion with the foregroundDeletion finalizer, got deletionTimestamp=%v finalizers=%v",
 				marked.GetDeletionTimestamp(), marked.GetFinalizers())
 		}
-		eventually(t, "the Deployment, its ReplicaSet and its pods are gone", func() (bool, string) {
+		testserver.Eventually(t, "the Deployment, its ReplicaSet and its pods are gone", func() (bool, string) {
 			left := podsLabelled(t, c, "foreground")
 			dGone, rsGone := gone(t, c, client.Deployments, "foreground"), gone(t, c, client.ReplicaSets, rs.Name)
 			return dGone && rsGone && len(left) == 0, fmt.Sprintf("deployment gone=%v, replicaset gone=%v, pods left %v", dGone, rsGone, names(left))
@@ -352,7 +331,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 		owner := createReplicaSet(t, c, "nonblocking-owner", 0)
 		createPod(t, c, "nonblocking-dependent", replicaSetRef(owner.Name, owner.UID))
 		deleteObject(t, c, client.ReplicaSets, owner.Name, metav1.DeletePropagationForeground)
-		eventually(t, "the dependent and its owner are gone", func() (bool, string) {
+		testserver.Eventually(t, "the dependent and its owner are gone", func() (bool, string) {
 			podGone, ownerGone := gone(t, c, client.Pods, "nonblocking-dependent"), gone(t, c, client.ReplicaSets, owner.Name)
 			return podGone && ownerGone, fmt.Sprintf("dependent gone=%v, owner gone=%v", podGone, ownerGone)
 		})
@@ -382,7 +361,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 		// names: a ReplicaSet of the same name created later.
 		createPod(t, c, "dep-4-owner-replaced", replicaSetRef("x", "uid-of-an-older-x"))
 
-		eventually(t, "the pod whose owner's UID does not match the live x is deleted", func() (bool, string) {
+		testserver.Eventually(t, "the pod whose owner's UID does not match the live x is deleted", func() (bool, string) {
 			return gone(t, c, client.Pods, "dep-4-owner-replaced"), "it still exists"
 		})
 		for _, want := range kept {

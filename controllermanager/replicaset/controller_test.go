@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,9 +25,6 @@ import (
 // the apiserver package, HTTP), as the controller manager does. No kubelet
 // or scheduler runs: pods stay unscheduled and Pending, which is enough for
 // the controller, and the API server deletes a pod bound to no node at once.
-
-// deadline bounds each wait for the cluster to converge.
-const deadline = 10 * time.Second
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -89,7 +85,7 @@ func (o *observer) creations() int {
 // creations, since it lags the server.
 func (o *observer) expectCreations(t *testing.T, want int, why string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("the observer sees %d creations", want), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("the observer sees %d creations", want), func() (bool, string) {
 		n := o.creations()
 		return n >= want, fmt.Sprintf("%d creations", n)
 	})
@@ -102,23 +98,6 @@ func (o *observer) everOwned(name string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.owned[name]
-}
-
-// eventually polls cond until it holds or the deadline passes; cond
-// describes the state it saw, for the failure message.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("not true within %v: %s; last state: %s", deadline, what, state)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
-	}
 }
 
 // state is what the server says about the ReplicaSet and its pods.
@@ -171,7 +150,7 @@ func read(t *testing.T, c *client.Client, name string) state {
 func waitSettled(t *testing.T, c *client.Client, name string) state {
 	t.Helper()
 	var s state
-	eventually(t, "the ReplicaSet settles", func() (bool, string) {
+	testserver.Eventually(t, "the ReplicaSet settles", func() (bool, string) {
 		s = read(t, c, name)
 		return s.settled(), s.String()
 	})
@@ -257,7 +236,7 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		var s state
-		eventually(t, "the pod is released and a replacement owned", func() (bool, string) {
+		testserver.Eventually(t, "the pod is released and a replacement owned", func() (bool, string) {
 			s = read(t, c, "web")
 			p, ok := s.pods[victim]
 			return ok && metav1.GetControllerOf(p) == nil && s.settled() && s.owned[0] != victim, s.String()
@@ -278,7 +257,7 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 		if err := c.Create(ctx, client.Pods, "default", orphan, orphan); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the orphan is adopted", func() (bool, string) {
+		testserver.Eventually(t, "the orphan is adopted", func() (bool, string) {
 			return obs.everOwned("orphan"), read(t, c, "web").String()
 		})
 		s := waitSettled(t, c, "web")
@@ -294,7 +273,7 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("the controller recorded its creations as Events", func(t *testing.T) {
-		eventually(t, "4 SuccessfulCreate events", func() (bool, string) {
+		testserver.Eventually(t, "4 SuccessfulCreate events", func() (bool, string) {
 			var evs corev1.EventList
 			if err := c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "reason=SuccessfulCreate"}, &evs); err != nil {
 				return false, err.Error()

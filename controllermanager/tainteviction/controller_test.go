@@ -25,31 +25,11 @@ import (
 // server sets deletionTimestamp and waits for a kubelet that never comes),
 // an eviction shows as deletionTimestamp, not as the pod disappearing.
 
-// timeout bounds each wait for the cluster to converge.
-const timeout = 10 * time.Second
-
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
 	return client.New(testserver.Start(t), "tainteviction-test")
-}
-
-// eventually polls cond until it holds or the timeout passes; cond
-// describes the state it saw, for the failure message.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	end := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("not true within %v: %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
-	}
 }
 
 var check = corev1.Taint{Key: "check", Value: "mycheck", Effect: corev1.TaintEffectNoExecute}
@@ -110,7 +90,7 @@ func getPod(t *testing.T, c *client.Client, name string) *corev1.Pod {
 func waitEvicted(t *testing.T, c *client.Client, name string) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
-	eventually(t, name+" gets a deletionTimestamp", func() (bool, string) {
+	testserver.Eventually(t, name+" gets a deletionTimestamp", func() (bool, string) {
 		pod = getPod(t, c, name)
 		return pod.DeletionTimestamp != nil, "deletionTimestamp not set"
 	})
@@ -128,7 +108,7 @@ func expectRunning(t *testing.T, c *client.Client, name, why string) {
 // the fake clock, the pod key's AddAfter.
 func waitTimers(t *testing.T, clk *clocktesting.FakeClock, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d evictions scheduled", n), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("%d evictions scheduled", n), func() (bool, string) {
 		return clk.Waiters() == n, fmt.Sprintf("%d timers", clk.Waiters())
 	})
 }
@@ -136,7 +116,7 @@ func waitTimers(t *testing.T, clk *clocktesting.FakeClock, n int) {
 // waitEvents waits until the TaintManagerEviction events include want.
 func waitEvents(t *testing.T, c *client.Client, want ...string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("events %q", want), func() (bool, string) {
+	testserver.Eventually(t, fmt.Sprintf("events %q", want), func() (bool, string) {
 		var evs corev1.EventList
 		if err := c.List(context.Background(), client.Events, "default", client.ListOptions{FieldSelector: "reason=TaintManagerEviction"}, &evs); err != nil {
 			return false, err.Error()

@@ -5,11 +5,13 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/store"
@@ -42,4 +44,44 @@ func Run(t testing.TB, f func(ctx context.Context)) {
 	var wg sync.WaitGroup
 	wg.Go(func() { f(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// EventuallyTimeout bounds each wait of Eventually: ample for an
+// in-process cluster to converge, short enough to fail fast.
+const EventuallyTimeout = 10 * time.Second
+
+// Eventually polls cond until it holds, failing the test after
+// EventuallyTimeout; cond describes the state it saw, for the message.
+func Eventually(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
+	end := time.Now().Add(EventuallyTimeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("not true within %v: %s; last state: %s", EventuallyTimeout, what, state)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
+	}
+}
+
+// LogBuffer collects a component's log lines written from its goroutines,
+// to print when a test fails.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
