@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 )
 
 // Unmodified client-go v0.37 against mkube: shared informers (with the
@@ -190,21 +191,20 @@ func TestClientGo(t *testing.T) {
 		if pod.Spec.Containers[0].Image != "busybox:1.36" || pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 			t.Fatalf("created pod (defaults applied?): %+v", pod.Spec)
 		}
-		pod.Labels["updated"] = "yes"
-		pod, err = pods.Update(ctx, pod, metav1.UpdateOptions{})
-		if err != nil {
-			// The kubelet or scheduler may have written in between: retry on a fresh object.
-			if !apierrors.IsConflict(err) {
-				t.Fatalf("update pod: %v", err)
-			}
-			fresh, err2 := pods.Get(ctx, "pb-pod", metav1.GetOptions{})
-			if err2 != nil {
-				t.Fatal(err2)
+		// The scheduler and the kubelet write the pod meanwhile (binding,
+		// status): update as a client-go user does, retrying on conflict
+		// with a fresh copy.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			fresh, err := pods.Get(ctx, "pb-pod", metav1.GetOptions{})
+			if err != nil {
+				return err
 			}
 			fresh.Labels["updated"] = "yes"
-			if pod, err = pods.Update(ctx, fresh, metav1.UpdateOptions{}); err != nil {
-				t.Fatalf("update pod: %v", err)
-			}
+			pod, err = pods.Update(ctx, fresh, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("update pod: %v", err)
 		}
 		if pod.Labels["updated"] != "yes" {
 			t.Fatalf("updated pod labels: %v", pod.Labels)
