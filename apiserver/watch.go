@@ -36,9 +36,10 @@ type watchRequest struct {
 // source yields a watcher's events: from the watch cache, or from its own
 // etcd watch when it asks for a revision older than the cache holds.
 type source interface {
-	// poll returns the events available now; with none, a channel that is
-	// closed when there may be more and the revision the watcher is
-	// complete up to. err ends the watch with an ERROR event.
+	// poll returns the events available now (at most maxBatch), a channel
+	// that fires when there may be more, and the revision the watcher is
+	// complete up to once it has the events. err ends the watch with an
+	// ERROR event.
 	poll() (evs []*watchEvent, wait <-chan struct{}, rev int64, err error)
 }
 
@@ -111,9 +112,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage,
 		if out.err != nil {
 			return // the client went away
 		}
-		if len(evs) > 0 {
-			continue
+		if len(evs) >= maxBatch {
+			continue // more may be waiting: no flush, no wait
 		}
+		// Caught up: one flush for the whole batch, then wait. wait was
+		// taken with the batch, so a change since is not missed: it is
+		// already closed.
 		flush()
 		select {
 		case <-ctx.Done():
@@ -209,7 +213,7 @@ func (e *etcdSource) poll() ([]*watchEvent, <-chan struct{}, int64, error) {
 	if len(e.pending) > 0 {
 		evs := e.pending
 		e.pending = nil
-		return evs, nil, 0, nil
+		return evs, e.signal, e.rev, nil
 	}
 	if e.err != nil {
 		return nil, nil, 0, e.err

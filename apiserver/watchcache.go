@@ -65,7 +65,8 @@ type watchCache struct {
 	storage *storage
 	log     *slog.Logger
 
-	mu   sync.Mutex
+	// mu: the run loop writes; the many watchers read at once.
+	mu   sync.RWMutex
 	ring []*watchEvent
 	next uint64 // sequence number of the next event; event n lives in ring[n % len(ring)]
 	// oldestRev: every change with a revision above it is in the ring or yet
@@ -194,8 +195,8 @@ func (c *watchCache) broadcast() {
 // start returns the sequence number of the first event after rev, or false
 // if the ring no longer (or not yet) covers rev.
 func (c *watchCache) start(rev int64) (uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if rev < c.oldestRev {
 		return 0, false
 	}
@@ -216,8 +217,8 @@ const maxBatch = 256
 // is closed when there may be more, and the revision up to which the
 // watcher is complete (for bookmarks). lost means seq fell out of the ring.
 func (c *watchCache) read(seq uint64) (evs []*watchEvent, next uint64, wait <-chan struct{}, rev int64, lost bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if c.next-seq > uint64(len(c.ring)) {
 		return nil, seq, nil, 0, true
 	}
