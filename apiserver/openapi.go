@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -12,9 +13,13 @@ import (
 // kubectl apply validates by default. Since Kubernetes 1.27 it lets the
 // server do it (fieldValidation=Strict) once the OpenAPI v3 document of the
 // kind's group-version shows a PATCH operation taking that parameter; it
-// falls back to client-side validation, which needs full schemas, only if
-// it does not. mkube publishes just that: one PATCH operation per kind.
-// The schemas themselves (for `kubectl explain`) are not served.
+// falls back to client-side validation only if it does not. mkube
+// publishes one PATCH operation per kind, and the kinds' schemas (see
+// openapischema.go) for `kubectl explain`.
+
+// openAPISchemaVersion is part of every document's hash: bump it when the
+// generator changes, so that kubectl's cache does not keep the old one.
+const openAPISchemaVersion = "schemas-1"
 
 // serveOpenAPIIndex answers /openapi/v3: one document per group-version.
 func (s *Server) serveOpenAPIIndex(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +36,8 @@ func (s *Server) serveOpenAPIDocument(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
 	for _, gv := range s.groupVersions() {
 		if openAPIPath(gv) == rest {
-			writeJSON(w, http.StatusOK, s.openAPIDocument(gv))
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(s.openAPIDocumentJSON(gv))
 			return
 		}
 	}
@@ -48,6 +54,7 @@ func openAPIPath(gv schema.GroupVersion) string {
 // openAPIHash changes whenever the document would, so clients re-fetch.
 func (s *Server) openAPIHash(gv schema.GroupVersion) string {
 	h := fnv.New64a()
+	h.Write([]byte(openAPISchemaVersion))
 	for _, res := range s.registry.All() {
 		if res.GroupVersion == gv {
 			h.Write([]byte(res.Name + "/" + res.Kind + ";"))
@@ -56,12 +63,33 @@ func (s *Server) openAPIHash(gv schema.GroupVersion) string {
 	return fmt.Sprintf("%X", h.Sum64())
 }
 
+// openAPIDocumentJSON encodes a group-version's document once: it only
+// changes with the code.
+func (s *Server) openAPIDocumentJSON(gv schema.GroupVersion) []byte {
+	s.openAPIMu.Lock()
+	defer s.openAPIMu.Unlock()
+	if doc, ok := s.openAPIDocs[gv]; ok {
+		return doc
+	}
+	doc, err := json.Marshal(s.openAPIDocument(gv))
+	if err != nil {
+		panic(fmt.Sprintf("encode the OpenAPI document of %s: %v", gv, err)) // maps of strings: cannot fail
+	}
+	if s.openAPIDocs == nil {
+		s.openAPIDocs = map[schema.GroupVersion][]byte{}
+	}
+	s.openAPIDocs[gv] = doc
+	return doc
+}
+
 func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 	paths := map[string]any{}
+	schemas := schemaSet{}
 	for _, res := range s.registry.All() {
 		if res.GroupVersion != gv {
 			continue
 		}
+		schemas.addKind(res.New(), res.GVK())
 		path := "/" + openAPIPath(gv) + "/" + res.Name + "/{name}"
 		if res.Namespaced {
 			path = "/" + openAPIPath(gv) + "/namespaces/{namespace}/" + res.Name + "/{name}"
@@ -78,8 +106,9 @@ func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 		}}
 	}
 	return map[string]any{
-		"openapi": "3.0.0",
-		"info":    map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]},
-		"paths":   paths,
+		"openapi":    "3.0.0",
+		"info":       map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]},
+		"paths":      paths,
+		"components": map[string]any{"schemas": schemas},
 	}
 }

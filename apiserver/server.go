@@ -46,6 +46,9 @@ type Server struct {
 
 	fieldManagersMu sync.Mutex
 	fieldManagers   map[*Resource]*managedfields.FieldManager // server-side apply, by resource
+
+	openAPIMu   sync.Mutex
+	openAPIDocs map[schema.GroupVersion][]byte // encoded once, on first request
 }
 
 // New builds the server; Start must run before it serves watches.
