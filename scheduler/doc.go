@@ -66,7 +66,7 @@
 //
 //	scheduler.go                 Config, New, Run: the informers and loops
 //	eventhandlers.go             informer events → queue and cache
-//	namespaces.go                namespace labels for namespaceSelector
+//	listers.go                   namespaces (namespaceSelector) and Services (spreading) for the plugins
 //	schedule_one.go              one scheduling cycle: filter, score, select, assume
 //	binding.go                   the asynchronous binding (step 10), with the explanation
 //	failure.go                   FailedScheduling: event, condition, nomination, requeue

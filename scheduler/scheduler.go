@@ -81,6 +81,7 @@ type Scheduler struct {
 	podInformer       *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
 	nodeInformer      *client.Informer // all nodes, into the cache
 	namespaceInformer *client.Informer // namespaces' labels, for InterPodAffinity's namespaceSelector
+	serviceInformer   *client.Informer // Services' selectors, for SelectorSpread
 	pdbInformer       *client.Informer // PodDisruptionBudgets, which preemption prefers not to violate
 
 	// Owned by the scheduling loop (scheduleOne) alone.
@@ -117,8 +118,11 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, fmt.Errorf("scheduler: PercentageOfNodesToScore %d is not in [0, 100]", cfg.PercentageOfNodesToScore)
 	}
 	namespaceInformer := client.NewInformer(cfg.Client, client.Namespaces, "", client.ListOptions{}, cfg.Log)
+	serviceInformer := client.NewInformer(cfg.Client, client.Services, "", client.ListOptions{}, cfg.Log)
+	serviceInformer.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	if cfg.Plugins == nil {
-		specs, err := plugins.NewProfile(cfg.Profile, framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}})
+		handle := framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}, Services: serviceLister{serviceInformer.Cache()}}
+		specs, err := plugins.NewProfile(cfg.Profile, handle)
 		if err != nil {
 			return nil, fmt.Errorf("scheduler profile: %w", err)
 		}
@@ -148,10 +152,12 @@ func New(cfg Config) (*Scheduler, error) {
 		rand:                     cfg.Rand,
 		apiSlots:                 make(chan struct{}, maxConcurrentAPICalls),
 		namespaceInformer:        namespaceInformer,
+		serviceInformer:          serviceInformer,
 	}
 	// Step 9: "the scheduler watches the API server". Kubernetes'
-	// scheduler watches all unfinished pods, all nodes, namespaces, and
-	// the PodDisruptionBudgets (for preemption).
+	// scheduler watches all unfinished pods, all nodes, namespaces,
+	// Services (for spreading) and the PodDisruptionBudgets (for
+	// preemption).
 	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
 	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
 	s.pdbInformer = client.NewInformer(cfg.Client, client.PodDisruptionBudgets, "", client.ListOptions{}, cfg.Log)
@@ -162,17 +168,18 @@ func New(cfg Config) (*Scheduler, error) {
 
 // Run schedules pods until ctx is cancelled:
 //
-//  1. start the event recorder and the node, pod, namespace and
+//  1. start the event recorder and the node, pod, namespace, Service and
 //     PodDisruptionBudget informers;
 //  2. wait until they have listed once, so the first decision sees every
-//     node, every bound pod, every namespace's labels and every budget;
+//     node, every bound pod, every namespace's labels, every Service and
+//     every budget;
 //  3. start the queue's timers (backoff, unschedulable leftovers);
 //  4. run scheduling cycles one after another on this goroutine;
 //
 // and on cancel: close the queue (which ends the loop), then wait for the
 // bindings and status updates still in flight.
 //
-// Goroutines: the recorder, the four informers and the queue's timers stop
+// Goroutines: the recorder, the five informers and the queue's timers stop
 // with ctx; one more goroutine waits for ctx to close the queue; the API
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -180,8 +187,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	go s.nodeInformer.Run(ctx)
 	go s.podInformer.Run(ctx)
 	go s.namespaceInformer.Run(ctx)
+	go s.serviceInformer.Run(ctx)
 	go s.pdbInformer.Run(ctx)
-	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer, s.pdbInformer) {
+	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer, s.serviceInformer, s.pdbInformer) {
 		return ctx.Err()
 	}
 	filters, scores := s.framework.ListPlugins()

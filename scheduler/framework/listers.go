@@ -36,11 +36,39 @@ type NamespaceLister interface {
 	List(selector labels.Selector) []*corev1.Namespace
 }
 
+// ServiceLister reads Services as the scheduler's service informer holds
+// them. SelectorSpread spreads the pods that one Service selects.
+type ServiceLister interface {
+	// List returns the Services of a namespace.
+	List(namespace string) []*corev1.Service
+}
+
 // Handle is what the scheduler lends the plugins it builds (Kubernetes'
 // framework.Handle, reduced to what mkube's plugins use).
 type Handle struct {
 	// Namespaces may be nil (tests): every namespace then looks unlabelled.
 	Namespaces NamespaceLister
+	// Services may be nil (tests): no Service then selects any pod.
+	Services ServiceLister
+}
+
+// ServicesSelecting returns the selectors of the Services in the pod's
+// namespace that select it (Kubernetes' GetPodServices). A Service
+// without a selector selects nothing.
+func (h Handle) ServicesSelecting(pod *corev1.Pod) []labels.Selector {
+	if h.Services == nil {
+		return nil
+	}
+	var out []labels.Selector
+	for _, svc := range h.Services.List(pod.Namespace) {
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		if sel := labels.SelectorFromSet(svc.Spec.Selector); sel.Matches(labels.Set(pod.Labels)) {
+			out = append(out, sel)
+		}
+	}
+	return out
 }
 
 // NamespaceLabels returns the labels of namespace name, nil if it is

@@ -31,13 +31,16 @@ type Registry map[string]Factory
 
 // NewInTreeRegistry returns every plugin mkube has.
 func NewInTreeRegistry() Registry {
-	noArgs := func(newPlugin func() framework.Plugin) Factory {
-		return func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+	withHandle := func(newPlugin func(framework.Handle) framework.Plugin) Factory {
+		return func(args json.RawMessage, h framework.Handle) (framework.Plugin, error) {
 			if len(args) > 0 && string(args) != "null" {
 				return nil, fmt.Errorf("takes no args")
 			}
-			return newPlugin(), nil
+			return newPlugin(h), nil
 		}
+	}
+	noArgs := func(newPlugin func() framework.Plugin) Factory {
+		return withHandle(func(framework.Handle) framework.Plugin { return newPlugin() })
 	}
 	return Registry{
 		nodeunschedulable.Name:  noArgs(func() framework.Plugin { return nodeunschedulable.New() }),
@@ -46,14 +49,9 @@ func NewInTreeRegistry() Registry {
 		nodeaffinity.Name:       noArgs(func() framework.Plugin { return nodeaffinity.New() }),
 		nodeports.Name:          noArgs(func() framework.Plugin { return nodeports.New() }),
 		volumerestrictions.Name: noArgs(func() framework.Plugin { return volumerestrictions.New() }),
-		selectorspread.Name:     noArgs(func() framework.Plugin { return selectorspread.New() }),
 		imagelocality.Name:      noArgs(func() framework.Plugin { return imagelocality.New() }),
-		interpodaffinity.Name: func(args json.RawMessage, h framework.Handle) (framework.Plugin, error) {
-			if len(args) > 0 && string(args) != "null" {
-				return nil, fmt.Errorf("takes no args")
-			}
-			return interpodaffinity.New(h), nil
-		},
+		selectorspread.Name:     withHandle(func(h framework.Handle) framework.Plugin { return selectorspread.New(h) }),
+		interpodaffinity.Name:   withHandle(func(h framework.Handle) framework.Plugin { return interpodaffinity.New(h) }),
 		noderesources.Name: func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
 			var a noderesources.FitArgs
 			if err := decodeArgs(args, &a); err != nil {

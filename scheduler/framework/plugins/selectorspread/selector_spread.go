@@ -8,13 +8,15 @@
 // mkube does not implement yet; this plugin takes its place (and its
 // weight, 2) in mkube's default profile.
 //
-// Peers: the pods in the pod's namespace controlled by the same
-// ReplicaSet, ReplicationController or StatefulSet (its controller
-// ownerReference), not being deleted. A pod without such a controller has
-// no peers and the plugin skips it. Kubernetes matched the selectors of
-// those controllers and of the Services selecting the pod; following the
-// ownerReference gives the same pods for controllers, and Services (not
-// served by mkube's API yet) would add their selectors in peers.matches.
+// Peers: the pods in the pod's namespace, not being deleted, that
+//   - are controlled by the same ReplicaSet, ReplicationController or
+//     StatefulSet (its controller ownerReference), if the pod has one, and
+//   - match the selector of every Service that selects the pod.
+//
+// A pod with neither such a controller nor a Service has no peers and the
+// plugin skips it. Kubernetes ANDs the selectors of the controllers and
+// Services selecting the pod; following the controller's ownerReference
+// gives the same pods as its selector.
 //
 // Rule, with count(node) = the peers on the node:
 //
@@ -42,6 +44,7 @@ package selectorspread
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/scheduler/framework"
@@ -56,33 +59,43 @@ const zoneWeighting float64 = 2.0 / 3.0
 
 const preScoreStateKey framework.StateKey = "PreScore" + Name
 
-var skip = framework.NewStatus(framework.Skip, "the pod has no ReplicaSet, ReplicationController or StatefulSet")
+var skip = framework.NewStatus(framework.Skip, "the pod has no ReplicaSet, ReplicationController, StatefulSet or Service")
 
 // spreadKinds are the controllers whose replicas are spread.
 var spreadKinds = map[string]bool{"ReplicaSet": true, "ReplicationController": true, "StatefulSet": true}
 
 // SelectorSpread is the plugin.
-type SelectorSpread struct{}
+type SelectorSpread struct {
+	handle framework.Handle // the Services
+}
 
 // New returns the plugin.
-func New() *SelectorSpread { return &SelectorSpread{} }
+func New(h framework.Handle) *SelectorSpread { return &SelectorSpread{handle: h} }
 
 func (*SelectorSpread) Name() string { return Name }
 
 // peers says which pods count as the incoming pod's fellow replicas.
 type peers struct {
 	namespace  string
-	controller types.UID
-	// Services would go here: Kubernetes also required a peer to match the
-	// selector of every Service selecting the incoming pod.
+	controller types.UID // "" when the pod has no controller that spreads
+	services   []labels.Selector
 }
 
 func (p *peers) matches(pod *corev1.Pod) bool {
 	if pod.Namespace != p.namespace || pod.DeletionTimestamp != nil {
 		return false
 	}
-	ref := metav1.GetControllerOfNoCopy(pod)
-	return ref != nil && ref.UID == p.controller
+	if p.controller != "" {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != p.controller {
+			return false
+		}
+	}
+	for _, sel := range p.services {
+		if !sel.Matches(labels.Set(pod.Labels)) {
+			return false
+		}
+	}
+	return true
 }
 
 type preScoreState struct {
@@ -90,15 +103,17 @@ type preScoreState struct {
 	zones []string // zone key of each feasible node, in PreScore's order
 }
 
-// PreScore finds the pod's controller and the zone of each feasible node;
-// a pod without a ReplicaSet, ReplicationController or StatefulSet
-// skips the plugin.
-func (*SelectorSpread) PreScore(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo, _ framework.NodeInfoLister) *framework.Status {
-	ref := metav1.GetControllerOfNoCopy(pod.Pod)
-	if ref == nil || !spreadKinds[ref.Kind] {
+// PreScore finds the pod's controller and Services and the zone of each
+// feasible node; a pod with neither skips the plugin.
+func (pl *SelectorSpread) PreScore(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo, _ framework.NodeInfoLister) *framework.Status {
+	p := peers{namespace: pod.Pod.Namespace, services: pl.handle.ServicesSelecting(pod.Pod)}
+	if ref := metav1.GetControllerOfNoCopy(pod.Pod); ref != nil && spreadKinds[ref.Kind] {
+		p.controller = ref.UID
+	}
+	if p.controller == "" && len(p.services) == 0 {
 		return skip
 	}
-	s := &preScoreState{peers: peers{namespace: pod.Pod.Namespace, controller: ref.UID}, zones: make([]string, len(nodes))}
+	s := &preScoreState{peers: p, zones: make([]string, len(nodes))}
 	for i, n := range nodes {
 		s.zones[i] = zoneKey(n.Node())
 	}

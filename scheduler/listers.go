@@ -33,3 +33,18 @@ func (l namespaceLister) List(selector labels.Selector) []*corev1.Namespace {
 	}
 	return out
 }
+
+// serviceLister is framework.ServiceLister over the service informer's
+// cache, indexed by namespace.
+type serviceLister struct{ cache *client.Cache }
+
+var _ framework.ServiceLister = serviceLister{}
+
+func (l serviceLister) List(namespace string) []*corev1.Service {
+	objs := l.cache.ByIndex(client.IndexByNamespace, namespace)
+	out := make([]*corev1.Service, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.(*corev1.Service)
+	}
+	return out
+}
