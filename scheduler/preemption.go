@@ -33,6 +33,9 @@ import (
 // it to the chosen node, clear it (preemption cannot help), or leave it
 // (the pod waits for the victims of an earlier preemption).
 func (s *Scheduler) postFilter(ctx context.Context, state *framework.CycleState, p *framework.QueuedPodInfo, fitErr *framework.FitError) framework.NominatingInfo {
+	if s.preemption == nil {
+		return framework.NominatingInfo{} // disabled by the profile: no PostFilter runs
+	}
 	nominatedNode := s.queue.NominatedNodeName(p.Pod) // the status may not show our own nomination yet
 	if nominatedNode == "" {
 		nominatedNode = p.Pod.Status.NominatedNodeName

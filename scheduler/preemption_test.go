@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/testserver"
+	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
@@ -106,6 +108,45 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 			t.Error("high was preempted by a pod with preemptionPolicy Never")
 		}
 	})
+}
+
+// With DefaultPreemption disabled in the profile, a pod of higher priority
+// that fits nowhere waits like any other: nobody is evicted and the
+// FailedScheduling message has no preemption part.
+func TestPreemptionDisabledByTheProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := client.New(testserver.Start(t), "scheduler-test")
+	profile, err := config.Parse([]byte(`profiles: [{plugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Client: c, Profile: profile.Profile(), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	createNode(t, c, st.MakeNode("node01").Allocatable("1", "4Gi").Obj())
+	createPod(t, c, st.MakePod("low").Req("800m", "").Obj())
+	waitBound(t, c, "low", "node01")
+	createPriorityClass(t, c, "high", 1000, corev1.PreemptLowerPriority)
+	createPod(t, c, st.MakePod("high").Req("800m", "").PriorityClassName("high").Obj())
+	waitEvent(t, c, "high", "FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu.")
+	if msg := podScheduledMessage(getPod(t, c, "high")); msg != "0/1 nodes are available: 1 Insufficient cpu." {
+		t.Errorf("high's PodScheduled message = %q, want no preemption part", msg)
+	}
+	if low := getPod(t, c, "low"); low.DeletionTimestamp != nil {
+		t.Error("low was preempted although the profile disables DefaultPreemption")
+	}
+	if high := getPod(t, c, "high"); high.Status.NominatedNodeName != "" {
+		t.Errorf("high was nominated to %q", high.Status.NominatedNodeName)
+	}
 }
 
 func createPriorityClass(t *testing.T, c *client.Client, name string, value int32, policy corev1.PreemptionPolicy) {

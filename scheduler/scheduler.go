@@ -75,7 +75,7 @@ type Scheduler struct {
 	queue     *queue.PriorityQueue
 	cache     *cache.Cache
 	// preemption is the PostFilter step: it runs for a pod that fits no
-	// node (preemption.go).
+	// node (preemption.go). nil when the profile disables it.
 	preemption *preemption.Evaluator
 
 	podInformer       *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
@@ -161,7 +161,9 @@ func New(cfg Config) (*Scheduler, error) {
 	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
 	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
 	s.pdbInformer = client.NewInformer(cfg.Client, client.PodDisruptionBudgets, "", client.ListOptions{}, cfg.Log)
-	s.preemption = preemption.New(fwk, pdbLister{s.pdbInformer.Cache()}, cfg.Rand)
+	if cfg.Profile.Preemption() { // nil Profile: the defaults, with preemption
+		s.preemption = preemption.New(fwk, pdbLister{s.pdbInformer.Cache()}, cfg.Rand)
+	}
 	s.addEventHandlers()
 	return s, nil
 }

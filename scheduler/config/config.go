@@ -21,6 +21,8 @@
 //	    score:                            # priorities (with PreScore, NormalizeScore)
 //	      enabled:  [{name: ImageLocality, weight: 3}]
 //	      disabled: [{name: NodeResourcesBalancedAllocation}]
+//	    postFilter:                       # DefaultPreemption, the one PostFilter
+//	      disabled: [{name: DefaultPreemption}]   # no preemption
 //	  pluginConfig:
 //	  - name: NodeResourcesFit
 //	    args: {scoringStrategy: {type: MostAllocated}}
@@ -69,6 +71,26 @@ type Plugins struct {
 	MultiPoint PluginSet `json:"multiPoint,omitempty"`
 	Filter     PluginSet `json:"filter,omitempty"`
 	Score      PluginSet `json:"score,omitempty"`
+	PostFilter PluginSet `json:"postFilter,omitempty"`
+}
+
+// DefaultPreemption is the PostFilter plugin, on by default: a pod that
+// fits nowhere may evict pods of lower priority (framework/preemption).
+const DefaultPreemption = "DefaultPreemption"
+
+// Preemption says whether the profile keeps DefaultPreemption. Disabling
+// it under postFilter or multiPoint (by name or "*") turns it off;
+// enabling it under postFilter turns it back on.
+func (p *Profile) Preemption() bool {
+	if p == nil || p.Plugins == nil {
+		return true
+	}
+	set := p.Plugins
+	if names(set.PostFilter.Enabled, DefaultPreemption) || names(set.MultiPoint.Enabled, DefaultPreemption) {
+		return true // enabled by name
+	}
+	return !(names(set.PostFilter.Disabled, "*") || names(set.PostFilter.Disabled, DefaultPreemption) ||
+		names(set.MultiPoint.Disabled, "*") || names(set.MultiPoint.Disabled, DefaultPreemption))
 }
 
 // PluginSet enables and disables plugins at one extension point.
@@ -131,6 +153,13 @@ func Parse(data []byte) (*KubeSchedulerConfiguration, error) {
 	if _, err := cfg.Profile().Resolve(); err != nil {
 		return nil, err
 	}
+	if pl := cfg.Profile().Plugins; pl != nil {
+		for _, e := range pl.PostFilter.Enabled {
+			if e.Name != DefaultPreemption {
+				return nil, fmt.Errorf("postFilter plugin %q: mkube has only %s", e.Name, DefaultPreemption)
+			}
+		}
+	}
 	return cfg, nil
 }
 
@@ -176,9 +205,9 @@ func (p *Profile) Resolve() ([]EnabledPlugin, error) {
 	}
 	// multiPoint: the defaults, changed by the file's multiPoint lists.
 	var out []EnabledPlugin
-	if !disables(set.MultiPoint.Disabled, "*") {
+	if !names(set.MultiPoint.Disabled, "*") {
 		for _, d := range DefaultPlugins {
-			if !disables(set.MultiPoint.Disabled, d.Name) {
+			if !names(set.MultiPoint.Disabled, d.Name) {
 				out = append(out, EnabledPlugin{Name: d.Name, Weight: d.Weight, At: framework.AtFilter | framework.AtScore})
 			}
 		}
@@ -212,16 +241,19 @@ func (p *Profile) Resolve() ([]EnabledPlugin, error) {
 		return nil
 	}
 	for _, pl := range set.MultiPoint.Enabled {
+		if pl.Name == DefaultPreemption {
+			continue // a PostFilter, not a filter or score: see Preemption
+		}
 		if err := enable(pl, framework.AtFilter|framework.AtScore, false); err != nil {
 			return nil, err
 		}
 	}
 	// filter and score: take plugins out of one extension point, or add them.
 	for i := range out {
-		if disables(set.Filter.Disabled, "*") || disables(set.Filter.Disabled, out[i].Name) {
+		if names(set.Filter.Disabled, "*") || names(set.Filter.Disabled, out[i].Name) {
 			out[i].At &^= framework.AtFilter
 		}
-		if disables(set.Score.Disabled, "*") || disables(set.Score.Disabled, out[i].Name) {
+		if names(set.Score.Disabled, "*") || names(set.Score.Disabled, out[i].Name) {
 			out[i].At &^= framework.AtScore
 		}
 	}
@@ -246,6 +278,7 @@ func (p *Profile) Resolve() ([]EnabledPlugin, error) {
 	return out, nil
 }
 
-func disables(list []Plugin, name string) bool {
+// disables says whether list names the plugin (used for enabled lists too).
+func names(list []Plugin, name string) bool {
 	return slices.ContainsFunc(list, func(p Plugin) bool { return p.Name == name })
 }

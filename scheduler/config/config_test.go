@@ -79,6 +79,8 @@ func TestParseRejects(t *testing.T) {
 		{"two profiles", `profiles: [{schedulerName: a}, {schedulerName: b}]`, "2 profiles: mkube runs one"},
 		{"a weight above 100", `profiles: [{plugins: {score: {enabled: [{name: ImageLocality, weight: 101}]}}}]`, "weight 101 is not in [1, 100]"},
 		{"a percentage above 100", `percentageOfNodesToScore: 150`, "not in [0, 100]"},
+		{"a postFilter plugin mkube does not have", `profiles: [{plugins: {postFilter: {enabled: [{name: MyPreemption}]}}}]`,
+			`postFilter plugin "MyPreemption": mkube has only DefaultPreemption`},
 		{"args for a plugin that is not enabled", `profiles: [{plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}, pluginConfig: [{name: NodeResourcesFit}]}]`,
 			"pluginConfig for NodeResourcesFit, which is not enabled"},
 	}
@@ -120,5 +122,32 @@ func TestPercentage(t *testing.T) {
 	cfg, _ = Parse([]byte("percentageOfNodesToScore: 30"))
 	if cfg.Percentage() != 30 {
 		t.Errorf("got %d", cfg.Percentage())
+	}
+}
+
+func TestPreemption(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       bool
+	}{
+		{"no file: preemption is on, as in kube-scheduler", ``, true},
+		{"other changes leave it on", `profiles: [{plugins: {score: {disabled: [{name: ImageLocality}]}}}]`, true},
+		{"disabled under postFilter by name: off", `profiles: [{plugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}}]`, false},
+		{"every postFilter disabled with *: off", `profiles: [{plugins: {postFilter: {disabled: [{name: "*"}]}}}]`, false},
+		{"disabled under multiPoint: off", `profiles: [{plugins: {multiPoint: {disabled: [{name: DefaultPreemption}]}}}]`, false},
+		{"every default disabled under multiPoint, then DefaultPreemption enabled under postFilter: on",
+			`profiles: [{plugins: {multiPoint: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit}]}, postFilter: {enabled: [{name: DefaultPreemption}]}}}]`, true},
+		{"enabled under multiPoint is not taken for a filter or score plugin", `profiles: [{plugins: {multiPoint: {enabled: [{name: DefaultPreemption}]}}}]`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Profile().Preemption(); got != tt.want {
+				t.Errorf("Preemption() = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
