@@ -121,12 +121,14 @@ var nodeColumns = []Column{
 
 func nodeRow(obj runtime.Object, now time.Time) []any {
 	node := obj.(*corev1.Node)
+	// As kubectl: Ready if the condition is True, NotReady if it is False
+	// or Unknown (a silent kubelet), Unknown if the node never reported.
 	status := "Unknown"
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
-			status = map[corev1.ConditionStatus]string{corev1.ConditionTrue: "Ready", corev1.ConditionFalse: "NotReady"}[c.Status]
-			if status == "" {
-				status = "Unknown"
+			status = "NotReady"
+			if c.Status == corev1.ConditionTrue {
+				status = "Ready"
 			}
 		}
 	}

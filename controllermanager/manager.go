@@ -12,6 +12,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/endpoints"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/namespace"
+	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 )
@@ -24,6 +25,9 @@ type Options struct {
 	// TaintEvictionWorkers: Kubernetes' taint eviction controller runs 8
 	// (UpdateWorkerSize); each sync is a cache read and at most one DELETE.
 	TaintEvictionWorkers int
+	// NodeLifecycle: how often node health is checked and how long a
+	// kubelet may be silent. Zero fields take Kubernetes' defaults.
+	NodeLifecycle nodelifecycle.Options
 }
 
 // Run starts shared informers (one list-watch per resource, whatever the
@@ -42,6 +46,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	services, endpointsInf := inform(client.Services), inform(client.Endpoints)
 	pdbs := inform(client.PodDisruptionBudgets)
 	namespaces := inform(client.Namespaces)
+	leases := inform(client.Leases)
 
 	rec := record.New(c, "controller-manager", "", log)
 	rsc := replicaset.New(c, rsets, pods, rec, log)
@@ -58,6 +63,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	// tainteviction.New adds the pods-by-node index (client.IndexPodsByNode)
 	// to the shared pod informer: how it finds the pods of a tainted node.
 	tec := tainteviction.New(c, nodes, pods, rec, log, nil)
+	nlc := nodelifecycle.New(c, nodes, leases, pods, rec, log, withDefaults(opts.NodeLifecycle), nil)
 
 	var wg sync.WaitGroup
 	run := func(f func()) {
@@ -76,6 +82,22 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	run(func() { nsc.Run(ctx, 2) })
 	run(func() { gc.Run(ctx, opts.GCWorkers) })
 	run(func() { tec.Run(ctx, opts.TaintEvictionWorkers) })
-	log.Info("controllers started", "controllers", []string{"replicaset", "replicationcontroller", "deployment", "endpoints", "disruption", "namespace", "garbagecollector", "taint-eviction-controller"})
+	run(func() { nlc.Run(ctx, 1) })
+	log.Info("controllers started", "controllers", []string{"replicaset", "replicationcontroller", "deployment", "endpoints", "disruption", "namespace", "garbagecollector", "taint-eviction-controller", "node-lifecycle-controller"})
 	wg.Wait()
+}
+
+// withDefaults fills the zero fields of o with Kubernetes' defaults.
+func withDefaults(o nodelifecycle.Options) nodelifecycle.Options {
+	d := nodelifecycle.DefaultOptions
+	if o.MonitorPeriod <= 0 {
+		o.MonitorPeriod = d.MonitorPeriod
+	}
+	if o.MonitorGracePeriod <= 0 {
+		o.MonitorGracePeriod = d.MonitorGracePeriod
+	}
+	if o.StartupGracePeriod <= 0 {
+		o.StartupGracePeriod = d.StartupGracePeriod
+	}
+	return o
 }

@@ -78,18 +78,26 @@ type kubeletNode struct {
 // startClusterWithNodes starts the four programs, with per-kubelet flags.
 func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubeletNode) *cluster {
 	t.Helper()
+	return startClusterWith(t, clusterFlags{apiserver: apiserverArgs}, nodes...)
+}
+
+// clusterFlags are extra flags for the control plane's programs.
+type clusterFlags struct {
+	apiserver, controllerManager []string
+}
+
+// startClusterWith starts the four programs with extra flags.
+func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *cluster {
+	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
 	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}}
-	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, apiserverArgs...)...)
+	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, flags.apiserver...)...)
 	c.waitReady()
-	c.start("controller-manager", "--server", c.URL)
+	c.start("controller-manager", append([]string{"--server", c.URL}, flags.controllerManager...)...)
 	c.start("scheduler", "--server", c.URL)
 	for _, n := range nodes {
-		// All kubelets share this host: any free port for their API, and
-		// loopback as the address the API server reaches them at.
-		args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1"}
-		c.startAs("kubelet-"+n.name, "kubelet", append(args, n.flags...)...)
+		c.startKubelet("kubelet-"+n.name, n)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -100,6 +108,15 @@ func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubele
 }
 
 func (c *cluster) start(bin string, args ...string) { c.startAs(bin, bin, args...) }
+
+// startKubelet starts a kubelet for node n under the process name given.
+// All kubelets share this host: any free port for their API, and loopback
+// as the address the API server reaches them at.
+func (c *cluster) startKubelet(name string, n kubeletNode) {
+	c.t.Helper()
+	args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1"}
+	c.startAs(name, "kubelet", append(args, n.flags...)...)
+}
 
 func (c *cluster) startAs(name, bin string, args ...string) {
 	c.t.Helper()

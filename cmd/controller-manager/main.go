@@ -11,6 +11,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/internal/logging"
 )
 
@@ -20,6 +21,10 @@ func main() {
 	deployWorkers := flag.Int("deployment-workers", 5, "concurrent Deployment syncs")
 	gcWorkers := flag.Int("gc-workers", 20, "concurrent garbage collector syncs")
 	taintWorkers := flag.Int("taint-eviction-workers", 8, "concurrent taint eviction syncs")
+	d := nodelifecycle.DefaultOptions
+	monitorPeriod := flag.Duration("node-monitor-period", d.MonitorPeriod, "how often the node lifecycle controller checks node health")
+	monitorGrace := flag.Duration("node-monitor-grace-period", d.MonitorGracePeriod, "how long a node's kubelet may be silent before its conditions become Unknown and it is tainted unreachable")
+	startupGrace := flag.Duration("node-startup-grace-period", d.StartupGracePeriod, "the same, for a node that never reported Ready")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -33,5 +38,6 @@ func main() {
 	}
 	controllermanager.Run(ctx, c, log, controllermanager.Options{
 		ReplicaSetWorkers: *rsWorkers, DeploymentWorkers: *deployWorkers, GCWorkers: *gcWorkers,
-		TaintEvictionWorkers: *taintWorkers})
+		TaintEvictionWorkers: *taintWorkers,
+		NodeLifecycle:        nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace}})
 }

@@ -1,0 +1,229 @@
+// Package nodelifecycle notices nodes whose kubelet has gone silent and
+// marks them, so that their pods move elsewhere (Kubernetes'
+// node-lifecycle-controller, pkg/controller/nodelifecycle):
+//
+//  1. Every MonitorPeriod (5s) it looks at each node's heartbeats, the
+//     Ready condition's lastHeartbeatTime and the Lease in kube-node-lease.
+//     A node silent for longer than MonitorGracePeriod (50s in Kubernetes
+//     1.32; StartupGracePeriod, 1m, for a node that never reported Ready)
+//     gets every kubelet condition set to Unknown ("Kubelet stopped
+//     posting node status."), a NodeNotReady event, and its pods marked
+//     Ready=False, so Services stop sending them traffic.
+//  2. On every node change it sets the taints the node's state calls for
+//     (seed 003 section 6.5): Ready=Unknown → node.kubernetes.io/unreachable,
+//     Ready=False → node.kubernetes.io/not-ready, both NoSchedule and
+//     NoExecute; pressure conditions and cordon → their NoSchedule taints.
+//     A kubelet that comes back reports Ready=True and the taints go.
+//  3. The taint eviction controller does the rest: the pods' default
+//     tolerations of not-ready and unreachable run out after 300s, the pods
+//     are deleted, and their ReplicaSets create replacements that the
+//     scheduler places on healthy nodes.
+//
+// Left out: Kubernetes' rate limits on evictions per zone, and its
+// treatment of a zone where most nodes fail at once (it then stops
+// evicting, suspecting the network rather than the nodes).
+package nodelifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/client/workqueue"
+)
+
+// Options are kube-controller-manager's flags of the same names.
+type Options struct {
+	MonitorPeriod      time.Duration // --node-monitor-period, 5s
+	MonitorGracePeriod time.Duration // --node-monitor-grace-period, 50s
+	StartupGracePeriod time.Duration // --node-startup-grace-period, 1m
+}
+
+// DefaultOptions are Kubernetes 1.32's defaults.
+var DefaultOptions = Options{MonitorPeriod: 5 * time.Second, MonitorGracePeriod: 50 * time.Second, StartupGracePeriod: time.Minute}
+
+// Controller is the node lifecycle controller.
+type Controller struct {
+	client *client.Client
+	nodes  *client.Informer
+	leases *client.Informer // kube-node-lease: the kubelets' cheap heartbeat
+	pods   *client.Informer // indexed by node
+	queue  *workqueue.Queue[string]
+	clock  clock.WithTickerAndDelayedExecution
+	opts   Options
+	rec    *record.Recorder
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	health map[string]*health // node name → its heartbeats as last seen
+}
+
+// New wires the controller to the shared informers; call it before they
+// run. clk may be nil for the real clock.
+func New(c *client.Client, nodes, leases, pods *client.Informer, rec *record.Recorder, log *slog.Logger, opts Options, clk clock.WithTickerAndDelayedExecution) *Controller {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)
+	ctrl := &Controller{client: c, nodes: nodes, leases: leases, pods: pods, queue: workqueue.New[string](clk), clock: clk,
+		opts: opts, rec: rec, log: log.With("controller", "node-lifecycle-controller"), health: map[string]*health{}}
+	nodes.AddHandler(client.Handler{
+		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(obj.(*corev1.Node).Name) },
+		OnUpdate: func(_, obj runtime.Object) { ctrl.queue.Add(obj.(*corev1.Node).Name) },
+		OnDelete: func(obj runtime.Object) { ctrl.forget(obj.(*corev1.Node).Name) },
+	})
+	return ctrl
+}
+
+// Run waits for the caches, then taints nodes as they change (workers)
+// and checks their health every MonitorPeriod, until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	if !client.WaitForSync(ctx, c.nodes, c.leases, c.pods) {
+		return
+	}
+	c.log.Info("caches synced, monitoring node health", "period", c.opts.MonitorPeriod,
+		"gracePeriod", c.opts.MonitorGracePeriod, "startupGracePeriod", c.opts.StartupGracePeriod)
+	for range workers {
+		go c.queue.Work(ctx, c.syncTaints, c.log, "node") // returns when the queue shuts down
+	}
+	t := c.clock.NewTicker(c.opts.MonitorPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			c.monitorNodeHealth(ctx)
+		}
+	}
+}
+
+func (c *Controller) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.health, name)
+}
+
+// monitorNodeHealth is one pass over every node (step 1 above).
+func (c *Controller) monitorNodeHealth(ctx context.Context) {
+	now := c.clock.Now()
+	for _, obj := range c.nodes.Cache().List() {
+		node := obj.(*corev1.Node)
+		var lease *coordinationv1.Lease
+		if obj, ok := c.leases.Cache().Get(corev1.NamespaceNodeLease + "/" + node.Name); ok {
+			lease = obj.(*coordinationv1.Lease)
+		}
+		c.mu.Lock()
+		h := c.health[node.Name]
+		if h == nil {
+			h = &health{}
+			c.health[node.Name] = h
+		}
+		h.observe(node, lease, now)
+		silent := h.silent(node, now, c.opts.MonitorGracePeriod, c.opts.StartupGracePeriod)
+		probe := h.probe
+		c.mu.Unlock()
+		if !silent {
+			continue
+		}
+		if err := c.markUnknown(ctx, node, now, probe); err != nil && ctx.Err() == nil {
+			c.log.Warn("could not mark node status unknown; retrying next pass", "node", node.Name, "err", err)
+		}
+	}
+}
+
+// markUnknown sets a silent node's conditions to Unknown, records
+// NodeNotReady and marks its pods not ready.
+func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now, lastHeard time.Time) error {
+	conds, changed := unknownConditions(node.Status.Conditions, metav1.NewTime(now))
+	if !changed {
+		return nil
+	}
+	next := node.DeepCopy()
+	next.Status.Conditions = conds
+	if err := c.client.UpdateStatus(ctx, client.Nodes, "", node.Name, next, nil); err != nil {
+		return fmt.Errorf("update status: %w", err)
+	}
+	c.log.Info("node's kubelet stopped posting status: conditions now Unknown", "node", node.Name,
+		"silentFor", now.Sub(lastHeard).Round(time.Second))
+	c.rec.Event(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+	for _, obj := range c.pods.Cache().ByIndex(client.IndexPodsByNode, node.Name) {
+		pod := obj.(*corev1.Pod)
+		if err := c.markPodNotReady(ctx, pod, now); err != nil && ctx.Err() == nil {
+			c.log.Warn("could not mark pod not ready", "pod", client.KeyOf(pod), "err", err)
+		}
+	}
+	return nil
+}
+
+// markPodNotReady sets the pod's Ready condition to False: nobody can say
+// it serves (Kubernetes' MarkPodsNotReady). The endpoints controller then
+// takes it out of its Services.
+func (c *Controller) markPodNotReady(ctx context.Context, pod *corev1.Pod, now time.Time) error {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	next := pod.DeepCopy()
+	changed := false
+	for i := range next.Status.Conditions {
+		if c := &next.Status.Conditions[i]; c.Type == corev1.PodReady && c.Status != corev1.ConditionFalse {
+			c.Status, c.LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(now)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := c.client.UpdateStatus(ctx, client.Pods, pod.Namespace, pod.Name, next, nil); err != nil {
+		return err
+	}
+	c.log.Info("marked pod not ready: its node is not ready", "pod", client.KeyOf(pod), "node", pod.Spec.NodeName)
+	c.rec.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
+	return nil
+}
+
+// syncTaints gives one node the taints its state calls for (step 2 above).
+func (c *Controller) syncTaints(ctx context.Context, name string) error {
+	obj, ok := c.nodes.Cache().Get(name)
+	if !ok {
+		return nil
+	}
+	node := obj.(*corev1.Node)
+	want := wantTaints(node, metav1.NewTime(c.clock.Now()))
+	if sameTaints(want, node.Spec.Taints) {
+		return nil
+	}
+	next := node.DeepCopy()
+	next.Spec.Taints = want
+	if err := c.client.Update(ctx, client.Nodes, "", name, next, nil); err != nil {
+		return fmt.Errorf("update taints: %w", err) // a conflict: the next event brings the fresh node
+	}
+	c.log.Info("set node taints from its conditions", "node", name, "taints", describe(want))
+	return nil
+}
+
+// describe is "key=value:Effect, ..." as kubectl prints taints.
+func describe(taints []corev1.Taint) string {
+	s := ""
+	for i, t := range taints {
+		if i > 0 {
+			s += ", "
+		}
+		s += t.ToString()
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}
