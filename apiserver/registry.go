@@ -55,6 +55,11 @@ type Resource struct {
 	// ClusterIP. It is kube-apiserver's admission chain, one kind at a
 	// time. Optional.
 	Admit func(ctx context.Context, s *Server, obj, old runtime.Object) error
+	// SerializeWrites makes this server create and update objects of the
+	// kind one at a time, admission and write together: for an Admit that
+	// hands out from a shared pool (Service ClusterIPs and NodePorts), so
+	// that two requests at once cannot both take the same free address.
+	SerializeWrites bool
 	// Virtual resources are computed, never stored: a create returns
 	// Virtual's answer (e.g. SelfSubjectAccessReview). Optional.
 	Virtual func(ctx context.Context, s *Server, obj runtime.Object) (runtime.Object, error)

@@ -81,7 +81,8 @@ var servicesResource = &Resource{
 		}
 		return errs
 	},
-	Admit: allocateServiceAddresses,
+	Admit:           allocateServiceAddresses,
+	SerializeWrites: true,
 }
 
 func defaultService(obj runtime.Object) {
@@ -121,9 +122,11 @@ func defaultService(obj runtime.Object) {
 
 // allocateServiceAddresses gives a new Service its ClusterIP (and
 // NodePorts), keeping what an update already has. Free addresses are
-// found by listing the Services, so two Services created at the same
-// instant could race for one address; kube-apiserver keeps an allocation
-// bitmap in etcd to rule that out, which mkube does not (yet).
+// found by listing the Services; the storage serialises Service writes
+// (SerializeWrites), so two Services created at once cannot both take one
+// address. That holds within one API server: kube-apiserver keeps an
+// allocation bitmap in etcd, which also covers several API servers
+// sharing an etcd (--etcd-servers); mkube does not.
 func allocateServiceAddresses(ctx context.Context, s *Server, obj, old runtime.Object) error {
 	svc := obj.(*corev1.Service)
 	if old != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,18 @@ type storage struct {
 	namespaceExists func(ctx context.Context, ns string) error
 	// admission runs the resource's Admit hook with the server at hand.
 	admission func(ctx context.Context, obj, old runtime.Object) error
+	// writeMu serialises creates and updates if res.SerializeWrites.
+	writeMu sync.Mutex
+}
+
+// serialize holds writeMu if the resource asks for it; call the result to
+// release.
+func (s *storage) serialize() (unlock func()) {
+	if !s.res.SerializeWrites {
+		return func() {}
+	}
+	s.writeMu.Lock()
+	return s.writeMu.Unlock
 }
 
 func (s *storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
@@ -140,6 +153,7 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	if s.res.PrepareForCreate != nil {
 		s.res.PrepareForCreate(obj)
 	}
+	defer s.serialize()()
 	if err := s.admit(ctx, obj, nil); err != nil {
 		return nil, err
 	}
@@ -188,6 +202,7 @@ type updateFunc func(cur runtime.Object) (runtime.Object, error)
 // client gets 409 while the server's own retries stay invisible.
 func (s *storage) Update(ctx context.Context, ns, name string, fn updateFunc) (runtime.Object, error) {
 	key := s.key(ns, name)
+	defer s.serialize()()
 	for {
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {

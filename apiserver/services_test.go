@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Two Services asking for the same ClusterIP at the same instant: the
+// allocation lists the Services in use, so without serialised writes both
+// could see the address free and both be created.
+func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
+	s := newTestServer(t)
+	const n = 8
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"same-%d"},
+				"spec":{"clusterIP":"10.96.0.50","ports":[{"port":80}]}}`, i)
+			resp, err := http.Post(s.url+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		})
+	}
+	for i := range n {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"nodeport-%d"},
+				"spec":{"type":"NodePort","ports":[{"port":80}]}}`, i)
+			resp, err := http.Post(s.url+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, code := range codes {
+		switch code {
+		case http.StatusCreated:
+			created++
+		case http.StatusUnprocessableEntity: // "provided IP is already allocated"
+		default:
+			t.Errorf("create: status %d", code)
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d Services were created with ClusterIP 10.96.0.50, want exactly 1", created)
+	}
+
+	var list corev1.ServiceList
+	s.do("GET", "/api/v1/namespaces/default/services", "", "", &list)
+	ips, ports := map[string]string{}, map[int32]string{}
+	for _, svc := range list.Items {
+		if other, ok := ips[svc.Spec.ClusterIP]; ok {
+			t.Errorf("%s and %s share ClusterIP %s", svc.Name, other, svc.Spec.ClusterIP)
+		}
+		ips[svc.Spec.ClusterIP] = svc.Name
+		for _, p := range svc.Spec.Ports {
+			if p.NodePort == 0 {
+				continue
+			}
+			if other, ok := ports[p.NodePort]; ok {
+				t.Errorf("%s and %s share NodePort %d", svc.Name, other, p.NodePort)
+			}
+			ports[p.NodePort] = svc.Name
+		}
+	}
+	if len(ports) != n {
+		t.Errorf("%d NodePorts allocated, want %d", len(ports), n)
+	}
+}
