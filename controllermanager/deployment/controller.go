@@ -2,12 +2,29 @@
 // own pods: it owns ReplicaSets, one per version of its pod template, and
 // the ReplicaSet controller makes the pods. This controller makes sure the
 // ReplicaSet of the current template exists (named after the template's
-// hash) with spec.replicas, and that older ones are scaled to zero and
-// kept as revision history for `kubectl rollout undo`.
+// hash), moves the replicas from the old ReplicaSets to it as the
+// strategy says, and keeps the old ones, scaled to zero, as revision
+// history for `kubectl rollout undo`.
 //
-// This is the foundation's Deployment controller: a new template replaces
-// the old ReplicaSet at once. The gradual RollingUpdate within maxSurge
-// and maxUnavailable is not implemented yet.
+// Pipeline, as in Kubernetes' pkg/controller/deployment: informer handlers
+// (a Deployment changed, or one of its ReplicaSets did, status included) →
+// queue of Deployment keys → Run → workers → sync, which picks one path:
+//
+//   - spec.paused, or only spec.replicas changed (a "scaling event"):
+//     resize the existing ReplicaSets, proportionally if a rollout is
+//     half-way (scale.go); no new ReplicaSet is created or grown;
+//   - strategy RollingUpdate (the default): one step of the rollout per
+//     sync, grow the new ReplicaSet within maxSurge or shrink old ones
+//     within maxUnavailable (rolling.go);
+//   - strategy Recreate: scale every old ReplicaSet to zero, wait for
+//     their pods to be gone, then scale the new one up (recreate.go).
+//
+// Every path ends by writing status: the counts `kubectl get deploy` shows
+// and the Available and Progressing conditions `kubectl rollout status`
+// and `kubectl describe` read (status.go, progress.go). A rollout moves on
+// because the ReplicaSet controller writes ReplicaSet status as pods come
+// and go: each of those writes requeues the owning Deployment, whose next
+// sync takes the next step.
 package deployment
 
 import (
@@ -17,6 +34,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
@@ -40,18 +58,22 @@ type Controller struct {
 	queue  *workqueue.Queue[string] // Deployment keys
 	rec    *record.Recorder
 	log    *slog.Logger
+	clock  clock.Clock // "now" for condition times and the progress deadline
 }
 
 // New registers handlers on shared informers; call before they run.
 func New(c *client.Client, deploy, rsets *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
 	ctrl := &Controller{client: c, deploy: deploy, rsets: rsets, queue: workqueue.New[string](nil), rec: rec,
-		log: log.With("controller", "deployment")}
+		log: log.With("controller", "deployment"), clock: clock.RealClock{}}
 	rsets.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	deploy.AddHandler(client.Handler{
 		OnAdd:    ctrl.enqueue,
 		OnUpdate: func(_, obj runtime.Object) { ctrl.enqueue(obj) },
 		OnDelete: ctrl.enqueue,
 	})
+	// Every change of a ReplicaSet, its status included, requeues its
+	// Deployment: a pod of the new ReplicaSet becoming available is what
+	// lets a rolling update take its next step.
 	rsets.AddHandler(client.Handler{
 		OnAdd:    ctrl.enqueueOwner,
 		OnUpdate: func(_, obj runtime.Object) { ctrl.enqueueOwner(obj) },

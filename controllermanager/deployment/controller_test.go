@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,8 +27,10 @@ import (
 // This file runs the whole controller manager (Deployment, ReplicaSet and
 // garbage collector controllers on shared informers) against a real API
 // server: embedded etcd, the apiserver package, HTTP. No scheduler or
-// kubelet runs, so pods stay Pending and never become Ready; the test
-// looks at replicas and updatedReplicas, never at ready or available.
+// kubelet runs: the test plays the kubelet's last word itself and reports
+// every pod Ready as soon as it exists (reportPodsReady), so that the
+// ReplicaSet controller counts it available and a rolling update can take
+// its next step.
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -190,6 +193,29 @@ func waitSettled(t *testing.T, c *client.Client, image, revision string, rsets i
 	return r
 }
 
+// reportPodsReady answers every new pod of the namespace default with a
+// Running phase and a Ready condition, as a kubelet would once its
+// containers started. A Conflict means a newer version of the pod exists,
+// whose own event comes next.
+func reportPodsReady(t *testing.T, c *client.Client) {
+	pods := client.NewInformer(c, client.Pods, "default", client.ListOptions{}, discard())
+	ready := func(obj runtime.Object) {
+		p := obj.(*corev1.Pod)
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodRunning {
+			return
+		}
+		next := p.DeepCopy()
+		next.Status.Phase = corev1.PodRunning
+		next.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		err := c.UpdateStatus(context.Background(), client.Pods, p.Namespace, p.Name, next, nil)
+		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			t.Errorf("report pod %s ready: %v", p.Name, err)
+		}
+	}
+	pods.AddHandler(client.Handler{OnAdd: ready, OnUpdate: func(_, obj runtime.Object) { ready(obj) }})
+	testserver.Run(t, pods.Run)
+}
+
 func setImage(t *testing.T, c *client.Client, image string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":%q}]}}}}`, image)
@@ -202,6 +228,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 	c := startAPIServer(t)
 	ctx := context.Background()
 	revs := watchRevisions(t, c)
+	reportPodsReady(t, c)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2})
@@ -265,7 +292,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 		}
 	})
 
-	t.Run("a new template gets a second ReplicaSet as revision 2, and the first is scaled to 0", func(t *testing.T) {
+	t.Run("a new template gets a second ReplicaSet as revision 2, and the first is scaled to 0 one pod at a time", func(t *testing.T) {
 		setImage(t, c, "nginx:1.28")
 		r := waitSettled(t, c, "nginx:1.28", "2", 2)
 		rs := r.running("nginx:1.28")
@@ -335,11 +362,19 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("every scaling was recorded as a ScalingReplicaSet Event of the Deployment", func(t *testing.T) {
+		// 2 replicas with the default 25%: maxSurge 1 (0.5 rounded up),
+		// maxUnavailable 0 (rounded down), so each rollout goes one pod
+		// up, one pod down, twice.
 		want := []string{
 			"Scaled up replica set " + first + " from 0 to 2",
-			"Scaled up replica set " + second + " from 0 to 2",
-			"Scaled down replica set " + first + " from 2 to 0",
-			"Scaled down replica set " + second + " from 2 to 0",
+			"Scaled up replica set " + second + " from 0 to 1",
+			"Scaled down replica set " + first + " from 2 to 1",
+			"Scaled up replica set " + second + " from 1 to 2",
+			"Scaled down replica set " + first + " from 1 to 0",
+			"Scaled up replica set " + first + " from 0 to 1",
+			"Scaled down replica set " + second + " from 2 to 1",
+			"Scaled up replica set " + first + " from 1 to 2",
+			"Scaled down replica set " + second + " from 1 to 0",
 			"Scaled up replica set " + first + " from 2 to 3",
 		}
 		var evs corev1.EventList

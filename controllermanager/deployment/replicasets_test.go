@@ -15,52 +15,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mkube/mkube/client"
 )
-
-func TestMaxSurgeAndMaxUnavailable(t *testing.T) {
-	pct := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
-	num := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
-	rolling := func(surge, unavailable *intstr.IntOrString) appsv1.DeploymentStrategy {
-		return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
-			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: surge, MaxUnavailable: unavailable}}
-	}
-	for _, tc := range []struct {
-		name                       string
-		replicas                   int32
-		strategy                   appsv1.DeploymentStrategy
-		wantSurge, wantUnavailable int
-	}{
-		{name: "25% of 10 replicas is a surge of 3 (2.5 rounded up) and 2 unavailable (2.5 rounded down)",
-			replicas: 10, strategy: rolling(pct("25%"), pct("25%")), wantSurge: 3, wantUnavailable: 2},
-		{name: "25% of 2 replicas is a surge of 1 and none unavailable",
-			replicas: 2, strategy: rolling(pct("25%"), pct("25%")), wantSurge: 1, wantUnavailable: 0},
-		{name: "25% of 1 replica still allows one extra pod",
-			replicas: 1, strategy: rolling(pct("25%"), pct("25%")), wantSurge: 1, wantUnavailable: 0},
-		{name: "integers are taken as they are, whatever the replica count",
-			replicas: 10, strategy: rolling(num(2), num(1)), wantSurge: 2, wantUnavailable: 1},
-		{name: "100% of 4 replicas is 4 both ways",
-			replicas: 4, strategy: rolling(pct("100%"), pct("100%")), wantSurge: 4, wantUnavailable: 4},
-		{name: "a Recreate strategy has no rollingUpdate, so neither surge nor unavailability",
-			replicas: 10, strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}},
-		{name: "a rollingUpdate without values resolves to 0 (the API server defaults them to 25% before this runs)",
-			replicas: 10, strategy: rolling(nil, nil)},
-		{name: "a percentage that does not parse counts as 0",
-			replicas: 10, strategy: rolling(pct("a lot"), pct("25")), wantSurge: 0, wantUnavailable: 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &tc.replicas, Strategy: tc.strategy}}
-			if got := maxSurge(d); got != tc.wantSurge {
-				t.Errorf("maxSurge = %d, want %d", got, tc.wantSurge)
-			}
-			if got := maxUnavailable(d); got != tc.wantUnavailable {
-				t.Errorf("maxUnavailable = %d, want %d", got, tc.wantUnavailable)
-			}
-		})
-	}
-}
 
 // deleteRecorder is an API server that only answers DELETEs, recording
 // the name of each deleted ReplicaSet and the UID precondition it carried.
@@ -124,6 +81,9 @@ func TestCleanupHistory(t *testing.T) {
 			wantDeleted: []string{"rev2"}},
 		{name: "a ReplicaSet scaled to 0 whose pods are still there is kept and does not count",
 			limit: 1, old: []*appsv1.ReplicaSet{old(1, 0, 2), old(2, 0, 0), old(3, 0, 0)},
+			wantDeleted: []string{"rev2"}},
+		{name: "a ReplicaSet whose status does not describe its scale-down yet is kept and does not count, as its pods may still be there",
+			limit: 1, old: []*appsv1.ReplicaSet{old(1, 0, 0, func(rs *appsv1.ReplicaSet) { rs.Generation = 2 }), old(2, 0, 0), old(3, 0, 0)},
 			wantDeleted: []string{"rev2"}},
 		{name: "a ReplicaSet already being deleted is not deleted again and does not count",
 			limit: 1, old: []*appsv1.ReplicaSet{old(1, 0, 0, deleting), old(2, 0, 0), old(3, 0, 0)},

@@ -7,61 +7,85 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mkube/mkube/client"
 )
 
-// updateStatus sums the ReplicaSets' counts into what `kubectl get deploy`
-// shows (READY, UP-TO-DATE, AVAILABLE) and what `kubectl rollout status`
-// waits for: observedGeneration, updatedReplicas, availableReplicas.
-func (c *Controller) updateStatus(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, all []*appsv1.ReplicaSet) error {
-	st := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, CollisionCount: d.Status.CollisionCount,
-		UpdatedReplicas: newRS.Status.Replicas}
+// calculateStatus sums the ReplicaSets' counts into what `kubectl get
+// deploy` shows (READY, UP-TO-DATE, AVAILABLE) and what `kubectl rollout
+// status` waits for (observedGeneration, updatedReplicas,
+// availableReplicas), and sets the Available condition: True while
+// availableReplicas ≥ spec.replicas - maxUnavailable. newRS may be nil (a
+// paused Deployment whose template changed): nothing is up to date then.
+// The Progressing condition is carried over; progress.go sets it.
+func calculateStatus(d *appsv1.Deployment, newRS *appsv1.ReplicaSet, all []*appsv1.ReplicaSet, now metav1.Time) appsv1.DeploymentStatus {
+	st := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, CollisionCount: d.Status.CollisionCount}
+	if newRS != nil {
+		st.UpdatedReplicas = newRS.Status.Replicas
+	}
 	for _, rs := range all {
 		st.Replicas += rs.Status.Replicas
 		st.ReadyReplicas += rs.Status.ReadyReplicas
 		st.AvailableReplicas += rs.Status.AvailableReplicas
 	}
-	want := *d.Spec.Replicas
-	st.UnavailableReplicas = max(0, want-st.AvailableReplicas)
+	// As Kubernetes: the pods asked for (mid-rollout, with the surge) that
+	// are not available.
+	st.UnavailableReplicas = max(0, specReplicas(all)-st.AvailableReplicas)
 
-	now := metav1.Now()
-	available := st.AvailableReplicas >= want-int32(maxUnavailable(d))
+	available := st.AvailableReplicas >= *d.Spec.Replicas-maxUnavailable(d)
 	st.Conditions = setCondition(d.Status.Conditions, condition(appsv1.DeploymentAvailable, available, now,
 		map[bool]string{true: "MinimumReplicasAvailable", false: "MinimumReplicasUnavailable"},
 		map[bool]string{true: "Deployment has minimum availability.", false: "Deployment does not have minimum availability."}))
-	complete := st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want
-	progressing := condition(appsv1.DeploymentProgressing, true, now,
-		map[bool]string{true: "NewReplicaSetAvailable", false: "ReplicaSetUpdated"},
-		map[bool]string{true: fmt.Sprintf("ReplicaSet %q has successfully progressed.", newRS.Name),
-			false: fmt.Sprintf("ReplicaSet %q is progressing.", newRS.Name)})
-	if !complete {
-		progressing.Reason, progressing.Message = "ReplicaSetUpdated", fmt.Sprintf("ReplicaSet %q is progressing.", newRS.Name)
-	}
-	st.Conditions = setCondition(st.Conditions, progressing)
+	return st
+}
 
-	if equality.Semantic.DeepEqual(withoutTimes(st), withoutTimes(d.Status)) {
-		return nil
-	}
+// syncDeploymentStatus writes the counts and the Available condition,
+// leaving Progressing as it is: the status of a paused Deployment, or of a
+// scaling event, where no rollout progresses.
+func (c *Controller) syncDeploymentStatus(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, all []*appsv1.ReplicaSet) error {
+	_, err := c.writeStatus(ctx, d, newRS, calculateStatus(d, newRS, all, metav1.NewTime(c.clock.Now())))
+	return err
+}
+
+// writeStatus stores st and the new ReplicaSet's revision on the
+// Deployment, if either changed; changed reports whether status did.
+func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, st appsv1.DeploymentStatus) (changed bool, err error) {
 	next := d.DeepCopy()
-	next.Status = st
-	if d.Annotations[revisionAnnotation] != newRS.Annotations[revisionAnnotation] {
+	if newRS != nil && d.Annotations[revisionAnnotation] != newRS.Annotations[revisionAnnotation] {
 		// The revision annotation is metadata; the status subresource
 		// would drop it, so it goes through the main resource first.
 		patched, err := c.patchRevision(ctx, d, newRS.Annotations[revisionAnnotation])
 		if err != nil {
-			return err
+			return false, err
 		}
 		next.ResourceVersion = patched.ResourceVersion // our own write is not a conflict
 	}
-	if err := c.client.UpdateStatus(ctx, client.Deployments, d.Namespace, d.Name, next, nil); err != nil {
-		return fmt.Errorf("update status of %s: %w", client.KeyOf(d), err)
+	if equality.Semantic.DeepEqual(withoutTimes(st), withoutTimes(d.Status)) {
+		return false, nil
+	}
+	next.Status = st
+	err = c.client.UpdateStatus(ctx, client.Deployments, d.Namespace, d.Name, next, nil)
+	if apierrors.IsConflict(err) {
+		// Usually our cache is behind our own previous status write. The
+		// counts come from the ReplicaSets, not from the stored status, so
+		// unless the spec changed meanwhile, retry once on the fresh object.
+		fresh := &appsv1.Deployment{}
+		if err = c.client.Get(ctx, client.Deployments, d.Namespace, d.Name, fresh); err == nil {
+			if fresh.Generation != d.Generation {
+				return false, nil // the new spec's event queues another sync
+			}
+			fresh.Status = st
+			err = c.client.UpdateStatus(ctx, client.Deployments, d.Namespace, d.Name, fresh, nil)
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("update status of %s: %w", client.KeyOf(d), err)
 	}
 	c.log.Info("updated status", "deployment", client.KeyOf(d), "replicas", st.Replicas, "updated", st.UpdatedReplicas,
 		"ready", st.ReadyReplicas, "available", st.AvailableReplicas)
-	return nil
+	return true, nil
 }
 
 func (c *Controller) patchRevision(ctx context.Context, d *appsv1.Deployment, rev string) (*appsv1.Deployment, error) {
@@ -73,17 +97,12 @@ func (c *Controller) patchRevision(ctx context.Context, d *appsv1.Deployment, re
 	return out, nil
 }
 
-// maxUnavailable resolves spec.strategy.rollingUpdate.maxUnavailable (25%
-// by default, rounded down).
-func maxUnavailable(d *appsv1.Deployment) int {
-	if d.Spec.Strategy.RollingUpdate == nil || d.Spec.Strategy.RollingUpdate.MaxUnavailable == nil {
-		return 0
-	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(d.Spec.Strategy.RollingUpdate.MaxUnavailable, int(*d.Spec.Replicas), false)
-	if err != nil {
-		return 0
-	}
-	return n
+// deploymentComplete: every replica runs the current template and is
+// available, and the status describes the current spec. `kubectl rollout
+// status` says "successfully rolled out" on the same counts.
+func deploymentComplete(d *appsv1.Deployment, st *appsv1.DeploymentStatus) bool {
+	want := *d.Spec.Replicas
+	return st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want && st.ObservedGeneration >= d.Generation
 }
 
 func condition(t appsv1.DeploymentConditionType, ok bool, now metav1.Time, reasons, messages map[bool]string) appsv1.DeploymentCondition {
@@ -93,6 +112,16 @@ func condition(t appsv1.DeploymentConditionType, ok bool, now metav1.Time, reaso
 	}
 	return appsv1.DeploymentCondition{Type: t, Status: status, Reason: reasons[ok], Message: messages[ok],
 		LastUpdateTime: now, LastTransitionTime: now}
+}
+
+// getCondition finds the condition of type t, or nil.
+func getCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // setCondition replaces the condition of the same type, keeping its
@@ -112,6 +141,17 @@ func setCondition(conds []appsv1.DeploymentCondition, c appsv1.DeploymentConditi
 		}
 	}
 	return append(out, c)
+}
+
+// removeCondition drops the condition of type t.
+func removeCondition(conds []appsv1.DeploymentCondition, t appsv1.DeploymentConditionType) []appsv1.DeploymentCondition {
+	var out []appsv1.DeploymentCondition
+	for _, c := range conds {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // withoutTimes drops condition timestamps for comparison, so a status that
