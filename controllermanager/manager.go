@@ -49,9 +49,9 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	leases := inform(client.Leases)
 
 	rec := record.New(c, "controller-manager", "", log)
-	rsc := replicaset.New(c, rsets, pods, rec, log)
-	rcc := replicaset.NewReplicationManager(c, rcs, pods, rec, log)
-	dc := deployment.New(c, deploys, rsets, rec, log)
+	rsc := replicaset.New(c, rsets, pods, rec.WithComponent("replicaset-controller"), log)
+	rcc := replicaset.NewReplicationManager(c, rcs, pods, rec.WithComponent("replication-controller"), log)
+	dc := deployment.New(c, deploys, rsets, rec.WithComponent("deployment-controller"), log)
 	ec := endpoints.New(c, services, endpointsInf, pods, log)
 	dic := disruption.New(c, pdbs, pods, rsets, rcs, deploys, log)
 	nsc := namespace.New(c, namespaces, log)
@@ -62,8 +62,8 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		garbagecollector.Source{Resource: client.Deployments, Informer: deploys})
 	// tainteviction.New adds the pods-by-node index (client.IndexPodsByNode)
 	// to the shared pod informer: how it finds the pods of a tainted node.
-	tec := tainteviction.New(c, nodes, pods, rec, log, nil)
-	nlc := nodelifecycle.New(c, nodes, leases, pods, rec, log, withDefaults(opts.NodeLifecycle), nil)
+	tec := tainteviction.New(c, nodes, pods, rec.WithComponent("taint-eviction-controller"), log, nil)
+	nlc := nodelifecycle.New(c, nodes, leases, pods, rec.WithComponent("node-controller"), log, withDefaults(opts.NodeLifecycle), nil)
 
 	var wg sync.WaitGroup
 	run := func(f func()) {

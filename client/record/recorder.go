@@ -36,6 +36,16 @@ func New(c *client.Client, component, host string, log *slog.Logger) *Recorder {
 	return &Recorder{client: c, component: component, host: host, log: log, events: make(chan *corev1.Event, queueSize)}
 }
 
+// WithComponent returns a recorder that signs its events as component
+// and shares r's queue (r's Run sends them): one per controller of the
+// controller manager, so `kubectl describe` says which controller acted
+// ("deployment-controller"), as in Kubernetes.
+func (r *Recorder) WithComponent(component string) *Recorder {
+	c := *r
+	c.component = component
+	return &c
+}
+
 // Event records that something of eventType (Normal or Warning) happened to
 // obj, for reason, described by the message.
 func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
