@@ -148,7 +148,7 @@ var deploymentsResource = &Resource{
 		if old != nil {
 			oldSel = old.(*appsv1.Deployment).Spec.Selector
 		}
-		return validateWorkload(d.Spec.Replicas, d.Spec.Selector, oldSel, &d.Spec.Template)
+		return append(validateWorkload(d.Spec.Replicas, d.Spec.Selector, oldSel, &d.Spec.Template), validateDeploymentStrategy(&d.Spec)...)
 	},
 }
 

@@ -2,10 +2,15 @@ package apiserver
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -25,6 +30,62 @@ func validateWorkload(replicas *int32, sel, oldSel *metav1.LabelSelector, tmpl *
 		errs = append(errs, field.NotSupported(spec.Child("template", "spec", "restartPolicy"), tmpl.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
 	}
 	return errs
+}
+
+// validateDeploymentStrategy checks a Deployment's strategy and deadline
+// as Kubernetes does (ValidateDeploymentSpec), in its words.
+func validateDeploymentStrategy(spec *appsv1.DeploymentSpec) field.ErrorList {
+	path := field.NewPath("spec", "strategy")
+	var errs field.ErrorList
+	switch s := spec.Strategy; s.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+		if s.RollingUpdate != nil {
+			errs = append(errs, field.Forbidden(path.Child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'"))
+		}
+	case appsv1.RollingUpdateDeploymentStrategyType:
+		if s.RollingUpdate == nil {
+			errs = append(errs, field.Required(path.Child("rollingUpdate"), "this should be defaulted and never be nil"))
+			break
+		}
+		ru := path.Child("rollingUpdate")
+		unavailable, errU := intOrPercent(s.RollingUpdate.MaxUnavailable, ru.Child("maxUnavailable"))
+		surge, errS := intOrPercent(s.RollingUpdate.MaxSurge, ru.Child("maxSurge"))
+		errs = append(append(errs, errU...), errS...)
+		if len(errU)+len(errS) == 0 && unavailable == 0 && surge == 0 {
+			errs = append(errs, field.Invalid(ru.Child("maxUnavailable"), s.RollingUpdate.MaxUnavailable.String(), "may not be 0 when `maxSurge` is 0"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(path.Child("type"), s.Type,
+			[]string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)}))
+	}
+	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds <= spec.MinReadySeconds {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "progressDeadlineSeconds"), *spec.ProgressDeadlineSeconds, "must be greater than minReadySeconds"))
+	}
+	return errs
+}
+
+var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
+
+// intOrPercent checks a maxSurge or maxUnavailable: a non-negative integer
+// or a percentage up to 100%. It returns the number, or the percentage.
+func intOrPercent(v *intstr.IntOrString, path *field.Path) (int, field.ErrorList) {
+	if v == nil {
+		return 0, nil
+	}
+	if v.Type == intstr.String {
+		if !percentPattern.MatchString(v.StrVal) {
+			return 0, field.ErrorList{field.Invalid(path, v.StrVal, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")}
+		}
+		pct, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+		if pct > 100 {
+			return 0, field.ErrorList{field.Invalid(path, v.StrVal, "must not be greater than 100%")}
+		}
+		return pct, nil
+	}
+	if v.IntVal < 0 {
+		return 0, field.ErrorList{field.Invalid(path, int64(v.IntVal), "must be greater than or equal to 0")}
+	}
+	return int(v.IntVal), nil
 }
 
 func int32String(i int32) string { return fmt.Sprint(i) }
