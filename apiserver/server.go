@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Config struct {
 	// watch caches (and so bookmarks) follow the global revision.
 	ProgressInterval time.Duration
 	Now              func() time.Time
+	// Profiling serves Go's profiles at /debug/pprof/, as kube-apiserver's
+	// --profiling does: `go tool pprof http://HOST:8080/debug/pprof/profile`.
+	Profiling bool
 }
 
 // Server is the API server: an http.Handler over the registry's resources.
@@ -192,6 +196,11 @@ func (s *Server) routes() http.Handler {
 	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.serveResourceList(w, r, schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")})
 	})
+	if s.cfg.Profiling {
+		r.HandleFunc("/debug/pprof/*", pprof.Index)
+		r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	r.HandleFunc("/api/*", s.serveResource)
 	r.HandleFunc("/apis/*", s.serveResource)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,9 +23,13 @@ import (
 // requests created through the real API server by 16 concurrent clients,
 // while the real scheduler binds them. It reports pods/s from the first
 // create to the last binding, the create→bound latency (p50, p99), and
-// the create rate. Each size runs once whatever -benchtime says:
+// the create rate; the scheduler is up and has bound a warm-up pod before
+// the pods come. Each size runs once whatever -benchtime says:
 //
 //	go test -run '^$' -bench SchedulingBasic -benchtime 1x ./e2e/
+//
+// MKUBE_BENCH_CPUPROFILE=FILE saves 5 s of the API server's CPU profile
+// from the start of the creates.
 //
 // MKUBE_BENCH_PODS overrides the 10,000 pods (e.g. for a quick look).
 func BenchmarkSchedulingBasic(b *testing.B) {
@@ -73,7 +78,22 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 		post(b, client, c.URL+"/api/v1/nodes", node)
 	})
 	if !backlog {
+		// As in scheduler_perf, the scheduler is up before the pods come:
+		// one pod that it binds shows that it has listed everything and
+		// is scheduling, so its start-up is not counted as pod latency.
 		c.start("scheduler", "--server", c.URL, "--log-level", "warn")
+		post(b, client, c.URL+"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"warmup"},
+		"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}`)
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			var warm struct{ Spec struct{ NodeName string } }
+			getJSON(b, client, c.URL+"/api/v1/namespaces/default/pods/warmup", &warm)
+			if warm.Spec.NodeName != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("the scheduler never bound the warm-up pod")
+			}
+		}
 	}
 
 	var list struct {
@@ -105,7 +125,7 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 			if dec.Decode(&ev) != nil {
 				return
 			}
-			if ev.Object.Spec.NodeName == "" {
+			if ev.Object.Spec.NodeName == "" || !strings.HasPrefix(ev.Object.Metadata.Name, "pod-") {
 				continue
 			}
 			mu.Lock()
@@ -119,6 +139,9 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 		}
 	}()
 
+	if path := os.Getenv("MKUBE_BENCH_CPUPROFILE"); path != "" {
+		go fetchProfile(ctx, client, c.URL+"/debug/pprof/profile?seconds=5", path) // the API server's CPU during the burst
+	}
 	start := time.Now()
 	var createDone atomic.Int64
 	parallel(pods, func(i int) {
@@ -229,4 +252,21 @@ func getJSON(b *testing.B, c *http.Client, url string, out any) {
 func envInt(name string) int {
 	n, _ := strconv.Atoi(os.Getenv(name))
 	return n
+}
+
+// fetchProfile saves a profile from the API server's /debug/pprof (for
+// MKUBE_BENCH_CPUPROFILE: where its CPU goes while pods pour in).
+func fetchProfile(ctx context.Context, client *http.Client, url, path string) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	io.Copy(f, resp.Body)
 }

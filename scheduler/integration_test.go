@@ -169,8 +169,16 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 // it) and returns its debug log, printed if the test fails.
 func runScheduler(t *testing.T, ctx context.Context, cancel context.CancelFunc, c *client.Client) *testserver.LogBuffer {
 	t.Helper()
+	return runSchedulerWith(t, ctx, cancel, Config{Client: c})
+}
+
+// runSchedulerWith is runScheduler with a Config of the test's (its Log is
+// replaced by the returned buffer).
+func runSchedulerWith(t *testing.T, ctx context.Context, cancel context.CancelFunc, cfg Config) *testserver.LogBuffer {
+	t.Helper()
 	logs := &testserver.LogBuffer{}
-	s, err := New(Config{Client: c, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -124,13 +123,7 @@ func TestPreemptionDisabledByTheProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Client: c, Profile: profile.Profile(), Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runSchedulerWith(t, ctx, cancel, Config{Client: c, Profile: profile.Profile()})
 
 	createNode(t, c, st.MakeNode("node01").Allocatable("1", "4Gi").Obj())
 	createPod(t, c, st.MakePod("low").Req("800m", "").Obj())

@@ -30,6 +30,7 @@ func main() {
 	etcdClientURL := flag.String("etcd-client-url", "", "also serve the embedded etcd here (e.g. http://127.0.0.1:2379), for etcdctl")
 	compaction := flag.Duration("compaction-interval", 5*time.Minute, "how often etcd history is compacted (0 disables)")
 	watchCache := flag.Int("watch-cache-size", 4096, "recent events kept per resource for watchers")
+	profiling := flag.Bool("profiling", true, "serve Go profiles at /debug/pprof/")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -45,7 +46,7 @@ func main() {
 	}
 	defer closeEtcd()
 	st := store.New(client)
-	srv := apiserver.New(apiserver.Config{Store: st, Log: log, WatchCacheSize: *watchCache})
+	srv := apiserver.New(apiserver.Config{Store: st, Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
 		os.Exit(1)
