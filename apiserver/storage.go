@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mkube/mkube/store"
 )
@@ -174,6 +175,16 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 
 // admit defaults, admits and validates an object about to be written.
 func (s *storage) admit(ctx context.Context, obj, old runtime.Object) error {
+	return s.admitWith(ctx, obj, old, s.res.Validate)
+}
+
+// admitStatus is admit for a status update: the object's own validation,
+// which checks its spec, is left out.
+func (s *storage) admitStatus(ctx context.Context, obj, old runtime.Object) error {
+	return s.admitWith(ctx, obj, old, nil)
+}
+
+func (s *storage) admitWith(ctx context.Context, obj, old runtime.Object, validate func(obj, old runtime.Object) field.ErrorList) error {
 	if s.res.Default != nil {
 		s.res.Default(obj)
 	}
@@ -183,8 +194,8 @@ func (s *storage) admit(ctx context.Context, obj, old runtime.Object) error {
 		}
 	}
 	errs := validateMeta(obj, s.res.Namespaced)
-	if s.res.Validate != nil {
-		errs = append(errs, s.res.Validate(obj, old)...)
+	if validate != nil {
+		errs = append(errs, validate(obj, old)...)
 	}
 	if len(errs) > 0 {
 		m, _ := meta.Accessor(obj)
@@ -280,9 +291,12 @@ func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n.GetName(), c.GetName())
 	}
 	if subresource == "status" {
+		// The spec is the stored one: it is not validated again (as
+		// Kubernetes' status strategies), so an object stored before a
+		// rule was added keeps its controllers able to report status.
 		out := cur.DeepCopyObject()
 		copyField(out, next, "Status")
-		return out, s.admit(ctx, out, cur)
+		return out, s.admitStatus(ctx, out, cur)
 	}
 	n.SetNamespace(c.GetNamespace())
 	n.SetUID(c.GetUID())

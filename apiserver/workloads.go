@@ -48,8 +48,8 @@ func validateDeploymentStrategy(spec *appsv1.DeploymentSpec) field.ErrorList {
 			break
 		}
 		ru := path.Child("rollingUpdate")
-		unavailable, errU := intOrPercent(s.RollingUpdate.MaxUnavailable, ru.Child("maxUnavailable"))
-		surge, errS := intOrPercent(s.RollingUpdate.MaxSurge, ru.Child("maxSurge"))
+		unavailable, errU := intOrPercent(s.RollingUpdate.MaxUnavailable, ru.Child("maxUnavailable"), true)
+		surge, errS := intOrPercent(s.RollingUpdate.MaxSurge, ru.Child("maxSurge"), false) // a surge may exceed 100%
 		errs = append(append(errs, errU...), errS...)
 		if len(errU)+len(errS) == 0 && unavailable == 0 && surge == 0 {
 			errs = append(errs, field.Invalid(ru.Child("maxUnavailable"), s.RollingUpdate.MaxUnavailable.String(), "may not be 0 when `maxSurge` is 0"))
@@ -57,6 +57,13 @@ func validateDeploymentStrategy(spec *appsv1.DeploymentSpec) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("type"), s.Type,
 			[]string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)}))
+	}
+	errs = append(errs, nonNegative(int64(spec.MinReadySeconds), field.NewPath("spec", "minReadySeconds"))...)
+	if spec.RevisionHistoryLimit != nil {
+		errs = append(errs, nonNegative(int64(*spec.RevisionHistoryLimit), field.NewPath("spec", "revisionHistoryLimit"))...)
+	}
+	if spec.ProgressDeadlineSeconds != nil {
+		errs = append(errs, nonNegative(int64(*spec.ProgressDeadlineSeconds), field.NewPath("spec", "progressDeadlineSeconds"))...)
 	}
 	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds <= spec.MinReadySeconds {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "progressDeadlineSeconds"), *spec.ProgressDeadlineSeconds, "must be greater than minReadySeconds"))
@@ -66,9 +73,17 @@ func validateDeploymentStrategy(spec *appsv1.DeploymentSpec) field.ErrorList {
 
 var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
 
+func nonNegative(v int64, path *field.Path) field.ErrorList {
+	if v < 0 {
+		return field.ErrorList{field.Invalid(path, v, "must be greater than or equal to 0")}
+	}
+	return nil
+}
+
 // intOrPercent checks a maxSurge or maxUnavailable: a non-negative integer
-// or a percentage up to 100%. It returns the number, or the percentage.
-func intOrPercent(v *intstr.IntOrString, path *field.Path) (int, field.ErrorList) {
+// or a percentage (at most 100% if capped). It returns the number, or the
+// percentage.
+func intOrPercent(v *intstr.IntOrString, path *field.Path, capped bool) (int, field.ErrorList) {
 	if v == nil {
 		return 0, nil
 	}
@@ -77,15 +92,12 @@ func intOrPercent(v *intstr.IntOrString, path *field.Path) (int, field.ErrorList
 			return 0, field.ErrorList{field.Invalid(path, v.StrVal, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")}
 		}
 		pct, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-		if pct > 100 {
+		if capped && pct > 100 {
 			return 0, field.ErrorList{field.Invalid(path, v.StrVal, "must not be greater than 100%")}
 		}
 		return pct, nil
 	}
-	if v.IntVal < 0 {
-		return 0, field.ErrorList{field.Invalid(path, int64(v.IntVal), "must be greater than or equal to 0")}
-	}
-	return int(v.IntVal), nil
+	return int(v.IntVal), nonNegative(int64(v.IntVal), path)
 }
 
 func int32String(i int32) string { return fmt.Sprint(i) }

@@ -1,12 +1,15 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/store"
 )
 
 func TestDeploymentStrategyValidation(t *testing.T) {
@@ -22,8 +25,11 @@ func TestDeploymentStrategyValidation(t *testing.T) {
 			"spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"},
 		{"maxSurge and maxUnavailable both 0 would never make progress", `"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":"0%"}},`,
 			"spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0"},
-		{"a percentage above 100% is invalid", `"strategy":{"rollingUpdate":{"maxSurge":"150%"}},`,
-			"spec.strategy.rollingUpdate.maxSurge", "must not be greater than 100%"},
+		{"a maxUnavailable above 100% is invalid", `"strategy":{"rollingUpdate":{"maxUnavailable":"150%"}},`,
+			"spec.strategy.rollingUpdate.maxUnavailable", "must not be greater than 100%"},
+		{"a maxSurge above 100% is fine: twice the pods during the rollout", `"strategy":{"rollingUpdate":{"maxSurge":"150%"}},`, "", ""},
+		{"a negative revisionHistoryLimit is invalid", `"revisionHistoryLimit":-1,`,
+			"spec.revisionHistoryLimit", "must be greater than or equal to 0"},
 		{"a negative number is invalid", `"strategy":{"rollingUpdate":{"maxUnavailable":-1}},`,
 			"spec.strategy.rollingUpdate.maxUnavailable", "must be greater than or equal to 0"},
 		{"a string that is not a percentage is invalid", `"strategy":{"rollingUpdate":{"maxSurge":"lots"}},`,
@@ -53,5 +59,26 @@ func TestDeploymentStrategyValidation(t *testing.T) {
 				t.Errorf("cause %s: %q, want %s: %q", c.Field, c.Message, tt.field, tt.message)
 			}
 		})
+	}
+}
+
+// A Deployment stored before a validation rule existed (here written to
+// etcd directly) must still take status updates: they do not validate the
+// spec again, or its controller could never report progress.
+func TestStatusUpdatesDoNotRevalidateTheStoredSpec(t *testing.T) {
+	s := newTestServer(t)
+	stored := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"legacy","namespace":"default","uid":"u1","creationTimestamp":"2026-01-01T00:00:00Z"},
+		"spec":{"replicas":1,"revisionHistoryLimit":-1,"selector":{"matchLabels":{"app":"w"}},"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}},
+		"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
+	if _, err := s.store.Create(context.Background(), store.Key("deployments", "default", "legacy"), []byte(stored)); err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Message string }
+	code := s.do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy/status", "application/merge-patch+json", `{"status":{"observedGeneration":1}}`, &out)
+	if code != http.StatusOK {
+		t.Fatalf("status update of a Deployment stored before validation: %d %s", code, out.Message)
+	}
+	if code := s.do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy", "application/merge-patch+json", `{"spec":{"replicas":2}}`, &out); code != http.StatusUnprocessableEntity {
+		t.Errorf("a spec update still has to pass validation: got %d", code)
 	}
 }

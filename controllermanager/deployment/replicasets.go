@@ -142,7 +142,7 @@ func (c *Controller) cleanupHistory(ctx context.Context, d *appsv1.Deployment, o
 	if d.Spec.RevisionHistoryLimit == nil {
 		return nil // no limit: keep every revision
 	}
-	limit := int(*d.Spec.RevisionHistoryLimit)
+	limit := max(0, int(*d.Spec.RevisionHistoryLimit)) // validation forbids < 0; a stored one must not panic
 	var idle []*appsv1.ReplicaSet
 	for _, rs := range old {
 		if *rs.Spec.Replicas == 0 && rs.Status.Replicas == 0 && rs.Status.ObservedGeneration >= rs.Generation && rs.DeletionTimestamp == nil {

@@ -49,9 +49,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case appsv1.RollingUpdateDeploymentStrategyType:
 		return c.rolloutRolling(ctx, d, owned)
 	}
-	// Kubernetes' validation rejects other types; mkube's API server does
-	// not. Retrying cannot help until the spec changes, and that change
-	// requeues the Deployment anyway: absorb.
+	// The API server rejects other types, as Kubernetes' does; one stored
+	// before that check cannot be rolled out, and retrying cannot help
+	// until the spec changes, which requeues the Deployment anyway: absorb.
 	c.log.Warn("unknown strategy type, not rolling out", "deployment", key, "type", d.Spec.Strategy.Type)
 	return nil
 }
