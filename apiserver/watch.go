@@ -36,10 +36,10 @@ type watchRequest struct {
 // source yields a watcher's events: from the watch cache, or from its own
 // etcd watch when it asks for a revision older than the cache holds.
 type source interface {
-	// poll returns the events available now (at most maxBatch), a channel
-	// that fires when there may be more, and the revision the watcher is
-	// complete up to once it has the events. err ends the watch with an
-	// ERROR event.
+	// poll returns the events available now, a channel that fires when
+	// there may be more (at once if some are already waiting), and the
+	// revision the watcher is complete up to once it has the events. err
+	// ends the watch with an ERROR event.
 	poll() (evs []*watchEvent, wait <-chan struct{}, rev int64, err error)
 }
 
@@ -112,12 +112,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage,
 		if out.err != nil {
 			return // the client went away
 		}
-		if len(evs) >= maxBatch {
-			continue // more may be waiting: no flush, no wait
-		}
-		// Caught up: one flush for the whole batch, then wait. wait was
-		// taken with the batch, so a change since is not missed: it is
-		// already closed.
+		// One flush for the whole batch, then wait. wait was taken with
+		// the batch, so a change since is not missed: it is already
+		// closed (as it is when the batch was cut short at maxBatch).
 		flush()
 		select {
 		case <-ctx.Done():
@@ -134,7 +131,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage,
 func (s *Server) sourceFor(ctx context.Context, st *storage, fromRev int64) source {
 	if c := s.caches[st.res]; c != nil {
 		if seq, ok := c.start(fromRev); ok {
-			return &cacheSource{cache: c, seq: seq}
+			return &cacheSource{cache: c, seq: seq, after: fromRev}
 		}
 	}
 	return newEtcdSource(ctx, st, fromRev)
@@ -144,6 +141,10 @@ func (s *Server) sourceFor(ctx context.Context, st *storage, fromRev int64) sour
 type cacheSource struct {
 	cache *watchCache
 	seq   uint64
+	// after is the revision the watch starts from. A list read from etcd
+	// can be ahead of the cache: events up to it still arrive in the ring
+	// after start and are skipped, so the client never goes back in time.
+	after int64
 }
 
 func (c *cacheSource) poll() ([]*watchEvent, <-chan struct{}, int64, error) {
@@ -152,8 +153,17 @@ func (c *cacheSource) poll() ([]*watchEvent, <-chan struct{}, int64, error) {
 		return nil, nil, 0, errLost
 	}
 	c.seq = next
-	return evs, wait, rev, nil
+	if len(evs) == maxBatch {
+		wait = closed // more are waiting in the ring
+	}
+	for len(evs) > 0 && evs[0].rev <= c.after {
+		evs = evs[1:]
+	}
+	return evs, wait, max(rev, c.after), nil
 }
+
+// closed is a channel that is always ready.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // etcdSource is a private etcd watch, for revisions the cache lacks; etcd
 // itself answers "compacted" when they are older than its history.
@@ -179,13 +189,19 @@ func newEtcdSource(ctx context.Context, st *storage, fromRev int64) *etcdSource 
 				we, err = st.decodeEvent(ev)
 			}
 			src.mu.Lock()
+			if src.err != nil {
+				src.mu.Unlock()
+				continue // the watch ends at the event it could not decode: nothing after it may pass
+			}
 			switch {
 			case err != nil:
 				src.err = err
 			case we != nil:
 				src.pending = append(src.pending, we)
+				src.rev = ev.Rev
+			default:
+				src.rev = ev.Rev // progress
 			}
-			src.rev = ev.Rev
 			src.mu.Unlock()
 			src.notify()
 		}

@@ -125,6 +125,10 @@ func (c *Controller) monitorNodeHealth(ctx context.Context) {
 			lease = obj.(*coordinationv1.Lease)
 		}
 		c.mu.Lock()
+		if _, exists := c.nodes.Cache().Get(node.Name); !exists {
+			c.mu.Unlock()
+			continue // deleted since the list: forget has run or will
+		}
 		h := c.health[node.Name]
 		if h == nil {
 			h = &health{}
@@ -140,11 +144,20 @@ func (c *Controller) monitorNodeHealth(ctx context.Context) {
 		if err := c.markUnknown(ctx, node, now, probe); err != nil && ctx.Err() == nil {
 			c.log.Warn("could not mark node status unknown; retrying next pass", "node", node.Name, "err", err)
 		}
+		// Every pass, not only the first: a pod whose update failed, or
+		// that was bound to the node since, is marked now. Pods already
+		// not ready cost nothing.
+		for _, obj := range c.pods.Cache().ByIndex(client.IndexPodsByNode, node.Name) {
+			pod := obj.(*corev1.Pod)
+			if err := c.markPodNotReady(ctx, pod, now); err != nil && ctx.Err() == nil {
+				c.log.Warn("could not mark pod not ready; retrying next pass", "pod", client.KeyOf(pod), "err", err)
+			}
+		}
 	}
 }
 
-// markUnknown sets a silent node's conditions to Unknown, records
-// NodeNotReady and marks its pods not ready.
+// markUnknown sets a silent node's conditions to Unknown and records
+// NodeNotReady.
 func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now, lastHeard time.Time) error {
 	conds, changed := unknownConditions(node.Status.Conditions, metav1.NewTime(now))
 	if !changed {
@@ -158,12 +171,6 @@ func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now, la
 	c.log.Info("node's kubelet stopped posting status: conditions now Unknown", "node", node.Name,
 		"silentFor", now.Sub(lastHeard).Round(time.Second))
 	c.rec.Event(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
-	for _, obj := range c.pods.Cache().ByIndex(client.IndexPodsByNode, node.Name) {
-		pod := obj.(*corev1.Pod)
-		if err := c.markPodNotReady(ctx, pod, now); err != nil && ctx.Err() == nil {
-			c.log.Warn("could not mark pod not ready", "pod", client.KeyOf(pod), "err", err)
-		}
-	}
 	return nil
 }
 

@@ -36,7 +36,7 @@ func (h *health) observe(node *corev1.Node, lease *coordinationv1.Lease, now tim
 	if ready := condition(node.Status.Conditions, corev1.NodeReady); ready != nil && !ready.LastHeartbeatTime.Equal(&h.heartbeat) {
 		h.heartbeat, h.probe = ready.LastHeartbeatTime, now
 	}
-	if lease != nil && lease.Spec.RenewTime != nil && !lease.Spec.RenewTime.Equal(&h.renew) {
+	if lease != nil && lease.Spec.RenewTime != nil && h.renew.Before(lease.Spec.RenewTime) { // newer, as Kubernetes requires
 		h.renew, h.probe = *lease.Spec.RenewTime, now
 	}
 }

@@ -78,19 +78,23 @@ type Plugins struct {
 // fits nowhere may evict pods of lower priority (framework/preemption).
 const DefaultPreemption = "DefaultPreemption"
 
-// Preemption says whether the profile keeps DefaultPreemption. Disabling
-// it under postFilter or multiPoint (by name or "*") turns it off;
-// enabling it under postFilter turns it back on.
+// Preemption says whether the profile keeps DefaultPreemption, with
+// kube-scheduler's precedence: the postFilter lists (enabled, then
+// disabled, by name or "*") override the multiPoint ones, and a plugin
+// named in an enabled list is on whatever "*" says.
 func (p *Profile) Preemption() bool {
 	if p == nil || p.Plugins == nil {
 		return true
 	}
-	set := p.Plugins
-	if names(set.PostFilter.Enabled, DefaultPreemption) || names(set.MultiPoint.Enabled, DefaultPreemption) {
-		return true // enabled by name
+	for _, set := range []PluginSet{p.Plugins.PostFilter, p.Plugins.MultiPoint} {
+		switch {
+		case names(set.Enabled, DefaultPreemption):
+			return true
+		case names(set.Disabled, DefaultPreemption) || names(set.Disabled, "*"):
+			return false
+		}
 	}
-	return !(names(set.PostFilter.Disabled, "*") || names(set.PostFilter.Disabled, DefaultPreemption) ||
-		names(set.MultiPoint.Disabled, "*") || names(set.MultiPoint.Disabled, DefaultPreemption))
+	return true
 }
 
 // PluginSet enables and disables plugins at one extension point.

@@ -138,6 +138,8 @@ func TestPreemption(t *testing.T) {
 		{"every default disabled under multiPoint, then DefaultPreemption enabled under postFilter: on",
 			`profiles: [{plugins: {multiPoint: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit}]}, postFilter: {enabled: [{name: DefaultPreemption}]}}}]`, true},
 		{"enabled under multiPoint is not taken for a filter or score plugin", `profiles: [{plugins: {multiPoint: {enabled: [{name: DefaultPreemption}]}}}]`, true},
+		{"disabled under postFilter overrides enabled under multiPoint",
+			`profiles: [{plugins: {multiPoint: {enabled: [{name: DefaultPreemption}]}, postFilter: {disabled: [{name: "*"}]}}}]`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
