@@ -160,8 +160,25 @@ func allocateServiceAddresses(ctx context.Context, s *Server, obj, old runtime.O
 	}
 	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
 	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		kept := sets.New[int32]() // this Service's own ports before the update
+		if old != nil {
+			for _, p := range old.(*corev1.Service).Spec.Ports {
+				kept.Insert(p.NodePort)
+			}
+		}
 		for i := range svc.Spec.Ports {
-			if svc.Spec.Ports[i].NodePort != 0 {
+			if port := svc.Spec.Ports[i].NodePort; port != 0 {
+				// A port the user chose: in range and nobody else's.
+				path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+				switch {
+				case kept.Has(port):
+				case port < nodePortMin || port > nodePortMax:
+					return apierrors.NewInvalid(serviceKind, svc.Name, field.ErrorList{field.Invalid(path, port,
+						fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax))})
+				case usedPorts.Has(port):
+					return apierrors.NewInvalid(serviceKind, svc.Name, field.ErrorList{field.Invalid(path, port, "provided port is already allocated")})
+				}
+				usedPorts.Insert(port)
 				continue
 			}
 			port, err := freeNodePort(usedPorts)

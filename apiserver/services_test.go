@@ -77,3 +77,29 @@ func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
 		t.Errorf("%d NodePorts allocated, want %d", len(ports), n)
 	}
 }
+
+func TestAChosenNodePortMustBeFreeAndInRange(t *testing.T) {
+	s := newTestServer(t)
+	type answer struct{ Message string } // a Status, or the created Service
+	create := func(name string, port int) (int, answer) {
+		var st answer
+		code := s.do("POST", "/api/v1/namespaces/default/services", "application/json", fmt.Sprintf(
+			`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":%d}]}}`, name, port), &st)
+		return code, st
+	}
+	if code, st := create("first", 30080); code != http.StatusCreated {
+		t.Fatalf("first Service on 30080: %d %s", code, st.Message)
+	}
+	if code, st := create("second", 30080); code != http.StatusUnprocessableEntity || !strings.Contains(st.Message, "provided port is already allocated") {
+		t.Errorf("second Service on 30080: %d %q", code, st.Message)
+	}
+	if code, st := create("outside", 8080); code != http.StatusUnprocessableEntity || !strings.Contains(st.Message, "provided port is not in the valid range. The range of valid ports is 30000-32767") {
+		t.Errorf("a NodePort outside the range: %d %q", code, st.Message)
+	}
+	// Its own port is not "already allocated" when the Service is updated.
+	var st answer
+	code := s.do("PATCH", "/api/v1/namespaces/default/services/first", "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, &st)
+	if code != http.StatusOK {
+		t.Errorf("updating the Service that holds 30080: %d %s", code, st.Message)
+	}
+}
