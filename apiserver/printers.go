@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // The columns and cells of `kubectl get`, after kube-apiserver's printers
@@ -90,7 +92,7 @@ func podStatusReason(pod *corev1.Pod) string {
 	}
 	if reason == "Completed" && running {
 		reason = "Running"
-		if !podReady(pod) {
+		if !podcondition.IsReady(pod) {
 			reason = "NotReady"
 		}
 	}
@@ -101,15 +103,6 @@ func podStatusReason(pod *corev1.Pod) string {
 		return "Terminating"
 	}
 	return reason
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 var nodeColumns = []Column{

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // A node whose kubelet dies: the node lifecycle controller marks it
@@ -93,8 +95,8 @@ spec:
 			if pod.DeletionTimestamp == nil {
 				t.Errorf("pod %s on the dead node was not evicted", old.Name)
 			}
-			if ready := podCondition(pod, corev1.PodReady); ready != corev1.ConditionFalse {
-				t.Errorf("pod %s on the dead node has Ready=%s, want False", old.Name, ready)
+			if ready := podcondition.Get(&pod, corev1.PodReady); ready == nil || ready.Status != corev1.ConditionFalse {
+				t.Errorf("pod %s on the dead node has Ready %+v, want False", old.Name, ready)
 			}
 		}
 	}
@@ -114,13 +116,4 @@ spec:
 		_, ok := c.running("app%3Dedge", 2)
 		return ok
 	})
-}
-
-func podCondition(pod corev1.Pod, typ corev1.PodConditionType) corev1.ConditionStatus {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == typ {
-			return c.Status
-		}
-	}
-	return ""
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // deletionTimeout: a pod the API server let go (disruptedPods) counts as
@@ -119,7 +120,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	disrupted, recheck := stillDisrupted(pdb.Status.DisruptedPods, pods, now)
 	healthy := 0
 	for _, p := range pods {
-		if _, gone := disrupted[p.Name]; !gone && p.DeletionTimestamp == nil && podReady(p) {
+		if _, gone := disrupted[p.Name]; !gone && p.DeletionTimestamp == nil && podcondition.IsReady(p) {
 			healthy++
 		}
 	}
@@ -242,13 +243,4 @@ func stillDisrupted(in map[string]metav1.Time, pods []*corev1.Pod, now time.Time
 		return nil, 0
 	}
 	return out, recheck
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

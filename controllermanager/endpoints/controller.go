@@ -22,6 +22,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // Controller keeps Endpoints in step with Services and pods.
@@ -146,7 +147,7 @@ func (c *Controller) subsets(svc *corev1.Service) []corev1.EndpointSubset {
 		}
 		addr := corev1.EndpointAddress{IP: pod.Status.PodIP, NodeName: nodeName(pod),
 			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
-		if podReady(pod) {
+		if podcondition.IsReady(pod) {
 			sub.Addresses = append(sub.Addresses, addr)
 		} else {
 			sub.NotReadyAddresses = append(sub.NotReadyAddresses, addr)
@@ -185,15 +186,6 @@ func resolvePorts(svc *corev1.Service, pod *corev1.Pod) []corev1.EndpointPort {
 		out = append(out, corev1.EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol, AppProtocol: sp.AppProtocol})
 	}
 	return out
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func nodeName(pod *corev1.Pod) *string {

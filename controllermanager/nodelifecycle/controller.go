@@ -40,6 +40,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // Options are kube-controller-manager's flags of the same names.
@@ -182,16 +183,11 @@ func (c *Controller) markPodNotReady(ctx context.Context, pod *corev1.Pod, now t
 		return nil
 	}
 	next := pod.DeepCopy()
-	changed := false
-	for i := range next.Status.Conditions {
-		if c := &next.Status.Conditions[i]; c.Type == corev1.PodReady && c.Status != corev1.ConditionFalse {
-			c.Status, c.LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(now)
-			changed = true
-		}
-	}
-	if !changed {
+	ready := podcondition.Get(next, corev1.PodReady)
+	if ready == nil || ready.Status == corev1.ConditionFalse {
 		return nil
 	}
+	ready.Status, ready.LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(now)
 	if err := c.client.UpdateStatus(ctx, client.Pods, pod.Namespace, pod.Name, next, nil); err != nil {
 		return err
 	}

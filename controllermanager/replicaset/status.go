@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // updateStatus writes the counts `kubectl get rs` shows (DESIRED is the
@@ -27,7 +28,7 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, ac
 		if labels.SelectorFromSet(tmplLabels).Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
-		if !isReady(p) {
+		if !podcondition.IsReady(p) {
 			continue
 		}
 		st.ReadyReplicas++
@@ -64,26 +65,14 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, ac
 	return nil
 }
 
-// isReady: the pod's Ready condition is True.
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // availableIn is how long until a ready pod counts as available: it must
 // have been ready for minReadySeconds.
 func availableIn(p *corev1.Pod, minReadySeconds int32, now time.Time) time.Duration {
 	if minReadySeconds == 0 {
 		return 0
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).Sub(now)
-		}
+	if c := podcondition.Get(p, corev1.PodReady); c != nil && !c.LastTransitionTime.IsZero() {
+		return c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).Sub(now)
 	}
 	return 0
 }

@@ -7,26 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func TestIsReady(t *testing.T) {
-	tests := []struct {
-		name string
-		pod  *corev1.Pod
-		want bool
-	}{
-		{"a pod whose Ready condition is True is ready", newTestPod("p", ready(0)), true},
-		{"a pod whose Ready condition is False is not ready", newTestPod("p", notReady(0)), false},
-		{"a pod with no Ready condition is not ready", newTestPod("p", phase(corev1.PodRunning)), false},
-		{"a pod with Ready Unknown is not ready", newTestPod("p", condition(corev1.ConditionUnknown, 0)), false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := isReady(tt.pod); got != tt.want {
-				t.Errorf("isReady = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestAvailableIn(t *testing.T) {
 	now := t0.Add(time.Minute)
 	tests := []struct {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // burstReplicas caps the pods created or deleted in one sync, so one huge
@@ -193,7 +194,7 @@ func podsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
 	sorted := append([]*corev1.Pod(nil), pods...)
 	rank := func(p *corev1.Pod) [3]int {
 		phase := map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}[p.Status.Phase]
-		return [3]int{boolInt(p.Spec.NodeName != ""), phase, boolInt(isReady(p))}
+		return [3]int{boolInt(p.Spec.NodeName != ""), phase, boolInt(podcondition.IsReady(p))}
 	}
 	sort.SliceStable(sorted, func(i, j int) bool {
 		ri, rj := rank(sorted[i]), rank(sorted[j])
