@@ -94,13 +94,5 @@ func (c *Controller) enqueueOwner(obj runtime.Object) {
 
 // Run starts workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.deploy, c.rsets) {
-		return
-	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "deployment")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "deployment", c.deploy, c.rsets)
 }

@@ -83,15 +83,7 @@ func (c *Controller) enqueueBudgetsOf(pods ...*corev1.Pod) {
 
 // Run starts workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.pdbs, c.pods, c.rsets, c.rcs, c.deploys) {
-		return
-	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "pdb")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "pdb", c.pdbs, c.pods, c.rsets, c.rcs, c.deploys)
 }
 
 // sync recomputes one budget's status.

@@ -73,15 +73,7 @@ func (c *Controller) enqueueServicesOf(pods ...*corev1.Pod) {
 
 // Run starts workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.services, c.endpoints, c.pods) {
-		return
-	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "service")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "service", c.services, c.endpoints, c.pods)
 }
 
 // sync writes the Endpoints of one Service, or deletes them with it.

@@ -115,19 +115,11 @@ func (gc *Collector) dependents(uid string) []item {
 
 // Run starts workers and blocks until ctx ends.
 func (gc *Collector) Run(ctx context.Context, workers int) {
-	defer gc.queue.ShutDown()
 	var infs []*client.Informer
 	for _, m := range gc.monitored {
 		infs = append(infs, m.informer)
 	}
-	if !client.WaitForSync(ctx, infs...) {
-		return
-	}
-	gc.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go gc.queue.Work(ctx, gc.sync, gc.log, "object")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, gc.queue, workers, gc.sync, gc.log, "object", infs...)
 }
 
 func (i item) String() string { return i.resource + " " + i.key }

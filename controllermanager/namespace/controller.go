@@ -51,14 +51,7 @@ func New(c *client.Client, namespaces *client.Informer, log *slog.Logger) *Contr
 
 // Run starts workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.namespaces) {
-		return
-	}
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "namespace")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "namespace", c.namespaces)
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

@@ -89,15 +89,18 @@ func New(c *client.Client, nodes, leases, pods *client.Informer, rec *record.Rec
 // Run waits for the caches, then taints nodes as they change (workers)
 // and checks their health every MonitorPeriod, until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
+	go c.monitor(ctx) // returns when ctx ends
+	client.RunWorkers(ctx, c.queue, workers, c.syncTaints, c.log, "node", c.nodes, c.leases, c.pods)
+}
+
+// monitor checks node health every MonitorPeriod once the caches are
+// synced, until ctx ends.
+func (c *Controller) monitor(ctx context.Context) {
 	if !client.WaitForSync(ctx, c.nodes, c.leases, c.pods) {
 		return
 	}
-	c.log.Info("caches synced, monitoring node health", "period", c.opts.MonitorPeriod,
+	c.log.Info("monitoring node health", "period", c.opts.MonitorPeriod,
 		"gracePeriod", c.opts.MonitorGracePeriod, "startupGracePeriod", c.opts.StartupGracePeriod)
-	for range workers {
-		go c.queue.Work(ctx, c.syncTaints, c.log, "node") // returns when the queue shuts down
-	}
 	t := c.clock.NewTicker(c.opts.MonitorPeriod)
 	defer t.Stop()
 	for {

@@ -133,15 +133,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 
 // Run starts workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.rsets, c.pods) {
-		return
-	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "replicaset")
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "replicaset", c.rsets, c.pods)
 }
 
 // resyncAfter re-checks a ReplicaSet whose pods become available only

@@ -147,15 +147,7 @@ func (c *Controller) podChanged(old, pod *corev1.Pod) {
 // Run starts workers and blocks until ctx ends. Stopping shuts the queue
 // down; timers still pending then add to a queue that drops them.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !client.WaitForSync(ctx, c.synced...) {
-		return
-	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		go c.queue.Work(ctx, c.sync, c.log, "pod") // returns when the queue shuts down
-	}
-	<-ctx.Done()
+	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "pod", c.synced...)
 }
 
 func (c *Controller) processNextItem(ctx context.Context) bool {
