@@ -107,16 +107,9 @@ func TestSeedPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestScheduler(t, tt.nodes...)
-			r, err := s.schedulePod(framework.NewCycleState(), framework.NewPodInfo(tt.pod))
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("err = %v\nwant  %s", err, tt.wantErr)
-				}
+			r, ok := scheduleOnce(t, tt.nodes, tt.pod, tt.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !slices.Contains(tt.wantNodes, r.SuggestedHost) {
 				t.Errorf("node = %s, want one of %v (%s)", r.SuggestedHost, tt.wantNodes, describeNodes(r, r.Diagnosis))

@@ -95,22 +95,32 @@ func TestSchedulePod(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestScheduler(t, tt.nodes...)
-			r, err := s.schedulePod(framework.NewCycleState(), framework.NewPodInfo(tt.pod))
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("err = %v\nwant  %s", err, tt.wantErr)
-				}
+			r, ok := scheduleOnce(t, tt.nodes, tt.pod, tt.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if r.SuggestedHost != tt.wantNode {
 				t.Errorf("node = %s, want %s (%s)", r.SuggestedHost, tt.wantNode, describeNodes(r, r.Diagnosis))
 			}
 		})
 	}
+}
+
+// scheduleOnce runs one scheduling cycle for pod over nodes. With wantErr
+// it checks the cycle failed with exactly that error and returns false.
+func scheduleOnce(t *testing.T, nodes []*framework.NodeInfo, pod *corev1.Pod, wantErr string) (scheduleResult, bool) {
+	t.Helper()
+	r, err := newTestScheduler(t, nodes...).schedulePod(framework.NewCycleState(), framework.NewPodInfo(pod))
+	if wantErr != "" {
+		if err == nil || err.Error() != wantErr {
+			t.Fatalf("err = %v\nwant  %s", err, wantErr)
+		}
+		return r, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, true
 }
 
 func TestTiesAreBrokenAtRandom(t *testing.T) {
