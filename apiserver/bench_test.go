@@ -1,4 +1,4 @@
-package apiserver
+package apiserver_test
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // BenchmarkWatchFanout100 creates pods through the HTTP API while 100
@@ -22,13 +24,13 @@ func BenchmarkWatchFanout100(b *testing.B) {
 }
 
 func benchmarkWatchFanout(b *testing.B, watchers int) {
-	s := newTestServer(&testing.T{})
+	s := testserver.StartServer(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var list struct {
 		Metadata struct{ ResourceVersion string }
 	}
-	s.do("GET", "/api/v1/namespaces/default/pods", "", "", &list)
+	s.Do("GET", "/api/v1/namespaces/default/pods", "", "", &list)
 
 	// created[name] is when the create was acknowledged; each watcher
 	// notes when every event arrived, in a slice of its own, and the
@@ -40,7 +42,7 @@ func benchmarkWatchFanout(b *testing.B, watchers int) {
 	var wg sync.WaitGroup
 	transport := &http.Transport{MaxIdleConnsPerHost: watchers}
 	for w := range watchers {
-		req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/api/v1/namespaces/default/pods?watch=true&resourceVersion="+list.Metadata.ResourceVersion, nil)
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/v1/namespaces/default/pods?watch=true&resourceVersion="+list.Metadata.ResourceVersion, nil)
 		resp, err := transport.RoundTrip(req)
 		if err != nil {
 			b.Fatal(err)
@@ -66,7 +68,7 @@ func benchmarkWatchFanout(b *testing.B, watchers int) {
 	start := time.Now()
 	for i := range b.N {
 		name := fmt.Sprintf("p%d", i)
-		req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces/default/pods", strings.NewReader(fmt.Sprintf(body, name)))
+		req, _ := http.NewRequest("POST", s.URL+"/api/v1/namespaces/default/pods", strings.NewReader(fmt.Sprintf(body, name)))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 201 {

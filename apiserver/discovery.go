@@ -100,18 +100,13 @@ func discoveryEntries(res *Resource) []metav1.APIResource {
 		Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 	}
 	out := []metav1.APIResource{main}
-	sub := func(name, group, version, kind string, verbs ...string) {
-		out = append(out, metav1.APIResource{Name: res.Name + "/" + name, Namespaced: res.Namespaced,
-			Group: group, Version: version, Kind: kind, Verbs: verbs})
-	}
-	if res.Status {
-		sub("status", "", "", res.Kind, "get", "patch", "update")
-	}
-	if res.Scale {
-		sub("scale", "autoscaling", "v1", "Scale", "get", "patch", "update")
-	}
-	for _, s := range res.Subresources {
-		sub(s.Name, s.Group, s.Version, s.Kind, s.Verbs...)
+	for _, sub := range res.Subresources {
+		kind := sub.Kind
+		if kind == "" {
+			kind = res.Kind
+		}
+		out = append(out, metav1.APIResource{Name: res.Name + "/" + sub.Name, Namespaced: res.Namespaced,
+			Group: sub.Group, Version: sub.Version, Kind: kind, Verbs: sub.Verbs})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mkube/mkube/store"
 )
@@ -58,3 +59,9 @@ func writeError(w http.ResponseWriter, err error) {
 func badRequest(format string, args ...any) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
 }
+
+func fieldErr(path, msg string) field.ErrorList {
+	return field.ErrorList{field.Invalid(field.NewPath(path), nil, msg)}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestFilterMatchesSelectorsLikeKubernetes(t *testing.T) {
@@ -27,9 +29,15 @@ func TestFilterMatchesSelectorsLikeKubernetes(t *testing.T) {
 		{"a phase that is not Succeeded and not Failed", "", "", "status.phase!=Succeeded,status.phase!=Failed", true},
 		{"a name and namespace", "", "", "metadata.name=web-1,metadata.namespace=prod", true},
 	}
+	pods := &Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Pod{} },
+		Fields: func(obj runtime.Object) fields.Set {
+			pod := obj.(*corev1.Pod)
+			return fields.Set{"spec.nodeName": pod.Spec.NodeName, "status.phase": string(pod.Status.Phase)}
+		}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := newFilter(podsResource, tc.namespace, tc.labels, tc.fields)
+			f, err := newFilter(pods, tc.namespace, tc.labels, tc.fields)
 			if err != nil {
 				t.Fatal(err)
 			}

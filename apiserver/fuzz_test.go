@@ -1,4 +1,4 @@
-package apiserver
+package apiserver_test
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // The fuzz tests send arbitrary bytes through the whole request path of a
@@ -68,7 +71,7 @@ func protobufPod(t testing.TB) []byte {
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "pb"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
 	var b bytes.Buffer
-	if err := protobuf.NewSerializer(scheme, scheme).Encode(pod, &b); err != nil {
+	if err := protobuf.NewSerializer(clientgoscheme.Scheme, clientgoscheme.Scheme).Encode(pod, &b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -85,10 +88,10 @@ func FuzzCreate(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i","resources":{"requests":{"cpu":"1e400"}}}]}}`), uint8(0), uint8(0))
 	f.Add([]byte(`{`), uint8(0), uint8(0))
 	f.Add([]byte{}, uint8(2), uint8(0))
-	s := newTestServer(&testing.T{})
+	s := testserver.StartServer(f)
 	f.Fuzz(func(t *testing.T, body []byte, ct, coll uint8) {
 		collection := fuzzCollections[int(coll)%len(fuzzCollections)]
-		code, out := send(t, http.MethodPost, s.url+collection, fuzzContentTypes[int(ct)%len(fuzzContentTypes)], body)
+		code, out := send(t, http.MethodPost, s.URL+collection, fuzzContentTypes[int(ct)%len(fuzzContentTypes)], body)
 		checkAnswer(t, "create", code, out)
 		if code != http.StatusCreated {
 			return
@@ -99,10 +102,10 @@ func FuzzCreate(f *testing.F) {
 		if err := json.Unmarshal(out, &created); err != nil || created.Name == "" {
 			t.Fatalf("201 with an unreadable object: %s", out)
 		}
-		if code, got := send(t, http.MethodGet, s.url+collection+"/"+url.PathEscape(created.Name), "", nil); code != http.StatusOK {
+		if code, got := send(t, http.MethodGet, s.URL+collection+"/"+url.PathEscape(created.Name), "", nil); code != http.StatusOK {
 			t.Fatalf("created %s, then GET: %d %s", created.Name, code, got)
 		}
-		send(t, http.MethodDelete, s.url+collection+"/"+url.PathEscape(created.Name)+"?gracePeriodSeconds=0", "", nil)
+		send(t, http.MethodDelete, s.URL+collection+"/"+url.PathEscape(created.Name)+"?gracePeriodSeconds=0", "", nil)
 	})
 }
 
@@ -118,8 +121,8 @@ func FuzzPatch(f *testing.F) {
 	f.Add([]byte(`{"spec":{"tolerations":[{"$retainKeys":["key"],"key":"k"}]}}`), uint8(2))
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: base}\nspec: {containers: [{name: c, image: busybox}]}\n"), uint8(3))
 	f.Add([]byte(`null`), uint8(1))
-	s := newTestServer(&testing.T{})
-	pods := s.url + "/api/v1/namespaces/default/pods"
+	s := testserver.StartServer(f)
+	pods := s.URL + "/api/v1/namespaces/default/pods"
 	if code, out := send(&testing.T{}, http.MethodPost, pods, "application/json",
 		[]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"base","labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)); code != http.StatusCreated {
 		f.Fatalf("create the base pod: %d %s", code, out)
@@ -143,16 +146,16 @@ func FuzzListQuery(f *testing.F) {
 	f.Add("app in (a,b),!x", "spec.nodeName=", "eyJydiI6MSwiYWZ0ZXIiOiJ4In0", "2", "0")
 	f.Add("a=(", "metadata.name", "!!!", "-1", "notanumber")
 	f.Add("", "", "eyJydiI6LTEsImFmdGVyIjoiXHUwMDAwIn0", "1", "999999999")
-	s := newTestServer(&testing.T{})
+	s := testserver.StartServer(f)
 	for _, name := range []string{"a", "b", "c"} {
-		send(&testing.T{}, http.MethodPost, s.url+"/api/v1/namespaces/default/configmaps", "application/json",
+		send(&testing.T{}, http.MethodPost, s.URL+"/api/v1/namespaces/default/configmaps", "application/json",
 			[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+name+`","labels":{"app":"web"}}}`))
 	}
 	f.Fuzz(func(t *testing.T, labelSel, fieldSel, cont, limit, rv string) {
 		q := url.Values{"labelSelector": {labelSel}, "fieldSelector": {fieldSel}, "continue": {cont}, "limit": {limit}, "resourceVersion": {rv}}
-		code, out := send(t, http.MethodGet, s.url+"/api/v1/pods?"+q.Encode(), "", nil)
+		code, out := send(t, http.MethodGet, s.URL+"/api/v1/pods?"+q.Encode(), "", nil)
 		checkAnswer(t, "list pods", code, out)
-		code, out = send(t, http.MethodGet, s.url+"/api/v1/namespaces/default/configmaps?"+q.Encode(), "", nil)
+		code, out = send(t, http.MethodGet, s.URL+"/api/v1/namespaces/default/configmaps?"+q.Encode(), "", nil)
 		checkAnswer(t, "list configmaps", code, out)
 	})
 }

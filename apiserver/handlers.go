@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -17,15 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 )
 
-// request bundles what every handler needs.
-type request struct {
-	w    http.ResponseWriter
-	r    *http.Request
-	info RequestInfo
-	st   *storage
-}
-
-// serveResource answers every /api and /apis resource path.
+// serveResource answers every /api and /apis resource path: the object
+// or collection itself here, a subresource by the handler its Resource
+// declares.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	info, ok := parseRequestInfo(r)
 	if !ok {
@@ -45,45 +40,32 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", dry)))
 		return
 	}
-	req := &request{w: w, r: r, info: info, st: s.storages[res]}
-	switch info.Subresource {
-	case "":
-		s.serveMain(req)
-	case "status":
-		s.serveStatus(req)
-	case "scale":
-		s.serveScale(req)
-	case "binding":
-		s.serveBinding(req)
-	case "finalize":
-		s.serveFinalize(req)
-	case "log":
-		if res != podsResource {
-			writeError(w, notFoundPath(r.URL.Path))
-			return
-		}
-		s.servePodLog(req)
-	case "eviction":
-		if res != podsResource || info.Verb != "create" {
-			writeError(w, notFoundPath(r.URL.Path))
-			return
-		}
-		s.serveEviction(req)
-	default:
+	q := &Request{W: w, R: r, Info: info, Storage: s.storages[res], srv: s}
+	if info.Subresource == "" {
+		s.serveMain(q)
+		return
+	}
+	sub, ok := res.subresource(info.Subresource)
+	switch {
+	case !ok:
 		writeError(w, apierrors.NewNotFound(res.GroupResource(), info.Name+"/"+info.Subresource))
+	case !slices.Contains(sub.Verbs, info.Verb):
+		writeError(w, apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb))
+	default:
+		sub.Serve(q)
 	}
 }
 
-func (s *Server) serveMain(q *request) {
-	if q.st.res.Virtual != nil {
+func (s *Server) serveMain(q *Request) {
+	if q.Storage.res.Virtual != nil {
 		s.serveVirtual(q)
 		return
 	}
-	switch q.info.Verb {
+	switch q.Info.Verb {
 	case "get":
-		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
+		obj, err := q.Storage.Get(q.R.Context(), q.Info.Namespace, q.Info.Name)
 		if err != nil {
-			writeError(q.w, err)
+			writeError(q.W, err)
 			return
 		}
 		s.writeObjects(q, []runtime.Object{obj}, nil)
@@ -102,39 +84,21 @@ func (s *Server) serveMain(q *request) {
 	case "deletecollection":
 		s.deleteCollection(q)
 	default:
-		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.r.Method))
+		writeError(q.W, apierrors.NewMethodNotSupported(q.Storage.res.GroupResource(), q.R.Method))
 	}
 }
 
 // serveVirtual answers a create of a computed resource; nothing is stored.
-func (s *Server) serveVirtual(q *request) {
-	if q.info.Verb != "create" {
-		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.info.Verb))
+func (s *Server) serveVirtual(q *Request) {
+	if q.Info.Verb != "create" {
+		writeError(q.W, apierrors.NewMethodNotSupported(q.Storage.res.GroupResource(), q.Info.Verb))
 		return
 	}
 	obj, err := s.decodeBody(q)
 	if err == nil {
-		obj, err = q.st.res.Virtual(q.r.Context(), s, obj)
+		obj, err = q.Storage.res.Virtual(q.R.Context(), obj)
 	}
-	respond(q.w, http.StatusCreated, obj, err)
-}
-
-func (s *Server) serveStatus(q *request) {
-	if !q.st.res.Status {
-		writeError(q.w, apierrors.NewNotFound(q.st.res.GroupResource(), q.info.Name+"/status"))
-		return
-	}
-	switch q.info.Verb {
-	case "get":
-		obj, err := q.st.Get(q.r.Context(), q.info.Namespace, q.info.Name)
-		respond(q.w, http.StatusOK, obj, err)
-	case "update":
-		s.update(q, "status")
-	case "patch":
-		s.patch(q, "status")
-	default:
-		writeError(q.w, apierrors.NewMethodNotSupported(q.st.res.GroupResource(), q.r.Method))
-	}
+	respond(q.W, http.StatusCreated, obj, err)
 }
 
 // respond writes obj, or the error as a Status.
@@ -146,35 +110,35 @@ func respond(w http.ResponseWriter, code int, obj any, err error) {
 	writeJSON(w, code, obj)
 }
 
-func (s *Server) filter(q *request) (*filter, error) {
-	query := q.r.URL.Query()
-	return newFilter(q.st.res, q.info.Namespace, query.Get("labelSelector"), query.Get("fieldSelector"))
+func (s *Server) filter(q *Request) (*filter, error) {
+	query := q.R.URL.Query()
+	return newFilter(q.Storage.res, q.Info.Namespace, query.Get("labelSelector"), query.Get("fieldSelector"))
 }
 
-func (s *Server) list(q *request) {
+func (s *Server) list(q *Request) {
 	f, err := s.filter(q)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	query := q.r.URL.Query()
+	query := q.R.URL.Query()
 	limit, _ := strconv.ParseInt(query.Get("limit"), 10, 64)
-	page, err := listPage(q.r.Context(), q.st, f, limit, query.Get("continue"))
+	page, err := listPage(q.R.Context(), q.Storage, f, limit, query.Get("continue"))
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	s.log.Debug("list", "resource", q.st.res.Name, "namespace", q.info.Namespace, "items", len(page.items), "rv", page.rev)
+	s.log.Debug("list", "resource", q.Storage.res.Name, "namespace", q.Info.Namespace, "items", len(page.items), "rv", page.rev)
 	s.writeObjects(q, page.items, &metav1.ListMeta{ResourceVersion: strconv.FormatInt(page.rev, 10), Continue: page.next})
 }
 
 // writeObjects answers a get (listMeta nil: one object) or a list, as the
 // client asked: a Table for kubectl's human output, YAML, or JSON.
-func (s *Server) writeObjects(q *request, objs []runtime.Object, listMeta *metav1.ListMeta) {
+func (s *Server) writeObjects(q *Request, objs []runtime.Object, listMeta *metav1.ListMeta) {
 	var out runtime.Object
 	switch {
-	case wantsTable(q.r):
-		t := newTable(q.st.res, objs, q.r.URL.Query().Get("includeObject"), s.now(), true)
+	case wantsTable(q.R):
+		t := newTable(q.Storage.res, objs, q.R.URL.Query().Get("includeObject"), s.now(), true)
 		if listMeta != nil {
 			t.ListMeta = *listMeta
 		} else {
@@ -184,31 +148,31 @@ func (s *Server) writeObjects(q *request, objs []runtime.Object, listMeta *metav
 	case listMeta == nil:
 		out = objs[0]
 	default:
-		list := q.st.res.NewList()
+		list := q.Storage.res.NewList()
 		if err := meta.SetList(list, objs); err != nil {
-			writeError(q.w, apierrors.NewInternalError(err))
+			writeError(q.W, apierrors.NewInternalError(err))
 			return
 		}
 		lm, _ := meta.ListAccessor(list)
 		lm.SetResourceVersion(listMeta.ResourceVersion)
 		lm.SetContinue(listMeta.Continue)
-		list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
+		list.GetObjectKind().SetGroupVersionKind(q.Storage.res.GroupVersion.WithKind(q.Storage.res.Kind + "List"))
 		out = list
 	}
-	if wantsYAML(q.r) {
-		writeYAML(q.w, http.StatusOK, out)
+	if wantsYAML(q.R) {
+		writeYAML(q.W, http.StatusOK, out)
 		return
 	}
-	writeJSON(q.w, http.StatusOK, out)
+	writeJSON(q.W, http.StatusOK, out)
 }
 
-func (s *Server) watch(q *request) {
+func (s *Server) watch(q *Request) {
 	f, err := s.filter(q)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	query := q.r.URL.Query()
+	query := q.R.URL.Query()
 	req := watchRequest{
 		filter:            f,
 		resourceVersion:   query.Get("resourceVersion"),
@@ -217,153 +181,153 @@ func (s *Server) watch(q *request) {
 		timeout:           watchTimeout(query.Get("timeoutSeconds")),
 	}
 	if req.sendInitialEvents && req.resourceVersion != "" && req.resourceVersion != "0" {
-		writeError(q.w, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "",
+		writeError(q.W, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "",
 			fieldErr("sendInitialEvents", "sendInitialEvents is forbidden for resourceVersion other than \"\" or \"0\"")))
 		return
 	}
-	s.log.Debug("watch started", "resource", q.st.res.Name, "namespace", q.info.Namespace, "rv", req.resourceVersion)
-	s.serveWatch(q.w, q.r, q.st, req)
+	s.log.Debug("watch started", "resource", q.Storage.res.Name, "namespace", q.Info.Namespace, "rv", req.resourceVersion)
+	s.serveWatch(q.W, q.R, q.Storage, req)
 }
 
-func (s *Server) create(q *request) {
+func (s *Server) create(q *Request) {
 	obj, err := s.decodeBody(q)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
 	m, _ := meta.Accessor(obj)
-	if q.st.res.Namespaced {
-		if m.GetNamespace() != "" && m.GetNamespace() != q.info.Namespace {
-			writeError(q.w, badRequest("the namespace of the provided object does not match the namespace sent on the request"))
+	if q.Storage.res.Namespaced {
+		if m.GetNamespace() != "" && m.GetNamespace() != q.Info.Namespace {
+			writeError(q.W, badRequest("the namespace of the provided object does not match the namespace sent on the request"))
 			return
 		}
-		m.SetNamespace(q.info.Namespace)
+		m.SetNamespace(q.Info.Namespace)
 	}
-	if obj, err = s.trackUpdate(q.r, q.st.res, nil, obj); err != nil {
-		writeError(q.w, err)
+	if obj, err = s.trackUpdate(q.R, q.Storage.res, nil, obj); err != nil {
+		writeError(q.W, err)
 		return
 	}
-	created, err := q.st.Create(q.r.Context(), obj)
+	created, err := q.Storage.Create(q.R.Context(), obj)
 	if err == nil {
 		s.logWrite(q, created)
 	}
-	respond(q.w, http.StatusCreated, created, err)
+	respond(q.W, http.StatusCreated, created, err)
 }
 
 // decodeBody reads the request body as an object of the URL's kind.
-func (s *Server) decodeBody(q *request) (runtime.Object, error) {
-	data, err := readBody(q.r)
+func (s *Server) decodeBody(q *Request) (runtime.Object, error) {
+	data, err := readBody(q.R)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := fieldValidation(q.r)
+	mode, err := fieldValidation(q.R)
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeInto(data, q.st.res.GVK(), q.st.res.New())
+	obj, err := decodeInto(data, q.Storage.res.GVK(), q.Storage.res.New())
 	if err != nil {
 		return nil, err
 	}
-	return obj, checkFields(q.w, mode, unknownFields(data, q.st.res.GVK(), q.st.res.New()))
+	return obj, checkFields(q.W, mode, unknownFields(data, q.Storage.res.GVK(), q.Storage.res.New()))
 }
 
 // update is PUT: the body replaces the object. A body carrying
 // metadata.resourceVersion is a precondition: stale means 409 Conflict.
-func (s *Server) update(q *request, subresource string) {
+func (s *Server) update(q *Request, subresource string) {
 	obj, err := s.decodeBody(q)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		next, err := q.st.prepareUpdate(q.r.Context(), cur, obj.DeepCopyObject(), subresource)
+	updated, err := q.Storage.Update(q.R.Context(), q.Info.Namespace, q.Info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		next, err := q.Storage.prepareUpdate(q.R.Context(), cur, obj.DeepCopyObject(), subresource)
 		if err != nil {
 			return nil, err
 		}
-		return s.trackUpdate(q.r, q.st.res, cur, next)
+		return s.trackUpdate(q.R, q.Storage.res, cur, next)
 	})
 	if err == nil {
 		s.logWrite(q, updated)
 	}
-	respond(q.w, http.StatusOK, updated, err)
+	respond(q.W, http.StatusOK, updated, err)
 }
 
 // patch applies a JSON merge patch, a JSON patch or a strategic merge patch
 // to the current object, then proceeds as an update.
-func (s *Server) patch(q *request, subresource string) {
-	data, err := readBody(q.r)
+func (s *Server) patch(q *Request, subresource string) {
+	data, err := readBody(q.R)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	mode, err := fieldValidation(q.r)
+	mode, err := fieldValidation(q.R)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	patchType := types.PatchType(q.r.Header.Get("Content-Type"))
+	patchType := types.PatchType(q.R.Header.Get("Content-Type"))
 	if patchType == types.ApplyPatchType {
 		s.serverSideApply(q, data, subresource)
 		return
 	}
 	var problems []string
-	updated, err := q.st.Update(q.r.Context(), q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		next, patched, err := applyPatch(cur, patchType, data, q.st.res)
+	updated, err := q.Storage.Update(q.R.Context(), q.Info.Namespace, q.Info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		next, patched, err := applyPatch(cur, patchType, data, q.Storage.res)
 		if err != nil {
 			return nil, err
 		}
-		problems = unknownFields(patched, q.st.res.GVK(), q.st.res.New())
+		problems = unknownFields(patched, q.Storage.res.GVK(), q.Storage.res.New())
 		if mode == "Strict" && len(problems) > 0 {
-			return nil, checkFields(q.w, mode, problems)
+			return nil, checkFields(q.W, mode, problems)
 		}
-		if next, err = q.st.prepareUpdate(q.r.Context(), cur, next, subresource); err != nil {
+		if next, err = q.Storage.prepareUpdate(q.R.Context(), cur, next, subresource); err != nil {
 			return nil, err
 		}
-		return s.trackUpdate(q.r, q.st.res, cur, next)
+		return s.trackUpdate(q.R, q.Storage.res, cur, next)
 	})
 	if err == nil {
-		checkFields(q.w, mode, problems)
+		checkFields(q.W, mode, problems)
 	}
 	if err == nil {
 		s.logWrite(q, updated)
 	}
-	respond(q.w, http.StatusOK, updated, err)
+	respond(q.W, http.StatusOK, updated, err)
 }
 
 // serverSideApply merges an apply patch into the object, or creates it.
-func (s *Server) serverSideApply(q *request, data []byte, subresource string) {
-	applied, err := decodeApplied(data, q.st.res)
+func (s *Server) serverSideApply(q *Request, data []byte, subresource string) {
+	applied, err := decodeApplied(data, q.Storage.res)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	if applied.GetName() != q.info.Name {
-		writeError(q.w, badRequest("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), q.info.Name))
+	if applied.GetName() != q.Info.Name {
+		writeError(q.W, badRequest("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), q.Info.Name))
 		return
 	}
-	ctx := q.r.Context()
-	updated, err := q.st.Update(ctx, q.info.Namespace, q.info.Name, func(cur runtime.Object) (runtime.Object, error) {
-		next, err := s.apply(q.r, q.st.res, cur, applied)
+	ctx := q.R.Context()
+	updated, err := q.Storage.Update(ctx, q.Info.Namespace, q.Info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		next, err := s.apply(q.R, q.Storage.res, cur, applied)
 		if err != nil {
 			return nil, err
 		}
-		return q.st.prepareUpdate(ctx, cur, next, subresource)
+		return q.Storage.prepareUpdate(ctx, cur, next, subresource)
 	})
 	if apierrors.IsNotFound(err) && subresource == "" {
-		applied.SetNamespace(q.info.Namespace)
+		applied.SetNamespace(q.Info.Namespace)
 		var obj runtime.Object
-		if obj, err = s.apply(q.r, q.st.res, emptyLike(q.st.res, applied), applied); err == nil {
-			if obj, err = q.st.Create(ctx, obj); err == nil {
+		if obj, err = s.apply(q.R, q.Storage.res, emptyLike(q.Storage.res, applied), applied); err == nil {
+			if obj, err = q.Storage.Create(ctx, obj); err == nil {
 				s.logWrite(q, obj)
 			}
 		}
-		respond(q.w, http.StatusCreated, obj, err)
+		respond(q.W, http.StatusCreated, obj, err)
 		return
 	}
 	if err == nil {
 		s.logWrite(q, updated)
 	}
-	respond(q.w, http.StatusOK, updated, err)
+	respond(q.W, http.StatusOK, updated, err)
 }
 
 // applyPatch returns a new object: cur with the patch applied, and the
@@ -403,58 +367,58 @@ func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res
 	return next, patched, nil
 }
 
-func (s *Server) delete(q *request) {
-	opts, err := deleteOptions(q.r)
+func (s *Server) delete(q *Request) {
+	opts, err := deleteOptions(q.R)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	ctx := q.r.Context()
+	ctx := q.R.Context()
 	if len(opts.DryRun) > 0 { // kubectl sends it in the body of a DELETE
 		ctx = withDryRun(ctx)
 	}
-	obj, deleted, err := q.st.Delete(ctx, q.info.Namespace, q.info.Name, opts)
+	obj, deleted, err := q.Storage.Delete(ctx, q.Info.Namespace, q.Info.Name, opts)
 	if err == nil && !isDryRun(ctx) {
-		s.log.Info("deleted", "resource", q.st.res.Name, "object", objectKey(obj), "gone", deleted, "rv", rvOf(obj))
+		s.log.Info("deleted", "resource", q.Storage.res.Name, "object", objectKey(obj), "gone", deleted, "rv", rvOf(obj))
 	}
-	respond(q.w, http.StatusOK, obj, err)
+	respond(q.W, http.StatusOK, obj, err)
 }
 
 // deleteCollection deletes every object the selectors match, one by one,
 // each with the same options.
-func (s *Server) deleteCollection(q *request) {
-	opts, err := deleteOptions(q.r)
+func (s *Server) deleteCollection(q *Request) {
+	opts, err := deleteOptions(q.R)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
 	f, err := s.filter(q)
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	page, err := listPage(q.r.Context(), q.st, f, 0, "")
+	page, err := listPage(q.R.Context(), q.Storage, f, 0, "")
 	if err != nil {
-		writeError(q.w, err)
+		writeError(q.W, err)
 		return
 	}
-	ctx := q.r.Context()
+	ctx := q.R.Context()
 	if len(opts.DryRun) > 0 {
 		ctx = withDryRun(ctx)
 	}
 	var gone []runtime.Object
 	for _, obj := range page.items {
 		m, _ := meta.Accessor(obj)
-		if _, _, err := q.st.Delete(ctx, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
-			writeError(q.w, err)
+		if _, _, err := q.Storage.Delete(ctx, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			writeError(q.W, err)
 			return
 		}
 		gone = append(gone, obj)
 	}
-	list := q.st.res.NewList()
+	list := q.Storage.res.NewList()
 	meta.SetList(list, gone)
-	list.GetObjectKind().SetGroupVersionKind(q.st.res.GroupVersion.WithKind(q.st.res.Kind + "List"))
-	writeJSON(q.w, http.StatusOK, list)
+	list.GetObjectKind().SetGroupVersionKind(q.Storage.res.GroupVersion.WithKind(q.Storage.res.Kind + "List"))
+	writeJSON(q.W, http.StatusOK, list)
 }
 
 // protobufMagic starts every Kubernetes protobuf body.

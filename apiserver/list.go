@@ -27,7 +27,7 @@ type continueToken struct {
 
 // listPage reads up to limit matching objects (0 = all). Filtering happens
 // after reading, so a page may need several etcd reads.
-func listPage(ctx context.Context, st *storage, f *filter, limit int64, cont string) (page, error) {
+func listPage(ctx context.Context, st *Storage, f *filter, limit int64, cont string) (page, error) {
 	var opts store.ListOptions
 	if cont != "" {
 		var tok continueToken

@@ -10,21 +10,26 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/store"
 )
 
 // Config wires a Server.
 type Config struct {
-	Store    *store.Store
-	Registry *Registry // nil: DefaultRegistry()
-	Log      *slog.Logger
+	Store *store.Store
+	// Registry is what the server serves: registry.New() in
+	// apiserver/registry has every kind mkube has.
+	Registry *Registry
+	// Admission is the admission chain; nil runs every plugin.
+	Admission *admission.Chain
+	Log       *slog.Logger
 	// WatchCacheSize is how many recent events each resource keeps for
 	// watchers; 0 means 4096, enough for a few seconds of a busy cluster.
 	WatchCacheSize int
@@ -41,7 +46,7 @@ type Config struct {
 type Server struct {
 	registry *Registry
 	store    *store.Store
-	storages map[*Resource]*storage
+	storages map[*Resource]*Storage
 	caches   map[*Resource]*watchCache
 	log      *slog.Logger
 	now      func() time.Time
@@ -58,7 +63,10 @@ type Server struct {
 // New builds the server; Start must run before it serves watches.
 func New(cfg Config) *Server {
 	if cfg.Registry == nil {
-		cfg.Registry = DefaultRegistry()
+		cfg.Registry = NewRegistry()
+	}
+	if cfg.Admission == nil {
+		cfg.Admission = admission.DefaultChain()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -73,13 +81,10 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, now: cfg.Now, cfg: cfg,
-		storages: map[*Resource]*storage{}, caches: map[*Resource]*watchCache{},
+		storages: map[*Resource]*Storage{}, caches: map[*Resource]*watchCache{},
 		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
 	for _, res := range cfg.Registry.All() {
-		st := &storage{res: res, store: cfg.Store, now: cfg.Now, namespaceExists: s.namespaceExists}
-		if res.Admit != nil {
-			st.admission = func(ctx context.Context, obj, old runtime.Object) error { return res.Admit(ctx, s, obj, old) }
-		}
+		st := &Storage{res: res, store: cfg.Store, now: cfg.Now, admission: cfg.Admission, objects: objects{s}}
 		s.storages[res] = st
 		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log)
 	}
@@ -89,11 +94,12 @@ func New(cfg Config) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Start creates the built-in namespaces and starts one etcd watch per
-// resource (the watch caches) and the progress requests that keep them
-// current. It returns once every cache is watching; they stop with ctx.
+// Start creates the objects every cluster starts with (Resource.Bootstrap)
+// and starts one etcd watch per resource (the watch caches) and the
+// progress requests that keep them current. It returns once every cache is
+// watching; they stop with ctx.
 func (s *Server) Start(ctx context.Context) error {
-	if err := s.bootstrapNamespaces(ctx); err != nil {
+	if err := s.bootstrap(ctx); err != nil {
 		return err
 	}
 	for res, c := range s.caches {
@@ -123,13 +129,6 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// storageOf finds a resource's storage by name, for admission hooks that
-// read other kinds.
-func (s *Server) storageOf(gv schema.GroupVersion, name string) *storage {
-	res, _ := s.registry.Lookup(gv, name)
-	return s.storages[res]
-}
-
 // Compacted tells the watch caches that etcd's history before rev is gone:
 // a watch from an older resourceVersion must now get 410 Gone, as etcd
 // would answer it.
@@ -139,41 +138,21 @@ func (s *Server) Compacted(rev int64) {
 	}
 }
 
-// bootstrapNamespaces creates the namespaces every cluster starts with,
-// their default ServiceAccounts and the system PriorityClasses.
-func (s *Server) bootstrapNamespaces(ctx context.Context) error {
-	st := s.storages[namespacesResource]
-	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		_, err := st.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+// bootstrap creates the resources' Bootstrap objects that are missing:
+// cluster-scoped ones first, so the built-in namespaces exist before what
+// goes into them.
+func (s *Server) bootstrap(ctx context.Context) error {
+	for _, namespaced := range []bool{false, true} {
+		for _, res := range s.registry.All() {
+			if res.Namespaced != namespaced {
+				continue
+			}
+			for _, obj := range res.Bootstrap {
+				if _, err := s.storages[res].Create(ctx, obj.DeepCopyObject()); err != nil && !apierrors.IsAlreadyExists(err) {
+					return fmt.Errorf("bootstrap %s: %w", res.Name, err)
+				}
+			}
 		}
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
-		if _, err := s.storages[serviceAccountsResource].Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	for _, pc := range systemPriorityClasses {
-		if _, err := s.storages[priorityClassesResource].Create(ctx, pc.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
-}
-
-// namespaceExists: writing into a namespace that does not exist is 404, as
-// the NamespaceLifecycle admission plugin answers.
-func (s *Server) namespaceExists(ctx context.Context, ns string) error {
-	if ns == "" {
-		return badRequest("a namespace is required for namespaced resources")
-	}
-	obj, err := s.storages[namespacesResource].Get(ctx, "", ns)
-	if err != nil {
-		return err
-	}
-	if obj.(*corev1.Namespace).DeletionTimestamp != nil {
-		return apierrors.NewForbidden(namespacesResource.GroupResource(), ns,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
 	}
 	return nil
 }
@@ -249,16 +228,47 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// logWrite logs a successful write in the seed's terms.
-func (s *Server) logWrite(q *request, obj runtime.Object) {
-	args := []any{"verb", q.info.Verb, "resource", q.st.res.Name, "object", objectKey(obj), "rv", rvOf(obj)}
-	if q.info.Subresource != "" {
-		args = append(args, "subresource", q.info.Subresource)
+// logWrite logs a successful write, in the seed's terms where the kind
+// says which step of seed 000 it is.
+func (s *Server) logWrite(q *Request, obj runtime.Object) {
+	args := []any{"verb", q.Info.Verb, "resource", q.Storage.res.Name, "object", client.KeyOf(obj), "rv", rvOf(obj)}
+	if q.Info.Subresource != "" {
+		args = append(args, "subresource", q.Info.Subresource)
 	}
 	msg := "stored in etcd"
-	if step, what := seedStep(q.info, obj); step != 0 {
-		args = append([]any{"step", step}, args...)
-		msg = what
+	if ws := q.Storage.res.WriteStep; ws != nil {
+		if step, what := ws(q.Info, obj); step != 0 {
+			args = append([]any{seedstep.Key, step}, args...)
+			msg = what
+		}
 	}
 	s.log.Info(msg, args...)
+}
+
+// objects is what admission may read: the server's storages, by resource.
+type objects struct{ s *Server }
+
+func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
+	res, ok := o.s.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("admission reads %s, which this server does not serve", gvr))
+	}
+	return o.s.storages[res], nil
+}
+
+func (o objects) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
+	st, err := o.storage(gvr)
+	if err != nil {
+		return nil, err
+	}
+	return st.Get(ctx, ns, name)
+}
+
+func (o objects) List(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]runtime.Object, error) {
+	st, err := o.storage(gvr)
+	if err != nil {
+		return nil, err
+	}
+	objs, _, err := st.List(ctx, ns, store.ListOptions{})
+	return objs, err
 }

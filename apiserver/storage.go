@@ -17,29 +17,31 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/store"
 )
 
-// storage is the generic REST storage of one Resource: it owns the server's
+// Storage is the generic REST storage of one Resource: it owns the server's
 // half of every object's metadata and turns the store's optimistic
 // concurrency into Kubernetes semantics.
-type storage struct {
+type Storage struct {
 	res   *Resource
 	store *store.Store
 	now   func() time.Time
-	// namespaceExists guards writes into namespaces that do not exist.
-	namespaceExists func(ctx context.Context, ns string) error
-	// admission runs the resource's Admit hook with the server at hand.
-	admission func(ctx context.Context, obj, old runtime.Object) error
+	// admission is the server's chain; objects is what it may read.
+	admission *admission.Chain
+	objects   admission.Objects
 	// writeMu serialises creates and updates if res.SerializeWrites.
 	writeMu sync.Mutex
 }
 
+// Resource is the kind this storage keeps.
+func (s *Storage) Resource() *Resource { return s.res }
+
 // serialize holds writeMu if the resource asks for it; call the result to
 // release.
-func (s *storage) serialize() (unlock func()) {
+func (s *Storage) serialize() (unlock func()) {
 	if !s.res.SerializeWrites {
 		return func() {}
 	}
@@ -47,12 +49,12 @@ func (s *storage) serialize() (unlock func()) {
 	return s.writeMu.Unlock
 }
 
-func (s *storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
+func (s *Storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
 
 // encode serialises obj for etcd: JSON with apiVersion and kind, so that
 // learners can read it with etcdctl, and without resourceVersion, which is
 // etcd's ModRevision and is filled in on the way out.
-func (s *storage) encode(obj runtime.Object) ([]byte, error) {
+func (s *Storage) encode(obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -71,7 +73,7 @@ func (s *storage) encode(obj runtime.Object) ([]byte, error) {
 }
 
 // decode reads a stored value and stamps it with its revision.
-func (s *storage) decode(value []byte, rev int64) (runtime.Object, error) {
+func (s *Storage) decode(value []byte, rev int64) (runtime.Object, error) {
 	obj := s.res.New()
 	if c := s.res.StoredAs; c != nil {
 		obj = c.New()
@@ -94,7 +96,7 @@ func setRV(obj runtime.Object, rev int64) {
 }
 
 // Get reads one object.
-func (s *storage) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
+func (s *Storage) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
 	kv, err := s.store.Get(ctx, s.key(ns, name))
 	if err != nil {
 		return nil, storeError(err, s.res.GroupResource(), name)
@@ -103,7 +105,7 @@ func (s *storage) Get(ctx context.Context, ns, name string) (runtime.Object, err
 }
 
 // List reads a page of objects in ns ("" = all namespaces) at one revision.
-func (s *storage) List(ctx context.Context, ns string, opts store.ListOptions) ([]runtime.Object, store.ListResult, error) {
+func (s *Storage) List(ctx context.Context, ns string, opts store.ListOptions) ([]runtime.Object, store.ListResult, error) {
 	res, err := s.store.List(ctx, store.Prefix(s.res.Name, ns), opts)
 	if err != nil {
 		return nil, res, storeError(err, s.res.GroupResource(), "")
@@ -122,17 +124,15 @@ func (s *storage) List(ctx context.Context, ns string, opts store.ListOptions) (
 // Create fills the server-owned metadata, defaults and validates obj, and
 // writes it (seed step 3: "the APIServer stores the pod in etcd, then
 // acknowledges the client").
-func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+func (s *Storage) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if s.res.Namespaced {
-		if err := s.namespaceExists(ctx, m.GetNamespace()); err != nil {
-			return nil, err
-		}
-	} else {
+	if !s.res.Namespaced {
 		m.SetNamespace("")
+	} else if m.GetNamespace() == "" {
+		return nil, badRequest("a namespace is required for namespaced resources")
 	}
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		// Kubernetes appends 5 random characters and lets a clash surface
@@ -155,7 +155,7 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 		s.res.PrepareForCreate(obj)
 	}
 	defer s.serialize()()
-	if err := s.admit(ctx, obj, nil); err != nil {
+	if err := s.admit(ctx, obj, nil, ""); err != nil {
 		return nil, err
 	}
 	if isDryRun(ctx) {
@@ -173,45 +173,46 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	return obj, nil
 }
 
-// admit defaults, admits and validates an object about to be written.
-func (s *storage) admit(ctx context.Context, obj, old runtime.Object) error {
-	return s.admitWith(ctx, obj, old, s.res.Validate)
-}
-
-// admitStatus is admit for a status update: the object's own validation,
-// which checks its spec, is left out.
-func (s *storage) admitStatus(ctx context.Context, obj, old runtime.Object) error {
-	return s.admitWith(ctx, obj, old, nil)
-}
-
-func (s *storage) admitWith(ctx context.Context, obj, old runtime.Object, validate func(obj, old runtime.Object) field.ErrorList) error {
+// admit defaults an object about to be written (old nil on create), runs
+// the admission chain and the kind's own Admit, and validates it. A status
+// update (subresource "status") skips the kind's validation, which checks
+// the spec: the spec is the stored one.
+func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresource string) error {
 	if s.res.Default != nil {
 		s.res.Default(obj)
 	}
-	if s.admission != nil {
-		if err := s.admission(ctx, obj, old); err != nil {
+	m, _ := meta.Accessor(obj)
+	a := &admission.Attributes{Operation: admission.Create, Resource: s.res.GroupVersionResource(),
+		Subresource: subresource, Namespace: m.GetNamespace(), Object: obj, OldObject: old}
+	if old != nil {
+		a.Operation = admission.Update
+	}
+	if err := s.admission.Admit(ctx, a, s.objects); err != nil {
+		return err
+	}
+	if s.res.Admit != nil {
+		if err := s.res.Admit(ctx, s.objects, obj, old); err != nil {
 			return err
 		}
 	}
 	errs := validateMeta(obj, s.res.Namespaced)
-	if validate != nil {
-		errs = append(errs, validate(obj, old)...)
+	if s.res.Validate != nil && subresource != statusName {
+		errs = append(errs, s.res.Validate(obj, old)...)
 	}
 	if len(errs) > 0 {
-		m, _ := meta.Accessor(obj)
 		return apierrors.NewInvalid(s.res.GVK().GroupKind(), m.GetName(), errs)
 	}
 	return nil
 }
 
-// updateFunc computes the new object from a private copy of the current one.
-type updateFunc func(cur runtime.Object) (runtime.Object, error)
+// UpdateFunc computes the new object from a private copy of the current one.
+type UpdateFunc func(cur runtime.Object) (runtime.Object, error)
 
 // Update is Kubernetes' GuaranteedUpdate: read, compute, write if nobody
 // wrote in between, else read again and recompute. A caller that wants a
 // precondition (a PUT carrying resourceVersion) checks it in fn, so a stale
 // client gets 409 while the server's own retries stay invisible.
-func (s *storage) Update(ctx context.Context, ns, name string, fn updateFunc) (runtime.Object, error) {
+func (s *Storage) Update(ctx context.Context, ns, name string, fn UpdateFunc) (runtime.Object, error) {
 	key := s.key(ns, name)
 	defer s.serialize()()
 	for {
@@ -278,7 +279,7 @@ func finalized(next, cur runtime.Object) bool {
 // server-owned metadata stays, the status stays (unless this is the status
 // subresource, which changes nothing but the status), a spec change bumps
 // metadata.generation, and the result is defaulted and validated.
-func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, subresource string) (runtime.Object, error) {
+func (s *Storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, subresource string) (runtime.Object, error) {
 	c, _ := meta.Accessor(cur)
 	n, err := meta.Accessor(next)
 	if err != nil {
@@ -290,13 +291,13 @@ func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 	if n.GetName() != c.GetName() {
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n.GetName(), c.GetName())
 	}
-	if subresource == "status" {
+	if subresource == statusName {
 		// The spec is the stored one: it is not validated again (as
 		// Kubernetes' status strategies), so an object stored before a
 		// rule was added keeps its controllers able to report status.
 		out := cur.DeepCopyObject()
 		copyField(out, next, "Status")
-		return out, s.admitStatus(ctx, out, cur)
+		return out, s.admit(ctx, out, cur, subresource)
 	}
 	n.SetNamespace(c.GetNamespace())
 	n.SetUID(c.GetUID())
@@ -305,10 +306,10 @@ func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 	n.SetDeletionGracePeriodSeconds(c.GetDeletionGracePeriodSeconds())
 	n.SetGeneration(c.GetGeneration())
 	n.SetResourceVersion(c.GetResourceVersion())
-	if s.res.Status {
+	if s.res.hasStatus() {
 		copyField(next, cur, "Status")
 	}
-	if err := s.admit(ctx, next, cur); err != nil {
+	if err := s.admit(ctx, next, cur, subresource); err != nil {
 		return nil, err
 	}
 	if specChanged(cur, next) {
@@ -328,7 +329,7 @@ func (s *storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 //   - otherwise it is gone at once.
 //
 // deleted reports whether the object is gone from etcd.
-func (s *storage) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
+func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
 	key := s.key(ns, name)
 	for {
 		kv, err := s.store.Get(ctx, key)
@@ -382,7 +383,7 @@ func (s *storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 
 // beginDeletion decides how cur is deleted. pending=false: remove it now.
 // pending=true: write next (nil if cur needs no change) and wait.
-func (s *storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) (next runtime.Object, pending bool) {
+func (s *Storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) (next runtime.Object, pending bool) {
 	obj := cur.DeepCopyObject()
 	m, _ := meta.Accessor(obj)
 	changed := addPropagationFinalizer(m, opts)

@@ -51,7 +51,7 @@ func rowOf(res *Resource, obj runtime.Object, now time.Time, includeObject strin
 	if res.Row != nil {
 		cells = append(cells, res.Row(obj, now)...)
 	} else {
-		cells = append(cells, age(m.GetCreationTimestamp(), now))
+		cells = append(cells, Age(m.GetCreationTimestamp(), now))
 	}
 	row := metav1.TableRow{Cells: cells}
 	switch includeObject {
@@ -88,16 +88,16 @@ func objectMetaOf(m metav1.Object) *metav1.ObjectMeta {
 		Labels: m.GetLabels(), Annotations: m.GetAnnotations()}
 }
 
-// age is how kubectl shows a timestamp: "5m2s", "3d", or "<unknown>".
-func age(t metav1.Time, now time.Time) string {
+// Age is how kubectl shows a timestamp: "5m2s", "3d", or "<unknown>".
+func Age(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-// orNone is kubectl's placeholder for an empty cell.
-func orNone(s string) string {
+// OrNone is kubectl's placeholder for an empty cell.
+func OrNone(s string) string {
 	if s == "" {
 		return "<none>"
 	}

@@ -49,7 +49,7 @@ var errLost = errors.New("watcher fell behind")
 
 // serveWatch streams WatchEvents, one JSON object per line, flushed as they
 // come (seed steps 5, 9 and 12: the components learn of changes this way).
-func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage, req watchRequest) {
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage, req watchRequest) {
 	ctx, cancel := context.WithTimeout(r.Context(), req.timeout)
 	defer cancel()
 	initial := req.resourceVersion == "" || req.resourceVersion == "0"
@@ -128,7 +128,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *storage,
 	}
 }
 
-func (s *Server) sourceFor(ctx context.Context, st *storage, fromRev int64) source {
+func (s *Server) sourceFor(ctx context.Context, st *Storage, fromRev int64) source {
 	if c := s.caches[st.res]; c != nil {
 		if seq, ok := c.start(fromRev); ok {
 			return &cacheSource{cache: c, seq: seq, after: fromRev}
@@ -178,7 +178,7 @@ type etcdSource struct {
 	signal chan struct{}
 }
 
-func newEtcdSource(ctx context.Context, st *storage, fromRev int64) *etcdSource {
+func newEtcdSource(ctx context.Context, st *Storage, fromRev int64) *etcdSource {
 	src := &etcdSource{signal: make(chan struct{}, 1), rev: fromRev}
 	events, errf := st.store.Watch(ctx, store.Prefix(st.res.Name, ""), fromRev)
 	go func() { // owner: this watcher; ends when ctx ends or etcd fails

@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/store"
 )
 
@@ -40,7 +39,7 @@ func (e *watchEvent) prevBytes() []byte {
 }
 
 // decodeEvent turns an etcd event into a watchEvent of this resource.
-func (s *storage) decodeEvent(ev store.Event) (*watchEvent, error) {
+func (s *Storage) decodeEvent(ev store.Event) (*watchEvent, error) {
 	we := &watchEvent{typ: ev.Type, rev: ev.Rev}
 	var err error
 	if ev.Type == store.Put {
@@ -62,7 +61,7 @@ func (s *storage) decodeEvent(ev store.Event) (*watchEvent, error) {
 // the ring falls back to its own etcd watch; one that falls behind by more
 // than the ring is disconnected and resumes from its last resourceVersion.
 type watchCache struct {
-	storage *storage
+	storage *Storage
 	log     *slog.Logger
 
 	// mu: the run loop writes; the many watchers read at once.
@@ -78,7 +77,7 @@ type watchCache struct {
 	changed chan struct{}
 }
 
-func newWatchCache(s *storage, size int, log *slog.Logger) *watchCache {
+func newWatchCache(s *Storage, size int, log *slog.Logger) *watchCache {
 	return &watchCache{storage: s, log: log, ring: make([]*watchEvent, size), changed: make(chan struct{})}
 }
 
@@ -122,22 +121,17 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 	}
 }
 
-// logEvent tells, for pods, which step of seed 000 an etcd event is:
-// etcd reporting a new pod (step 4, or step 8 when a controller made it)
-// or its binding to a node (step 11). Other kinds log at debug level.
+// logEvent logs an etcd event: at info level, in the seed's words, when
+// its kind says which step of seed 000 it is (etcd reporting a new pod is
+// step 4); at debug level otherwise.
 func (c *watchCache) logEvent(ev *watchEvent) {
-	pod, isPod := ev.obj.(*corev1.Pod)
-	prev, _ := ev.prev.(*corev1.Pod)
-	switch {
-	case isPod && ev.prev == nil && metav1.GetControllerOf(pod) != nil:
-		c.log.Info("etcd reported a pod a controller created", "step", 8, "pod", objectKey(pod), "rv", ev.rev)
-	case isPod && ev.prev == nil:
-		c.log.Info("etcd reported a new pod", "step", 4, "pod", objectKey(pod), "rv", ev.rev)
-	case isPod && prev != nil && prev.Spec.NodeName == "" && pod.Spec.NodeName != "":
-		c.log.Info("etcd reported the pod's binding", "step", 11, "pod", objectKey(pod), "node", pod.Spec.NodeName, "rv", ev.rev)
-	default:
-		c.log.Debug("etcd event", "resource", c.storage.res.Name, "type", ev.typ, "rv", ev.rev)
+	if es := c.storage.res.EventStep; es != nil {
+		if step, what, attrs := es(ev.obj, ev.prev); step != 0 {
+			c.log.Info(what, append(append([]any{seedstep.Key, step}, attrs...), "rv", ev.rev)...)
+			return
+		}
 	}
+	c.log.Debug("etcd event", "resource", c.storage.res.Name, "type", ev.typ, "rv", ev.rev)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -18,6 +18,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/store"
 )
@@ -32,9 +34,16 @@ func main() {
 	watchCache := flag.Int("watch-cache-size", 4096, "recent events kept per resource for watchers")
 	profiling := flag.Bool("profiling", true, "serve Go profiles at /debug/pprof/")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	enableAdmission := flag.String("enable-admission-plugins", "", "admission plugins to enable besides the default ones (comma-separated); mkube has "+strings.Join(admission.Names(admission.Plugins), ", "))
+	disableAdmission := flag.String("disable-admission-plugins", "", "admission plugins to disable, though on by default (comma-separated)")
 	flag.Parse()
 
 	log := logging.New("apiserver", *logLevel)
+	chain, err := admission.NewChain(admission.ParseList(*enableAdmission), admission.ParseList(*disableAdmission))
+	if err != nil {
+		log.Error("admission", "err", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
@@ -46,7 +55,8 @@ func main() {
 	}
 	defer closeEtcd()
 	st := store.New(client)
-	srv := apiserver.New(apiserver.Config{Store: st, Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
+	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Log: log,
+		WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
 		os.Exit(1)
@@ -59,7 +69,8 @@ func main() {
 		os.Exit(1)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("serving the Kubernetes API", "addr", ln.Addr().String(), "etcd", etcdDescription(*etcdServers, *dataDir), "startup", time.Since(start).Round(time.Millisecond))
+	log.Info("serving the Kubernetes API", "addr", ln.Addr().String(), "etcd", etcdDescription(*etcdServers, *dataDir),
+		"admission", strings.Join(chain.Enabled(), ","), "startup", time.Since(start).Round(time.Millisecond))
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

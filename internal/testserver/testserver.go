@@ -7,18 +7,34 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/store"
 )
 
 // Start runs an API server until the test ends and returns its URL.
-func Start(t testing.TB) string {
+func Start(t testing.TB) string { return StartServer(t).URL }
+
+// Server is a running test API server and the store under it, for tests
+// that also look at, or write, what is in etcd.
+type Server struct {
+	t     testing.TB
+	URL   string
+	Store *store.Store
+}
+
+// StartServer runs an API server with every kind until the test ends.
+func StartServer(t testing.TB) *Server {
 	t.Helper()
 	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
 	if err != nil {
@@ -26,15 +42,42 @@ func Start(t testing.TB) string {
 	}
 	t.Cleanup(e.Close)
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := apiserver.New(apiserver.Config{Store: store.New(e.Client), Log: slog.New(slog.DiscardHandler)})
+	st := store.New(e.Client)
+	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Log: slog.New(slog.DiscardHandler)})
 	if err := srv.Start(ctx); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	t.Cleanup(cancel) // runs before hs.Close: watches end, so Close can return
-	return hs.URL
+	t.Cleanup(hs.CloseClientConnections)
+	t.Cleanup(cancel) // runs first: watches end, so Close can return
+	return &Server{t: t, URL: hs.URL, Store: st}
+}
+
+// Do sends a request and decodes the JSON answer into out (if non-nil);
+// it returns the HTTP status code.
+func (s *Server) Do(method, path, contentType, body string, out any) int {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			s.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
 }
 
 // Run starts f in a goroutine and, when the test ends, cancels its context
@@ -54,14 +97,22 @@ const EventuallyTimeout = 10 * time.Second
 // EventuallyTimeout; cond describes the state it saw, for the message.
 func Eventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
-	end := time.Now().Add(EventuallyTimeout)
+	EventuallyWithin(t, EventuallyTimeout, what, cond)
+}
+
+// EventuallyWithin is Eventually with its own timeout, for waits that take
+// longer than an in-process cluster's, such as a cluster of processes
+// starting or a node being declared lost.
+func EventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	end := time.Now().Add(timeout)
 	for {
 		ok, state := cond()
 		if ok {
 			return
 		}
 		if time.Now().After(end) {
-			t.Fatalf("not true within %v: %s; last state: %s", EventuallyTimeout, what, state)
+			t.Fatalf("not true within %v: %s; last state: %s", timeout, what, state)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
 	}

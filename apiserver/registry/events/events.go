@@ -1,4 +1,5 @@
-package apiserver
+// Package events declares events.k8s.io/v1 Events.
+package events
 
 import (
 	"time"
@@ -8,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry/core"
 )
 
 // events.k8s.io/v1 is the newer face of the same Events: one object in
@@ -16,20 +20,20 @@ import (
 // involvedObject, note for message, and the old fields kept as
 // deprecated*.
 
-var eventsV1Resource = &Resource{
+var Events = &apiserver.Resource{
 	GroupVersion: eventsv1.SchemeGroupVersion, Name: "events", Kind: "Event", Namespaced: true,
 	ShortNames: []string{"ev"},
 	New:        func() runtime.Object { return &eventsv1.Event{} },
 	NewList:    func() runtime.Object { return &eventsv1.EventList{} },
-	StoredAs: &Conversion{
+	StoredAs: &apiserver.Conversion{
 		New:        func() runtime.Object { return &corev1.Event{} },
 		GVK:        corev1.SchemeGroupVersion.WithKind("Event"),
 		ToStored:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },
 		FromStored: func(obj runtime.Object) runtime.Object { return eventFromCore(obj.(*corev1.Event)) },
 	},
-	Columns: eventColumns,
+	Columns: core.EventColumns,
 	Row: func(obj runtime.Object, now time.Time) []any {
-		return eventRow(eventToCore(obj.(*eventsv1.Event)), now)
+		return core.EventRow(eventToCore(obj.(*eventsv1.Event)), now)
 	},
 	Validate: func(obj, _ runtime.Object) field.ErrorList {
 		// The newer API asks every writer to say who and when.

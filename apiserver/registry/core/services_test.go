@@ -1,4 +1,4 @@
-package apiserver
+package core_test
 
 import (
 	"fmt"
@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // Two Services asking for the same ClusterIP at the same instant: the
 // allocation lists the Services in use, so without serialised writes both
 // could see the address free and both be created.
 func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
-	s := newTestServer(t)
+	s := testserver.StartServer(t)
 	const n = 8
 	codes := make([]int, n)
 	var wg sync.WaitGroup
@@ -22,7 +24,7 @@ func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
 		wg.Go(func() {
 			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"same-%d"},
 				"spec":{"clusterIP":"10.96.0.50","ports":[{"port":80}]}}`, i)
-			resp, err := http.Post(s.url+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
+			resp, err := http.Post(s.URL+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
 			if err != nil {
 				return
 			}
@@ -34,7 +36,7 @@ func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
 		wg.Go(func() {
 			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"nodeport-%d"},
 				"spec":{"type":"NodePort","ports":[{"port":80}]}}`, i)
-			resp, err := http.Post(s.url+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
+			resp, err := http.Post(s.URL+"/api/v1/namespaces/default/services", "application/json", strings.NewReader(body))
 			if err == nil {
 				resp.Body.Close()
 			}
@@ -56,7 +58,7 @@ func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
 	}
 
 	var list corev1.ServiceList
-	s.do("GET", "/api/v1/namespaces/default/services", "", "", &list)
+	s.Do("GET", "/api/v1/namespaces/default/services", "", "", &list)
 	ips, ports := map[string]string{}, map[int32]string{}
 	for _, svc := range list.Items {
 		if other, ok := ips[svc.Spec.ClusterIP]; ok {
@@ -79,11 +81,11 @@ func TestConcurrentServicesNeverShareAClusterIP(t *testing.T) {
 }
 
 func TestAChosenNodePortMustBeFreeAndInRange(t *testing.T) {
-	s := newTestServer(t)
+	s := testserver.StartServer(t)
 	type answer struct{ Message string } // a Status, or the created Service
 	create := func(name string, port int) (int, answer) {
 		var st answer
-		code := s.do("POST", "/api/v1/namespaces/default/services", "application/json", fmt.Sprintf(
+		code := s.Do("POST", "/api/v1/namespaces/default/services", "application/json", fmt.Sprintf(
 			`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":%d}]}}`, name, port), &st)
 		return code, st
 	}
@@ -98,7 +100,7 @@ func TestAChosenNodePortMustBeFreeAndInRange(t *testing.T) {
 	}
 	// Its own port is not "already allocated" when the Service is updated.
 	var st answer
-	code := s.do("PATCH", "/api/v1/namespaces/default/services/first", "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, &st)
+	code := s.Do("PATCH", "/api/v1/namespaces/default/services/first", "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, &st)
 	if code != http.StatusOK {
 		t.Errorf("updating the Service that holds 30080: %d %s", code, st.Message)
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package core
 
 import (
 	"context"
@@ -18,7 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/mkube/mkube/store"
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/admission"
 )
 
 // Services give a set of pods (chosen by label selector) one stable
@@ -44,12 +45,13 @@ func mustCIDR(s string) *net.IPNet {
 	return n
 }
 
-var servicesResource = &Resource{
-	GroupVersion: corev1.SchemeGroupVersion, Name: "services", Kind: "Service", Namespaced: true,
-	ShortNames: []string{"svc"}, Categories: []string{"all"}, Status: true,
-	New:     func() runtime.Object { return &corev1.Service{} },
-	NewList: func() runtime.Object { return &corev1.ServiceList{} },
-	Columns: []Column{{Name: "Type", Type: "string"}, {Name: "Cluster-IP", Type: "string"}, {Name: "External-IP", Type: "string"},
+var Services = &apiserver.Resource{
+	GroupVersion: v1, Name: "services", Kind: "Service", Namespaced: true,
+	ShortNames: []string{"svc"}, Categories: []string{"all"},
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource},
+	New:          func() runtime.Object { return &corev1.Service{} },
+	NewList:      func() runtime.Object { return &corev1.ServiceList{} },
+	Columns: []apiserver.Column{{Name: "Type", Type: "string"}, {Name: "Cluster-IP", Type: "string"}, {Name: "External-IP", Type: "string"},
 		{Name: "Port(s)", Type: "string"}, {Name: "Age", Type: "string"}, {Name: "Selector", Type: "string", Priority: 1}},
 	Row:     serviceRow,
 	Default: defaultService,
@@ -127,7 +129,7 @@ func defaultService(obj runtime.Object) {
 // address. That holds within one API server: kube-apiserver keeps an
 // allocation bitmap in etcd, which also covers several API servers
 // sharing an etcd (--etcd-servers); mkube does not.
-func allocateServiceAddresses(ctx context.Context, s *Server, obj, old runtime.Object) error {
+func allocateServiceAddresses(ctx context.Context, objs admission.Objects, obj, old runtime.Object) error {
 	svc := obj.(*corev1.Service)
 	if old != nil {
 		prev := old.(*corev1.Service)
@@ -138,7 +140,7 @@ func allocateServiceAddresses(ctx context.Context, s *Server, obj, old runtime.O
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return nil
 	}
-	usedIPs, usedPorts, err := s.serviceAddressesInUse(ctx, svc)
+	usedIPs, usedPorts, err := serviceAddressesInUse(ctx, objs, svc)
 	if err != nil {
 		return err
 	}
@@ -193,13 +195,13 @@ func allocateServiceAddresses(ctx context.Context, s *Server, obj, old runtime.O
 }
 
 // serviceAddressesInUse lists the ClusterIPs and NodePorts of every other Service.
-func (s *Server) serviceAddressesInUse(ctx context.Context, self *corev1.Service) (sets.Set[string], sets.Set[int32], error) {
+func serviceAddressesInUse(ctx context.Context, objs admission.Objects, self *corev1.Service) (sets.Set[string], sets.Set[int32], error) {
 	ips, ports := sets.New[string](), sets.New[int32]()
-	objs, _, err := s.storageOf(corev1.SchemeGroupVersion, "services").List(ctx, "", store.ListOptions{})
+	services, err := objs.List(ctx, v1.WithResource("services"), "")
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, o := range objs {
+	for _, o := range services {
 		svc := o.(*corev1.Service)
 		if svc.Namespace == self.Namespace && svc.Name == self.Name {
 			continue
@@ -267,30 +269,6 @@ func serviceRow(obj runtime.Object, now time.Time) []any {
 		sel = append(sel, k+"="+v)
 	}
 	sort.Strings(sel)
-	return []any{string(svc.Spec.Type), orNone(svc.Spec.ClusterIP), external, orNone(strings.Join(ports, ",")),
-		age(svc.CreationTimestamp, now), orNone(strings.Join(sel, ","))}
-}
-
-var endpointsResource = &Resource{
-	GroupVersion: corev1.SchemeGroupVersion, Name: "endpoints", Kind: "Endpoints", Namespaced: true,
-	ShortNames: []string{"ep"},
-	New:        func() runtime.Object { return &corev1.Endpoints{} },
-	NewList:    func() runtime.Object { return &corev1.EndpointsList{} },
-	Columns:    []Column{{Name: "Endpoints", Type: "string"}, {Name: "Age", Type: "string"}},
-	Row: func(obj runtime.Object, now time.Time) []any {
-		ep := obj.(*corev1.Endpoints)
-		var addrs []string
-		for _, sub := range ep.Subsets {
-			for _, a := range sub.Addresses {
-				for _, p := range sub.Ports {
-					addrs = append(addrs, fmt.Sprintf("%s:%d", a.IP, p.Port))
-				}
-			}
-		}
-		cell := strings.Join(addrs, ",")
-		if len(addrs) > 3 {
-			cell = strings.Join(addrs[:3], ",") + fmt.Sprintf(" + %d more...", len(addrs)-3)
-		}
-		return []any{orNone(cell), age(ep.CreationTimestamp, now)}
-	},
+	return []any{string(svc.Spec.Type), apiserver.OrNone(svc.Spec.ClusterIP), external, apiserver.OrNone(strings.Join(ports, ",")),
+		apiserver.Age(svc.CreationTimestamp, now), apiserver.OrNone(strings.Join(sel, ","))}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package apps_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/store"
 )
 
 func TestDeploymentStrategyValidation(t *testing.T) {
-	s := newTestServer(t)
+	s := testserver.StartServer(t)
 	const deploy = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"%s"},"spec":{%s"selector":{"matchLabels":{"app":"w"}},
 		"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
 	tests := []struct {
@@ -45,7 +46,7 @@ func TestDeploymentStrategyValidation(t *testing.T) {
 				Message string
 				Details *metav1.StatusDetails
 			}
-			code := s.do("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", fmt.Sprintf(deploy, fmt.Sprintf("d%d", i), tt.spec), &st)
+			code := s.Do("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", fmt.Sprintf(deploy, fmt.Sprintf("d%d", i), tt.spec), &st)
 			if tt.field == "" {
 				if code != http.StatusCreated {
 					t.Fatalf("status %d: %s", code, st.Message)
@@ -66,19 +67,19 @@ func TestDeploymentStrategyValidation(t *testing.T) {
 // etcd directly) must still take status updates: they do not validate the
 // spec again, or its controller could never report progress.
 func TestStatusUpdatesDoNotRevalidateTheStoredSpec(t *testing.T) {
-	s := newTestServer(t)
+	s := testserver.StartServer(t)
 	stored := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"legacy","namespace":"default","uid":"u1","creationTimestamp":"2026-01-01T00:00:00Z"},
 		"spec":{"replicas":1,"revisionHistoryLimit":-1,"selector":{"matchLabels":{"app":"w"}},"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}},
 		"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
-	if _, err := s.store.Create(context.Background(), store.Key("deployments", "default", "legacy"), []byte(stored)); err != nil {
+	if _, err := s.Store.Create(context.Background(), store.Key("deployments", "default", "legacy"), []byte(stored)); err != nil {
 		t.Fatal(err)
 	}
 	var out struct{ Message string }
-	code := s.do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy/status", "application/merge-patch+json", `{"status":{"observedGeneration":1}}`, &out)
+	code := s.Do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy/status", "application/merge-patch+json", `{"status":{"observedGeneration":1}}`, &out)
 	if code != http.StatusOK {
 		t.Fatalf("status update of a Deployment stored before validation: %d %s", code, out.Message)
 	}
-	if code := s.do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy", "application/merge-patch+json", `{"spec":{"replicas":2}}`, &out); code != http.StatusUnprocessableEntity {
+	if code := s.Do("PATCH", "/apis/apps/v1/namespaces/default/deployments/legacy", "application/merge-patch+json", `{"spec":{"replicas":2}}`, &out); code != http.StatusUnprocessableEntity {
 		t.Errorf("a spec update still has to pass validation: got %d", code)
 	}
 }

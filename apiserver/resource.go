@@ -9,11 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/mkube/mkube/apiserver/admission"
 )
 
 // Resource describes one kind the server stores. The handlers, the storage
 // and the watch cache are generic; everything that differs between kinds is
-// here, in the spirit of kube-apiserver's REST "strategies".
+// here, in the spirit of kube-apiserver's REST "strategies". Each kind's
+// Resource is declared in apiserver/registry/<group>/.
 type Resource struct {
 	GroupVersion schema.GroupVersion
 	Name         string // plural, lower case: the path segment and the etcd key segment
@@ -23,17 +26,13 @@ type Resource struct {
 	Categories   []string // "all" puts the kind in `kubectl get all`
 	// Verbs the resource supports, for discovery; nil means all eight.
 	Verbs []string
-	// Subresources beyond status and scale, each served by its own handler,
-	// listed here for discovery (e.g. pods/binding, pods/eviction).
+	// Subresources: status, scale, binding, eviction, log, finalize...
+	// Each brings its own handler; discovery and routing read this list.
 	Subresources []Subresource
 
 	// New returns an empty object; NewList an empty list of them.
 	New     func() runtime.Object
 	NewList func() runtime.Object
-
-	// Subresources the resource serves besides its main body.
-	Status bool // PUT/PATCH .../status writes only .status; the main PUT keeps it
-	Scale  bool // .../scale reads and writes spec.replicas as autoscaling/v1 Scale
 
 	// PrepareForCreate resets what a client may not set on create (usually
 	// the status). Optional.
@@ -42,6 +41,15 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks an object; old is nil on create. Optional.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// Admit runs on create and update (old nil on create) after the
+	// admission chain, for this kind's own rules that read other objects
+	// (a free ClusterIP). Optional.
+	Admit func(ctx context.Context, objs admission.Objects, obj, old runtime.Object) error
+	// SerializeWrites makes this server create and update objects of the
+	// kind one at a time, admission and write together: for an Admit that
+	// hands out from a shared pool (Service ClusterIPs and NodePorts), so
+	// that two requests at once cannot both take the same free address.
+	SerializeWrites bool
 	// StoredAs, for another version of a kind that already has storage,
 	// converts to and from the stored type (events.k8s.io/v1 Events are
 	// core/v1 Events in etcd). Optional: nil stores the type itself.
@@ -50,19 +58,17 @@ type Resource struct {
 	// its deletion must wait for something besides metadata.finalizers
 	// (a namespace waits for its contents to go). Optional.
 	BeginDelete func(obj runtime.Object) (wait bool)
-	// Admit runs on create and update (old nil on create) after defaulting,
-	// for rules that read other objects: a PriorityClass's value, a free
-	// ClusterIP. It is kube-apiserver's admission chain, one kind at a
-	// time. Optional.
-	Admit func(ctx context.Context, s *Server, obj, old runtime.Object) error
-	// SerializeWrites makes this server create and update objects of the
-	// kind one at a time, admission and write together: for an Admit that
-	// hands out from a shared pool (Service ClusterIPs and NodePorts), so
-	// that two requests at once cannot both take the same free address.
-	SerializeWrites bool
+	// GracePeriod decides whether a DELETE waits for somebody to finish the
+	// object (pods: the kubelet), and for how long. Optional: nil deletes at once.
+	GracePeriod func(obj runtime.Object, requested *int64) (seconds int64, graceful bool)
 	// Virtual resources are computed, never stored: a create returns
 	// Virtual's answer (e.g. SelfSubjectAccessReview). Optional.
-	Virtual func(ctx context.Context, s *Server, obj runtime.Object) (runtime.Object, error)
+	Virtual func(ctx context.Context, obj runtime.Object) (runtime.Object, error)
+	// Bootstrap lists the objects every cluster starts with (the built-in
+	// namespaces, the system PriorityClasses); Start creates those that
+	// are missing. Optional.
+	Bootstrap []runtime.Object
+
 	// Fields returns the values field selectors can match, beyond
 	// metadata.name and metadata.namespace, which every kind has. Optional.
 	Fields func(obj runtime.Object) fields.Set
@@ -70,9 +76,12 @@ type Resource struct {
 	// columns after Name, and the cells of one object. Nil means Name, Age.
 	Columns []Column
 	Row     func(obj runtime.Object, now time.Time) []any
-	// GracePeriod decides whether a DELETE waits for somebody to finish the
-	// object (pods: the kubelet), and for how long. Optional: nil deletes at once.
-	GracePeriod func(obj runtime.Object, requested *int64) (seconds int64, graceful bool)
+
+	// WriteStep and EventStep name the step of seed 000 that a write, or
+	// an etcd event, of this kind is (0: none), so the log reads like the
+	// tutorial. EventStep also gives the log line's attributes. Optional.
+	WriteStep func(info RequestInfo, obj runtime.Object) (step int, what string)
+	EventStep func(obj, prev runtime.Object) (step int, what string, attrs []any)
 }
 
 // Conversion maps a resource's type to the type it is stored as.
@@ -82,10 +91,14 @@ type Conversion struct {
 	ToStored, FromStored func(runtime.Object) runtime.Object
 }
 
-// Subresource describes, for discovery, a subresource with its own kind.
+// Subresource is a path below one object (pods/web/binding) with a handler
+// of its own. Group, Version and Kind name the body it takes and returns,
+// for discovery: empty means the resource's own (pods/status is a Pod).
 type Subresource struct {
-	Name, Group, Version, Kind string
-	Verbs                      []string
+	Name                 string
+	Group, Version, Kind string
+	Verbs                []string
+	Serve                func(q *Request)
 }
 
 // GroupResource names the resource in error messages ("deployments.apps").
@@ -93,8 +106,30 @@ func (r *Resource) GroupResource() schema.GroupResource {
 	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
 }
 
+// GroupVersionResource is the resource's full name, as admission sees it.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GroupVersion.WithResource(r.Name)
+}
+
 // GVK is the kind's full name, written into every object the server returns.
 func (r *Resource) GVK() schema.GroupVersionKind { return r.GroupVersion.WithKind(r.Kind) }
+
+// subresource finds a declared subresource by name.
+func (r *Resource) subresource(name string) (*Subresource, bool) {
+	for i := range r.Subresources {
+		if r.Subresources[i].Name == name {
+			return &r.Subresources[i], true
+		}
+	}
+	return nil, false
+}
+
+// hasStatus: the kind's .status belongs to its status subresource, so the
+// main PUT keeps the stored one.
+func (r *Resource) hasStatus() bool {
+	_, ok := r.subresource(statusName)
+	return ok
+}
 
 // Registry finds a Resource by group, version and plural name.
 type Registry struct {
@@ -105,7 +140,7 @@ type Registry struct {
 func NewRegistry(resources ...*Resource) *Registry {
 	reg := &Registry{byPath: map[schema.GroupVersionResource]*Resource{}}
 	for _, r := range resources {
-		reg.byPath[r.GroupVersion.WithResource(r.Name)] = r
+		reg.byPath[r.GroupVersionResource()] = r
 	}
 	return reg
 }
@@ -123,8 +158,7 @@ func (reg *Registry) All() []*Resource {
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].GroupVersion.WithResource(out[i].Name), out[j].GroupVersion.WithResource(out[j].Name)
-		return a.String() < b.String()
+		return out[i].GroupVersionResource().String() < out[j].GroupVersionResource().String()
 	})
 	return out
 }

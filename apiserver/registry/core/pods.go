@@ -1,46 +1,38 @@
-package apiserver
+package core
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 )
 
-var podsResource = &Resource{
-	GroupVersion: corev1.SchemeGroupVersion, Name: "pods", Kind: "Pod", Namespaced: true,
+// Pods are the unit everything else exists for (seed 000 §一): created by a
+// user or a controller, bound to a node by the scheduler (pods/binding),
+// run and reported on by that node's kubelet (pods/status), read through
+// pods/log and moved off a node through pods/eviction.
+var Pods = &apiserver.Resource{
+	GroupVersion: v1, Name: "pods", Kind: "Pod", Namespaced: true,
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
-	Subresources: []Subresource{{Name: "binding", Kind: "Binding", Verbs: []string{"create"}}, evictionSubresource, logSubresource},
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource},
 	New:          func() runtime.Object { return &corev1.Pod{} },
 	NewList:      func() runtime.Object { return &corev1.PodList{} },
-	Status:       true,
 	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)
 		// Step 3: a new pod is Pending until a kubelet reports otherwise.
 		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(pod)}
 	},
-	Default: func(obj runtime.Object) {
-		pod := obj.(*corev1.Pod)
-		defaultPodSpec(&pod.Spec)
-		defaultTolerations(&pod.Spec)
-		if pod.Spec.ServiceAccountName == "" {
-			pod.Spec.ServiceAccountName = "default"
-		}
-		pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
-	},
-	Admit: func(ctx context.Context, s *Server, obj, old runtime.Object) error {
-		if old != nil {
-			return nil // priority is fixed at creation
-		}
-		return admitPodPriority(ctx, s, obj.(*corev1.Pod))
-	},
+	Default: func(obj runtime.Object) { DefaultPodSpec(&obj.(*corev1.Pod).Spec) },
 	Validate: func(obj, old runtime.Object) field.ErrorList {
 		pod := obj.(*corev1.Pod)
-		errs := validatePodSpec(&pod.Spec, field.NewPath("spec"))
+		errs := ValidatePodSpec(&pod.Spec, field.NewPath("spec"))
 		if old != nil {
 			errs = append(errs, validatePodSpecUpdate(&pod.Spec, &old.(*corev1.Pod).Spec)...)
 		}
@@ -59,6 +51,44 @@ var podsResource = &Resource{
 		}
 	},
 	GracePeriod: podGracePeriod,
+	WriteStep:   podWriteStep,
+	EventStep:   podEventStep,
+}
+
+// podWriteStep: the pod writes of seed 000's flow, as the API server
+// stores them.
+func podWriteStep(info apiserver.RequestInfo, obj runtime.Object) (int, string) {
+	pod := obj.(*corev1.Pod)
+	switch {
+	case info.Verb == "create" && info.Subresource == "" && metav1.GetControllerOf(pod) != nil:
+		return seedstep.ControllerPodStored, "stored the pod a controller created in etcd"
+	case info.Verb == "create" && info.Subresource == "":
+		return seedstep.StoredAndAcknowledged, "stored the new pod in etcd and acknowledged the client"
+	case info.Subresource == bindingSubresource.Name:
+		return seedstep.BindingStored, "stored the scheduler's binding: pod.spec.nodeName is set"
+	case info.Subresource == apiserver.StatusSubresource.Name:
+		return seedstep.PodStatusStored, "stored the pod status the kubelet reported"
+	}
+	return 0, ""
+}
+
+// podEventStep: etcd reporting a new pod (step 4, or step 8 when a
+// controller made it) or its binding to a node (step 11).
+func podEventStep(obj, prev runtime.Object) (int, string, []any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok { // a deletion
+		return 0, "", nil
+	}
+	before, _ := prev.(*corev1.Pod)
+	switch {
+	case prev == nil && metav1.GetControllerOf(pod) != nil:
+		return seedstep.EtcdReportsControllerPod, "etcd reported a pod a controller created", []any{"pod", client.KeyOf(pod)}
+	case prev == nil:
+		return seedstep.EtcdReportsCreate, "etcd reported a new pod", []any{"pod", client.KeyOf(pod)}
+	case before != nil && before.Spec.NodeName == "" && pod.Spec.NodeName != "":
+		return seedstep.EtcdReportsBinding, "etcd reported the pod's binding", []any{"pod", client.KeyOf(pod), "node", pod.Spec.NodeName}
+	}
+	return 0, "", nil
 }
 
 // podGracePeriod is Kubernetes' graceful pod deletion: a pod running on a

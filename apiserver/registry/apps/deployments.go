@@ -1,35 +1,83 @@
-package apiserver
+package apps
 
 import (
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry/core"
 )
 
-// validateWorkload checks what ReplicaSets and Deployments share: replicas,
-// a selector that matches the template, an immutable selector (apps/v1), and
-// a pod template that is a valid, always-restarting pod.
-// oldSel is nil on create.
-func validateWorkload(replicas *int32, sel, oldSel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec) field.ErrorList {
-	spec := field.NewPath("spec")
-	errs := validateReplicas(replicas, spec.Child("replicas"))
-	errs = append(errs, validateSelector(sel, tmpl.Labels, spec)...)
-	if oldSel != nil && !equality.Semantic.DeepEqual(oldSel, sel) {
-		errs = append(errs, field.Invalid(spec.Child("selector"), sel, "field is immutable"))
+// Deployments keep one ReplicaSet per pod template and roll from the old
+// to the new one (seed 003, rolling updates); the deployment controller
+// does the work.
+var Deployments = &apiserver.Resource{
+	GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,
+	ShortNames: []string{"deploy"}, Categories: []string{"all"}, Columns: deploymentColumns, Row: deploymentRow,
+	Subresources:     []apiserver.Subresource{apiserver.StatusSubresource, apiserver.ScaleSubresource},
+	New:              func() runtime.Object { return &appsv1.Deployment{} },
+	NewList:          func() runtime.Object { return &appsv1.DeploymentList{} },
+	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
+	Default:          func(obj runtime.Object) { defaultDeployment(obj.(*appsv1.Deployment)) },
+	Validate: func(obj, old runtime.Object) field.ErrorList {
+		d := obj.(*appsv1.Deployment)
+		var oldSel *metav1.LabelSelector
+		if old != nil {
+			oldSel = old.(*appsv1.Deployment).Spec.Selector
+		}
+		return append(core.ValidateWorkload(d.Spec.Replicas, d.Spec.Selector, oldSel, &d.Spec.Template), validateDeploymentStrategy(&d.Spec)...)
+	},
+	WriteStep: core.WorkloadWriteStep,
+}
+
+var deploymentColumns = append([]apiserver.Column{
+	{Name: "Ready", Type: "string"}, {Name: "Up-to-date", Type: "integer"}, {Name: "Available", Type: "integer"},
+	{Name: "Age", Type: "string"},
+}, core.WorkloadWideColumns...)
+
+func deploymentRow(obj runtime.Object, now time.Time) []any {
+	d := obj.(*appsv1.Deployment)
+	names, images := core.ContainersAndImages(&d.Spec.Template.Spec)
+	return []any{fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, *d.Spec.Replicas), int64(d.Status.UpdatedReplicas),
+		int64(d.Status.AvailableReplicas), apiserver.Age(d.CreationTimestamp, now), names, images, core.SelectorString(d.Spec.Selector)}
+}
+
+// defaultDeployment is Kubernetes' apps/v1 defaulting.
+func defaultDeployment(d *appsv1.Deployment) {
+	defaultReplicas(&d.Spec.Replicas)
+	core.DefaultPodSpec(&d.Spec.Template.Spec)
+	s := &d.Spec.Strategy
+	if s.Type == "" {
+		s.Type = appsv1.RollingUpdateDeploymentStrategyType
 	}
-	errs = append(errs, validatePodSpec(&tmpl.Spec, spec.Child("template", "spec"))...)
-	if tmpl.Spec.RestartPolicy != corev1.RestartPolicyAlways {
-		errs = append(errs, field.NotSupported(spec.Child("template", "spec", "restartPolicy"), tmpl.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
+	if s.Type == appsv1.RollingUpdateDeploymentStrategyType {
+		if s.RollingUpdate == nil {
+			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
+		}
+		quarter := intstr.FromString("25%")
+		if s.RollingUpdate.MaxUnavailable == nil {
+			s.RollingUpdate.MaxUnavailable = &quarter
+		}
+		if s.RollingUpdate.MaxSurge == nil {
+			s.RollingUpdate.MaxSurge = &quarter
+		}
 	}
-	return errs
+	if d.Spec.RevisionHistoryLimit == nil {
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	}
+	if d.Spec.ProgressDeadlineSeconds == nil {
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	}
 }
 
 // validateDeploymentStrategy checks a Deployment's strategy and deadline
@@ -99,5 +147,3 @@ func intOrPercent(v *intstr.IntOrString, path *field.Path, capped bool) (int, fi
 	}
 	return int(v.IntVal), nonNegative(int64(v.IntVal), path)
 }
-
-func int32String(i int32) string { return fmt.Sprint(i) }

@@ -1,4 +1,4 @@
-package apiserver
+package core
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/mkube/mkube/apiserver"
 )
 
 // GET pods/<name>/log (`kubectl logs`): the API server does not have the
@@ -20,37 +22,33 @@ import (
 // dials its kubelet at the address and port the node reports, and streams
 // the answer through (kube-apiserver does the same, over TLS).
 
-var logSubresource = Subresource{Name: "log", Kind: "Pod", Verbs: []string{"get"}}
+var logSubresource = apiserver.Subresource{Name: "log", Kind: "Pod", Verbs: []string{"get"}, Serve: servePodLog}
 
 // kubeletAddressTypes is kube-apiserver's default
 // --kubelet-preferred-address-types: the first that answers wins.
 var kubeletAddressTypes = []corev1.NodeAddressType{corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeInternalIP, corev1.NodeExternalDNS, corev1.NodeExternalIP}
 
-func (s *Server) servePodLog(q *request) {
-	if q.info.Verb != "get" {
-		writeError(q.w, apierrors.NewMethodNotSupported(podsResource.GroupResource(), q.info.Verb))
-		return
-	}
-	ctx := q.r.Context()
-	obj, err := q.st.Get(ctx, q.info.Namespace, q.info.Name)
+func servePodLog(q *apiserver.Request) {
+	ctx := q.Context()
+	obj, err := q.Storage.Get(ctx, q.Info.Namespace, q.Info.Name)
 	if err != nil {
-		writeError(q.w, err)
+		q.Fail(err)
 		return
 	}
 	pod := obj.(*corev1.Pod)
-	query := q.r.URL.Query()
+	query := q.R.URL.Query()
 	container, err := logContainer(pod, query.Get("container"))
 	if err != nil {
-		writeError(q.w, err)
+		q.Fail(err)
 		return
 	}
 	if pod.Spec.NodeName == "" {
-		writeError(q.w, badRequest("pod %s does not have a host assigned", pod.Name))
+		q.Fail(apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name)))
 		return
 	}
-	nodeObj, err := s.storages[nodesResource].Get(ctx, "", pod.Spec.NodeName)
+	nodeObj, err := q.StorageFor(Nodes.GroupVersionResource()).Get(ctx, "", pod.Spec.NodeName)
 	if err != nil {
-		writeError(q.w, err)
+		q.Fail(err)
 		return
 	}
 	node := nodeObj.(*corev1.Node)
@@ -63,18 +61,18 @@ func (s *Server) servePodLog(q *request) {
 	path := fmt.Sprintf("/containerLogs/%s/%s/%s?%s", pod.Namespace, pod.Name, container, forward.Encode())
 	resp, err := dialKubelet(ctx, node, path)
 	if err != nil {
-		writeError(q.w, apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
+		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		writeError(q.w, apierrors.NewGenericServerResponse(resp.StatusCode, "get", podsResource.GroupResource(), pod.Name, strings.TrimSpace(string(msg)), 0, false))
+		q.Fail(apierrors.NewGenericServerResponse(resp.StatusCode, "get", q.Storage.Resource().GroupResource(), pod.Name, strings.TrimSpace(string(msg)), 0, false))
 		return
 	}
-	q.w.Header().Set("Content-Type", "text/plain")
-	q.w.WriteHeader(http.StatusOK)
-	streamFlushing(q.w, resp.Body)
+	q.W.Header().Set("Content-Type", "text/plain")
+	q.W.WriteHeader(http.StatusOK)
+	streamFlushing(q.W, resp.Body)
 }
 
 // logContainer picks the container: the one named, or the only one.
@@ -87,12 +85,12 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 		}
 	}
 	if name != "" {
-		return "", badRequest("container %s is not valid for pod %s", name, pod.Name)
+		return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 	}
 	if len(pod.Spec.Containers) == 1 {
 		return pod.Spec.Containers[0].Name, nil
 	}
-	return "", badRequest("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " "))
+	return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " ")))
 }
 
 // dialKubelet tries the node's addresses in the preferred order.

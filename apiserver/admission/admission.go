@@ -1,0 +1,129 @@
+// Package admission is mkube's admission chain, after kube-apiserver's:
+// named plugins that see every write after decoding and defaulting and
+// before validation, may change the object, and may refuse the write.
+//
+// The plugins mkube has, one file each, run in the order of Plugins below,
+// which is kube-apiserver's recommended order. --enable-admission-plugins
+// and --disable-admission-plugins choose among them, as in kube-apiserver.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Operation is the kind of write admission is asked about.
+type Operation string
+
+const (
+	Create Operation = "CREATE"
+	Update Operation = "UPDATE"
+)
+
+// Attributes describe one write.
+type Attributes struct {
+	Operation   Operation
+	Resource    schema.GroupVersionResource
+	Subresource string // "" for the object itself, "status" for its status...
+	Namespace   string
+	Object      runtime.Object // the object about to be stored; a plugin may change it
+	OldObject   runtime.Object // the stored object; nil on create
+}
+
+// Objects reads what is stored, for a plugin that judges a write by other
+// objects (the namespace it goes into, the PriorityClass it names). It is
+// all of the API server a plugin gets.
+type Objects interface {
+	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error)
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, error)
+}
+
+// Plugin is one admission plugin.
+type Plugin struct {
+	Name  string
+	Admit func(ctx context.Context, a *Attributes, objs Objects) error
+}
+
+// Plugins is every plugin mkube has, in the order they run: the one place
+// the order is stated. All are on by default, as in kube-apiserver.
+var Plugins = []Plugin{
+	NamespaceLifecycle,
+	ServiceAccount,
+	Priority,
+	DefaultTolerationSeconds,
+}
+
+// Chain is the enabled plugins, in order.
+type Chain struct{ plugins []Plugin }
+
+// NewChain enables the default plugins plus enable, minus disable; a name
+// mkube does not know is an error, so a typo in a flag stops the start.
+func NewChain(enable, disable []string) (*Chain, error) {
+	known := map[string]bool{}
+	for _, p := range Plugins {
+		known[p.Name] = true
+	}
+	for _, name := range slices.Concat(enable, disable) {
+		if !known[name] {
+			return nil, fmt.Errorf("admission plugin %q is unknown; mkube has %s", name, strings.Join(Names(Plugins), ", "))
+		}
+	}
+	c := &Chain{}
+	for _, p := range Plugins {
+		if !slices.Contains(disable, p.Name) {
+			c.plugins = append(c.plugins, p)
+		}
+	}
+	return c, nil
+}
+
+// DefaultChain is every plugin.
+func DefaultChain() *Chain { return &Chain{plugins: Plugins} }
+
+// Enabled names the plugins that run, in order.
+func (c *Chain) Enabled() []string { return Names(c.plugins) }
+
+// Admit runs the plugins in order; the first refusal ends the write.
+func (c *Chain) Admit(ctx context.Context, a *Attributes, objs Objects) error {
+	for _, p := range c.plugins {
+		if err := p.Admit(ctx, a, objs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Names lists the plugins' names.
+func Names(plugins []Plugin) []string {
+	out := make([]string, len(plugins))
+	for i, p := range plugins {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// ParseList reads a flag's comma-separated plugin names.
+func ParseList(s string) []string {
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+var (
+	pods            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	namespaces      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	priorityClasses = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+)
+
+// isPodWrite: the plugins about pods look at the pod itself, not at its
+// status or binding.
+func isPodWrite(a *Attributes) bool { return a.Resource == pods && a.Subresource == "" }

@@ -1,0 +1,39 @@
+// Package registry is the list of every kind mkube serves. Each kind is
+// declared in the folder of its API group (registry/core, registry/apps,
+// ...); adding one is a file there and a line here.
+package registry
+
+import (
+	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry/apps"
+	"github.com/mkube/mkube/apiserver/registry/authorization"
+	"github.com/mkube/mkube/apiserver/registry/coordination"
+	"github.com/mkube/mkube/apiserver/registry/core"
+	"github.com/mkube/mkube/apiserver/registry/events"
+	"github.com/mkube/mkube/apiserver/registry/policy"
+	"github.com/mkube/mkube/apiserver/registry/scheduling"
+)
+
+// Resources is every kind, one line each.
+var Resources = []*apiserver.Resource{
+	core.Pods,
+	core.Nodes,
+	core.Namespaces,
+	core.Events,
+	core.ConfigMaps,
+	core.Secrets,
+	core.Services,
+	core.Endpoints,
+	core.ServiceAccounts,
+	core.ReplicationControllers,
+	apps.ReplicaSets,
+	apps.Deployments,
+	coordination.Leases,
+	scheduling.PriorityClasses,
+	policy.PodDisruptionBudgets,
+	authorization.SelfSubjectAccessReviews,
+	events.Events,
+}
+
+// New is a registry of every kind, for apiserver.Config.
+func New() *apiserver.Registry { return apiserver.NewRegistry(Resources...) }
