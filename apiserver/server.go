@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/client"
@@ -36,7 +37,9 @@ type Config struct {
 	// ProgressInterval is how often etcd is asked for progress, so idle
 	// watch caches (and so bookmarks) follow the global revision.
 	ProgressInterval time.Duration
-	Now              func() time.Time
+	// Clock is the server's time: creation and deletion timestamps, table
+	// ages, watch bookmarks, progress requests. Nil is the real clock.
+	Clock clock.WithTicker
 	// Profiling serves Go's profiles at /debug/pprof/, as kube-apiserver's
 	// --profiling does: `go tool pprof http://HOST:8080/debug/pprof/profile`.
 	Profiling bool
@@ -50,6 +53,7 @@ type Server struct {
 	caches   map[*Resource]*watchCache
 	log      *slog.Logger
 	now      func() time.Time
+	clock    clock.WithTicker
 	cfg      Config
 	handler  http.Handler
 
@@ -77,16 +81,16 @@ func New(cfg Config) *Server {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = 5 * time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
-	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, now: cfg.Now, cfg: cfg,
+	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, now: cfg.Clock.Now, clock: cfg.Clock, cfg: cfg,
 		storages: map[*Resource]*Storage{}, caches: map[*Resource]*watchCache{},
 		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
 	for _, res := range cfg.Registry.All() {
-		st := &Storage{res: res, store: cfg.Store, now: cfg.Now, admission: cfg.Admission, objects: objects{s}}
+		st := &Storage{res: res, store: cfg.Store, now: cfg.Clock.Now, admission: cfg.Admission, objects: objects{s}}
 		s.storages[res] = st
-		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log)
+		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log, cfg.Clock)
 	}
 	s.handler = s.routes()
 	return s
@@ -113,13 +117,13 @@ func (s *Server) Start(ctx context.Context) error {
 		s.log.Debug("watch cache started", "resource", res.Name)
 	}
 	go func() { // owner: the server; stops with ctx
-		t := time.NewTicker(s.cfg.ProgressInterval)
+		t := s.clock.NewTicker(s.cfg.ProgressInterval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-t.C():
 				if err := s.store.RequestProgress(ctx); err != nil && ctx.Err() == nil {
 					s.log.Debug("etcd progress request failed", "err", err)
 				}

@@ -13,8 +13,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -381,6 +383,26 @@ func TestWatchListEndsInitialEventsWithABookmark(t *testing.T) {
 	ann := ev["object"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
 	if ev["type"] != "BOOKMARK" || ann[metav1.InitialEventsAnnotationKey] != "true" {
 		t.Fatalf("got %v", ev)
+	}
+}
+
+// Bookmarks come on the server's clock: an idle watch that asked for them
+// gets one each bookmark interval (10 s), with the revision it is up to.
+func TestAnIdleWatchGetsABookmarkEachInterval(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := &testServer{testserver.StartServer(t, func(c *apiserver.Config) { c.Clock = clk }), t}
+	s.createPod("a", "web")
+	var list corev1.PodList
+	s.Do("GET", "/api/v1/namespaces/default/pods", "", "", &list)
+	before := clk.Waiters() // the server's progress ticker
+	ch := s.watch(context.Background(), "resourceVersion="+list.ResourceVersion+"&allowWatchBookmarks=true")
+	testserver.Eventually(t, "the watch waits on the clock", func() (bool, string) {
+		return clk.Waiters() > before, fmt.Sprint(clk.Waiters(), " waiters")
+	})
+	clk.Step(10 * time.Second)
+	typ, _, rv := nextEvent(t, ch)
+	if typ != "BOOKMARK" || rv != list.ResourceVersion {
+		t.Fatalf("got %s at %s, want a BOOKMARK at %s", typ, rv, list.ResourceVersion)
 	}
 }
 

@@ -94,7 +94,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 	flush()
 
 	src := s.sourceFor(ctx, st, fromRev)
-	bookmarks := time.NewTicker(bookmarkInterval)
+	bookmarks := s.clock.NewTicker(bookmarkInterval)
 	defer bookmarks.Stop()
 	for {
 		evs, wait, rev, err := src.poll()
@@ -120,7 +120,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 		case <-ctx.Done():
 			return
 		case <-wait:
-		case <-bookmarks.C:
+		case <-bookmarks.C():
 			if req.allowBookmarks && rev > 0 {
 				out.bookmark(rev, false)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/store"
@@ -63,6 +64,7 @@ func (s *Storage) decodeEvent(ev store.Event) (*watchEvent, error) {
 type watchCache struct {
 	storage *Storage
 	log     *slog.Logger
+	clock   clock.Clock // how long to wait before etcd is tried again
 
 	// mu: the run loop writes; the many watchers read at once.
 	mu   sync.RWMutex
@@ -77,8 +79,8 @@ type watchCache struct {
 	changed chan struct{}
 }
 
-func newWatchCache(s *Storage, size int, log *slog.Logger) *watchCache {
-	return &watchCache{storage: s, log: log, ring: make([]*watchEvent, size), changed: make(chan struct{})}
+func newWatchCache(s *Storage, size int, log *slog.Logger, clk clock.Clock) *watchCache {
+	return &watchCache{storage: s, log: log, clock: clk, ring: make([]*watchEvent, size), changed: make(chan struct{})}
 }
 
 // run keeps the cache fed from etcd until ctx ends. If the etcd watch fails
@@ -90,7 +92,7 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 		rev, err := prefix.Revision(ctx)
 		if err != nil {
 			c.log.Warn("watch cache: read revision", "resource", c.storage.res.Name, "err", err)
-			sleep(ctx, time.Second)
+			c.sleep(ctx, time.Second)
 			continue
 		}
 		c.reset(rev)
@@ -116,7 +118,7 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 		cancel()
 		if err := errf(); err != nil {
 			c.log.Warn("watch cache: etcd watch ended, restarting", "resource", c.storage.res.Name, "err", err)
-			sleep(ctx, time.Second)
+			c.sleep(ctx, time.Second)
 		}
 	}
 }
@@ -134,10 +136,11 @@ func (c *watchCache) logEvent(ev *watchEvent) {
 	c.log.Debug("etcd event", "resource", c.storage.res.Name, "type", ev.typ, "rv", ev.rev)
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits before etcd is tried again.
+func (c *watchCache) sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
-	case <-time.After(d):
+	case <-c.clock.After(d):
 	}
 }
 

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"log/slog"
 	"testing"
+
+	"k8s.io/utils/clock"
 )
 
 func revs(evs []*watchEvent) []int64 {
@@ -17,7 +19,7 @@ func revs(evs []*watchEvent) []int64 {
 // list's revision must not then receive the events up to it that the
 // cache had not seen yet: the client would go back in time.
 func TestAWatchFromARevisionAheadOfTheCacheSkipsWhatItAlreadyHas(t *testing.T) {
-	c := newWatchCache(nil, 16, slog.New(slog.DiscardHandler))
+	c := newWatchCache(nil, 16, slog.New(slog.DiscardHandler), clock.RealClock{})
 	c.reset(4)
 	c.append(&watchEvent{rev: 5})
 	seq, ok := c.start(7) // the client listed at 7; the cache is at 5
@@ -38,7 +40,7 @@ func TestAWatchFromARevisionAheadOfTheCacheSkipsWhatItAlreadyHas(t *testing.T) {
 // short, the wait channel is ready at once so the rest follows without a
 // new event.
 func TestABatchCutShortDoesNotWaitForTheNextEvent(t *testing.T) {
-	c := newWatchCache(nil, 2*maxBatch, slog.New(slog.DiscardHandler))
+	c := newWatchCache(nil, 2*maxBatch, slog.New(slog.DiscardHandler), clock.RealClock{})
 	c.reset(0)
 	for r := int64(1); r <= maxBatch+10; r++ {
 		c.append(&watchEvent{rev: r})

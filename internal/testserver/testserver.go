@@ -33,8 +33,9 @@ type Server struct {
 	Store *store.Store
 }
 
-// StartServer runs an API server with every kind until the test ends.
-func StartServer(t testing.TB) *Server {
+// StartServer runs an API server with every kind until the test ends;
+// configure, if given, changes its Config first (a fake clock, say).
+func StartServer(t testing.TB, configure ...func(*apiserver.Config)) *Server {
 	t.Helper()
 	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
 	if err != nil {
@@ -43,7 +44,11 @@ func StartServer(t testing.TB) *Server {
 	t.Cleanup(e.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	st := store.New(e.Client)
-	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Log: slog.New(slog.DiscardHandler)})
+	cfg := apiserver.Config{Store: st, Registry: registry.New(), Log: slog.New(slog.DiscardHandler)}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	srv := apiserver.New(cfg)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
 		t.Fatal(err)
