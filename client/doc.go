@@ -15,6 +15,9 @@
 //     and if the server no longer has that history (410 Gone) it lists
 //     again and tells its handlers what changed meanwhile.
 //
+// SharedInformers hands out one Informer per resource for a whole process,
+// so the controllers that all watch pods share one list-watch and cache.
+//
 // Package client/workqueue holds the rate-limited queue controllers feed
 // from these handlers.
 package client

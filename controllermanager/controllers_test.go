@@ -18,6 +18,10 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -29,7 +33,8 @@ func startControllers(t *testing.T) *client.Client {
 	c := client.New(testserver.Start(t), "controllers-test")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	testserver.Run(t, func(ctx context.Context) {
-		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2, TaintEvictionWorkers: 1})
+		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
+			GarbageCollector: garbagecollector.Options{Workers: 2}, TaintEviction: tainteviction.Options{Workers: 1}})
 	})
 	return c
 }

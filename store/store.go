@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/utils/clock"
 )
 
 // Sentinel errors; the API server maps them to Kubernetes Status reasons.
@@ -25,10 +26,17 @@ type KV struct {
 // Store reads and writes values in etcd with optimistic concurrency.
 type Store struct {
 	client *clientv3.Client
+	clock  clock.Clock // paces the compactor; WithClock injects a fake one
 }
 
 // New wraps an etcd client (embedded or external).
-func New(client *clientv3.Client) *Store { return &Store{client: client} }
+func New(client *clientv3.Client, opts ...Option) *Store {
+	s := &Store{client: client, clock: clock.RealClock{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Client exposes the raw etcd client, for health checks.
 func (s *Store) Client() *clientv3.Client { return s.client }

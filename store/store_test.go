@@ -7,18 +7,20 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/mkube/mkube/store"
 )
 
 // newStore starts a private embedded etcd for one test.
-func newStore(t testing.TB) *store.Store {
+func newStore(t testing.TB, opts ...store.Option) *store.Store {
 	t.Helper()
 	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	return store.New(e.Client)
+	return store.New(e.Client, opts...)
 }
 
 func TestCreateGetUpdateDelete(t *testing.T) {
@@ -162,25 +164,65 @@ func TestWatchFromACompactedRevisionFails(t *testing.T) {
 
 func TestCompactorCompactsToThePreviousTicksRevision(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s := newStore(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := newStore(t, store.WithClock(clk))
 	key := store.Key("pods", "default", "web")
-	rev, _ := s.Create(ctx, key, []byte("a"))
-	go s.RunCompactor(ctx, 50*time.Millisecond, discard(), nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		rev, _ = s.Update(ctx, key, []byte(time.Now().String()), rev)
-		// A watch from revision 1 works until the compactor runs twice.
-		wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		events, errf := s.Watch(wctx, store.Prefix("pods", ""), 1)
-		for range events {
-		}
-		wcancel()
-		if _, ok := errf().(*store.CompactedError); ok {
-			return
+	first, _ := s.Create(ctx, key, []byte("a"))
+	compactedc := make(chan int64, 1) // compactor → test: each revision compacted to
+	donec := make(chan struct{})      // closed when the compactor returns
+	go func() {
+		defer close(donec)
+		s.RunCompactor(ctx, time.Minute, discard(), func(rev int64) { compactedc <- rev })
+	}()
+	defer func() { cancel(); <-donec }() // before the cleanup closes etcd
+
+	// The compactor is idle when it waits on the clock for its next tick:
+	// only then has it finished the previous one.
+	idle := func() {
+		t.Helper()
+		poll := time.NewTicker(time.Millisecond) // polling a condition, not waiting for time to pass
+		defer poll.Stop()
+		deadline := time.After(5 * time.Second)
+		for !clk.HasWaiters() {
+			select {
+			case <-poll.C:
+			case <-deadline:
+				t.Fatal("the compactor never waited for its next tick")
+			}
 		}
 	}
-	t.Fatal("history was never compacted")
+	idle()
+	clk.Step(time.Minute) // first tick: notes the revision, first
+	idle()
+	second, _ := s.Update(ctx, key, []byte("b"), first)
+	select {
+	case rev := <-compactedc:
+		t.Fatalf("compacted to %d on the first tick: a watcher would have had no interval to resume", rev)
+	default:
+	}
+	clk.Step(time.Minute) // second tick: compacts to what the first one saw
+	select {
+	case rev := <-compactedc:
+		if rev != first {
+			t.Fatalf("compacted to %d, want %d: the previous tick's revision, not the current %d", rev, first, second)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second tick did not compact")
+	}
+
+	events, errf := s.Watch(ctx, store.Prefix("pods", ""), 0)
+	for range events {
+	}
+	var ce *store.CompactedError
+	if err := errf(); !errors.As(err, &ce) || ce.Compacted != first {
+		t.Fatalf("a watch from before the compaction got %v, want CompactedError at %d", err, first)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	events, _ = s.Watch(wctx, store.Prefix("pods", ""), first)
+	if ev := next(t, events); ev.Rev != second {
+		t.Fatalf("a watch after the compacted revision got %+v, want the update at %d", ev, second)
+	}
 }
 
 func next(t *testing.T, events <-chan store.Event) store.Event {

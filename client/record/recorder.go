@@ -7,12 +7,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 )
@@ -28,12 +28,26 @@ type Recorder struct {
 	component string // source.component, e.g. "default-scheduler"
 	host      string // source.host, e.g. the kubelet's node
 	log       *slog.Logger
+	clock     clock.PassiveClock // stamps firstTimestamp and lastTimestamp
 	events    chan *corev1.Event // sent by Event, drained by Run
 }
 
-// New returns a recorder; call Run to start sending.
+// New returns a recorder on the real clock; call Run to start sending.
 func New(c *client.Client, component, host string, log *slog.Logger) *Recorder {
-	return &Recorder{client: c, component: component, host: host, log: log, events: make(chan *corev1.Event, queueSize)}
+	return &Recorder{client: c, component: component, host: host, log: log, clock: clock.RealClock{},
+		events: make(chan *corev1.Event, queueSize)}
+}
+
+// WithClock returns a recorder that stamps its events with clk's time and
+// shares r's queue, like WithComponent: so that a component running on an
+// injected clock (a fake one in tests) dates its events by that clock too.
+// An event is named after its object and the time in nanoseconds, as in
+// Kubernetes, so two events of one object at the same instant of a clock
+// that does not move share a name, and the API server keeps the first.
+func (r *Recorder) WithClock(clk clock.PassiveClock) *Recorder {
+	c := *r
+	c.clock = clk
+	return &c
 }
 
 // WithComponent returns a recorder that signs its events as component
@@ -54,7 +68,7 @@ func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt strin
 		return
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
-	now := metav1.NewTime(time.Now())
+	now := metav1.NewTime(r.clock.Now())
 	ns := m.GetNamespace()
 	if ns == "" {
 		ns = metav1.NamespaceDefault // events about nodes live in "default", as in Kubernetes

@@ -11,16 +11,20 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
+	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/logging"
 )
 
 func main() {
 	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
-	rsWorkers := flag.Int("replicaset-workers", 5, "concurrent ReplicaSet syncs")
-	deployWorkers := flag.Int("deployment-workers", 5, "concurrent Deployment syncs")
-	gcWorkers := flag.Int("gc-workers", 20, "concurrent garbage collector syncs")
-	taintWorkers := flag.Int("taint-eviction-workers", 8, "concurrent taint eviction syncs")
+	rsWorkers := flag.Int("replicaset-workers", replicaset.DefaultWorkers, "concurrent ReplicaSet syncs")
+	deployWorkers := flag.Int("deployment-workers", deployment.DefaultWorkers, "concurrent Deployment syncs")
+	gcWorkers := flag.Int("gc-workers", garbagecollector.DefaultWorkers, "concurrent garbage collector syncs")
+	taintWorkers := flag.Int("taint-eviction-workers", tainteviction.DefaultWorkers, "concurrent taint eviction syncs")
 	d := nodelifecycle.DefaultOptions
 	monitorPeriod := flag.Duration("node-monitor-period", d.MonitorPeriod, "how often the node lifecycle controller checks node health")
 	monitorGrace := flag.Duration("node-monitor-grace-period", d.MonitorGracePeriod, "how long a node's kubelet may be silent before its conditions become Unknown and it is tainted unreachable")
@@ -36,8 +40,15 @@ func main() {
 		log.Error("api server unreachable", "err", err)
 		os.Exit(1)
 	}
+	// -replicaset-workers serves ReplicationControllers too, as it always
+	// has: they are the same controller. The controllers without a flag
+	// run their Kubernetes defaults.
 	controllermanager.Run(ctx, c, log, controllermanager.Options{
-		ReplicaSetWorkers: *rsWorkers, DeploymentWorkers: *deployWorkers, GCWorkers: *gcWorkers,
-		TaintEvictionWorkers: *taintWorkers,
-		NodeLifecycle:        nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace}})
+		ReplicaSet:            replicaset.Options{Workers: *rsWorkers},
+		ReplicationController: replicaset.Options{Workers: *rsWorkers},
+		Deployment:            deployment.Options{Workers: *deployWorkers},
+		GarbageCollector:      garbagecollector.Options{Workers: *gcWorkers},
+		TaintEviction:         tainteviction.Options{Workers: *taintWorkers},
+		NodeLifecycle:         nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace},
+	})
 }

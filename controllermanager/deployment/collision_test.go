@@ -13,6 +13,8 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -48,7 +50,8 @@ func TestANameTakenByAnotherReplicaSetBumpsCollisionCount(t *testing.T) {
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	testserver.Run(t, func(ctx context.Context) {
-		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 1, DeploymentWorkers: 1, GCWorkers: 1})
+		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 1}, Deployment: deployment.Options{Workers: 1},
+			GarbageCollector: garbagecollector.Options{Workers: 1}})
 	})
 	testserver.Eventually(t, "the Deployment gets its own ReplicaSet under a salted name", func() (bool, string) {
 		var got appsv1.Deployment

@@ -39,6 +39,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // Annotations and the label Kubernetes' Deployment controller writes;
@@ -50,21 +51,31 @@ const (
 	maxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
 )
 
+// DefaultWorkers is kube-controller-manager's --concurrent-deployment-syncs.
+const DefaultWorkers = 5
+
+// Options tune the controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
+
 // Controller reconciles Deployments into ReplicaSets.
 type Controller struct {
-	client *client.Client
-	deploy *client.Informer
-	rsets  *client.Informer
-	queue  *workqueue.Queue[string] // Deployment keys
-	rec    *record.Recorder
-	log    *slog.Logger
-	clock  clock.Clock // "now" for condition times and the progress deadline
+	client  *client.Client
+	deploy  *client.Informer
+	rsets   *client.Informer
+	queue   *workqueue.Queue[string] // Deployment keys
+	workers int
+	rec     *record.Recorder
+	log     *slog.Logger
+	clock   clock.PassiveClock // "now" for condition times and the progress deadline
 }
 
-// New registers handlers on shared informers; call before they run.
-func New(c *client.Client, deploy, rsets *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
-	ctrl := &Controller{client: c, deploy: deploy, rsets: rsets, queue: workqueue.New[string](nil), rec: rec,
-		log: log.With("controller", "deployment"), clock: clock.RealClock{}}
+// New is the Deployment controller on d's shared informers; it registers
+// its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Controller {
+	deploy, rsets := d.Informers.For(client.Deployments), d.Informers.For(client.ReplicaSets)
+	ctrl := &Controller{client: d.Client, deploy: deploy, rsets: rsets, queue: workqueue.New[string](d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent("deployment-controller"),
+		log: d.Log.With("controller", "deployment"), clock: d.Clock}
 	rsets.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	deploy.AddHandler(client.Handler{
 		OnAdd:    ctrl.enqueue,
@@ -92,7 +103,7 @@ func (c *Controller) enqueueOwner(obj runtime.Object) {
 	}
 }
 
-// Run starts workers and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "deployment", c.deploy, c.rsets)
+// Run starts the workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "deployment", c.deploy, c.rsets)
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -231,7 +233,8 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 	reportPodsReady(t, c)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	testserver.Run(t, func(ctx context.Context) {
-		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 2})
+		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
+			GarbageCollector: garbagecollector.Options{Workers: 2}})
 	})
 
 	replicas := int32(2)

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/internal/testserver"
 )
@@ -41,14 +41,10 @@ func startDeploymentController(t *testing.T, c *client.Client) *testserver.LogBu
 		}
 	})
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	deploys := client.NewInformer(c, client.Deployments, "", client.ListOptions{}, discard())
-	rsets := client.NewInformer(c, client.ReplicaSets, "", client.ListOptions{}, discard())
-	rec := record.New(c, "deployment-controller", "", discard())
-	ctrl := deployment.New(c, deploys, rsets, rec, log)
-	testserver.Run(t, deploys.Run)
-	testserver.Run(t, rsets.Run)
-	testserver.Run(t, rec.Run)
-	testserver.Run(t, func(ctx context.Context) { ctrl.Run(ctx, 2) })
+	d := controller.NewDeps(c, log, nil)
+	ctrl := deployment.New(d, deployment.Options{Workers: 2})
+	testserver.Run(t, d.Run)
+	testserver.Run(t, ctrl.Run)
 	return logs
 }
 

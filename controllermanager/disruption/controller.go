@@ -26,6 +26,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
@@ -33,6 +34,13 @@ import (
 // gone for this long even if its deletion has not been seen yet, as in
 // Kubernetes; after it, the eviction is assumed to have failed.
 const deletionTimeout = 2 * time.Minute
+
+// DefaultWorkers: Kubernetes' disruption controller has no flag for it and
+// runs one worker; each sync is a few cache reads and one status write.
+const DefaultWorkers = 1
+
+// Options tune the controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
 
 // Controller computes PodDisruptionBudget status.
 type Controller struct {
@@ -43,21 +51,26 @@ type Controller struct {
 	// budgets given as a percentage or as maxUnavailable.
 	rsets, rcs, deploys *client.Informer
 	queue               *workqueue.Queue[string] // budget keys
+	workers             int
 	log                 *slog.Logger
-	clock               clock.Clock
+	clock               clock.PassiveClock // "now" for disruptedPods' deletionTimeout
 }
 
-// New registers handlers on shared informers; call before they run.
-func New(c *client.Client, pdbs, pods, rsets, rcs, deploys *client.Informer, log *slog.Logger) *Controller {
-	ctrl := &Controller{client: c, pdbs: pdbs, pods: pods, rsets: rsets, rcs: rcs, deploys: deploys,
-		queue: workqueue.New[string](nil), log: log.With("controller", "disruption"), clock: clock.RealClock{}}
-	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
-	pdbs.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
-	pdbs.AddHandler(client.Handler{
+// New is the disruption controller on d's shared informers; it registers
+// its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Controller {
+	inf := d.Informers
+	ctrl := &Controller{client: d.Client, pdbs: inf.For(client.PodDisruptionBudgets), pods: inf.For(client.Pods),
+		rsets: inf.For(client.ReplicaSets), rcs: inf.For(client.ReplicationControllers), deploys: inf.For(client.Deployments),
+		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
+		log: d.Log.With("controller", "disruption"), clock: d.Clock}
+	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	ctrl.pdbs.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	ctrl.pdbs.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 		OnUpdate: func(_, obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 	})
-	pods.AddHandler(client.Handler{
+	ctrl.pods.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.enqueueBudgetsOf(obj.(*corev1.Pod)) },
 		OnUpdate: func(old, obj runtime.Object) { ctrl.enqueueBudgetsOf(old.(*corev1.Pod), obj.(*corev1.Pod)) },
 		OnDelete: func(obj runtime.Object) { ctrl.enqueueBudgetsOf(obj.(*corev1.Pod)) },
@@ -81,9 +94,9 @@ func (c *Controller) enqueueBudgetsOf(pods ...*corev1.Pod) {
 	}
 }
 
-// Run starts workers and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "pdb", c.pdbs, c.pods, c.rsets, c.rcs, c.deploys)
+// Run starts the workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "pdb", c.pdbs, c.pods, c.rsets, c.rcs, c.deploys)
 }
 
 // sync recomputes one budget's status.

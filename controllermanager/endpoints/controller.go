@@ -22,8 +22,15 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/internal/podcondition"
 )
+
+// DefaultWorkers is kube-controller-manager's --concurrent-endpoint-syncs.
+const DefaultWorkers = 5
+
+// Options tune the controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
 
 // Controller keeps Endpoints in step with Services and pods.
 type Controller struct {
@@ -32,21 +39,24 @@ type Controller struct {
 	endpoints *client.Informer
 	pods      *client.Informer
 	queue     *workqueue.Queue[string] // Service keys
+	workers   int
 	log       *slog.Logger
 }
 
-// New registers handlers on shared informers; call before they run.
-func New(c *client.Client, services, endpoints, pods *client.Informer, log *slog.Logger) *Controller {
-	ctrl := &Controller{client: c, services: services, endpoints: endpoints, pods: pods,
-		queue: workqueue.New[string](nil), log: log.With("controller", "endpoints")}
-	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
-	services.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
-	services.AddHandler(client.Handler{
+// New is the endpoints controller on d's shared informers; it registers
+// its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Controller {
+	ctrl := &Controller{client: d.Client, services: d.Informers.For(client.Services), endpoints: d.Informers.For(client.Endpoints),
+		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
+		log: d.Log.With("controller", "endpoints")}
+	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	ctrl.services.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	ctrl.services.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 		OnUpdate: func(_, obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 		OnDelete: func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 	})
-	pods.AddHandler(client.Handler{
+	ctrl.pods.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.enqueueServicesOf(obj.(*corev1.Pod)) },
 		OnUpdate: func(old, obj runtime.Object) { ctrl.enqueueServicesOf(old.(*corev1.Pod), obj.(*corev1.Pod)) },
 		OnDelete: func(obj runtime.Object) { ctrl.enqueueServicesOf(obj.(*corev1.Pod)) },
@@ -71,9 +81,9 @@ func (c *Controller) enqueueServicesOf(pods ...*corev1.Pod) {
 	}
 }
 
-// Run starts workers and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "service", c.services, c.endpoints, c.pods)
+// Run starts the workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "service", c.services, c.endpoints, c.pods)
 }
 
 // sync writes the Endpoints of one Service, or deletes them with it.

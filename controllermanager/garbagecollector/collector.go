@@ -22,6 +22,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // item names one object to look at: its resource and cache key.
@@ -30,11 +31,25 @@ type item struct {
 	key      string
 }
 
+// DefaultWorkers is kube-controller-manager's --concurrent-gc-syncs: more
+// than other controllers, as deleting a Deployment fans out to many pods.
+const DefaultWorkers = 20
+
+// Options tune the collector: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
+
+// monitoredResources are the resources whose objects own or are owned in
+// mkube: a Deployment owns ReplicaSets, which own pods, as
+// ReplicationControllers do. Kubernetes' collector monitors every
+// resource discovery lists instead.
+var monitoredResources = []client.Resource{client.Pods, client.ReplicaSets, client.ReplicationControllers, client.Deployments}
+
 // Collector watches every resource that can own or be owned.
 type Collector struct {
 	client    *client.Client
 	monitored map[string]*monitor // by resource name
 	queue     *workqueue.Queue[item]
+	workers   int
 	log       *slog.Logger
 }
 
@@ -44,21 +59,14 @@ type monitor struct {
 	informer *client.Informer
 }
 
-// Source is a resource to monitor and its shared informer.
-type Source struct {
-	Resource client.Resource
-	Informer *client.Informer
-}
-
-// New registers handlers on the given shared informers (pods, replicasets,
-// deployments, ...); call before they run.
-func New(c *client.Client, log *slog.Logger, sources ...Source) *Collector {
-	gc := &Collector{client: c, monitored: map[string]*monitor{}, queue: workqueue.New[item](nil),
-		log: log.With("controller", "garbagecollector")}
-	for _, src := range sources {
-		res, inf := src.Resource, src.Informer
-		m := &monitor{res: res, informer: inf}
-		gc.monitored[res.Name] = m
+// New is the garbage collector on d's shared informers of the monitored
+// resources; it registers its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Collector {
+	gc := &Collector{client: d.Client, monitored: map[string]*monitor{}, queue: workqueue.New[item](d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "garbagecollector")}
+	for _, res := range monitoredResources {
+		inf := d.Informers.For(res)
+		gc.monitored[res.Name] = &monitor{res: res, informer: inf}
 		inf.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 		inf.AddHandler(client.Handler{
 			OnAdd:    func(obj runtime.Object) { gc.enqueue(res, obj) },
@@ -113,13 +121,13 @@ func (gc *Collector) dependents(uid string) []item {
 	return out
 }
 
-// Run starts workers and blocks until ctx ends.
-func (gc *Collector) Run(ctx context.Context, workers int) {
+// Run starts the workers and blocks until ctx ends.
+func (gc *Collector) Run(ctx context.Context) {
 	var infs []*client.Informer
 	for _, m := range gc.monitored {
 		infs = append(infs, m.informer)
 	}
-	client.RunWorkers(ctx, gc.queue, workers, gc.sync, gc.log, "object", infs...)
+	client.RunWorkers(ctx, gc.queue, gc.workers, gc.sync, gc.log, "object", infs...)
 }
 
 func (i item) String() string { return i.resource + " " + i.key }

@@ -22,6 +22,9 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/controllermanager/deployment"
+	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -229,7 +232,8 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 	// One collector worker: its queue is then processed in order, which
 	// the last case needs to know an object was looked at and kept.
 	testserver.Run(t, func(ctx context.Context) {
-		controllermanager.Run(ctx, c.Client, log, controllermanager.Options{ReplicaSetWorkers: 2, DeploymentWorkers: 2, GCWorkers: 1})
+		controllermanager.Run(ctx, c.Client, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
+			GarbageCollector: garbagecollector.Options{Workers: 1}})
 	})
 
 	t.Run("deleting a ReplicaSet in the background removes it at once, then the collector deletes its pods", func(t *testing.T) {

@@ -23,35 +23,45 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // recheckAfter: how soon to look again while objects are still going;
 // pods take their grace period, so there is no point polling faster.
 const recheckAfter = time.Second
 
+// DefaultWorkers is kube-controller-manager's --concurrent-namespace-syncs.
+const DefaultWorkers = 10
+
+// Options tune the controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
+
 // Controller empties and removes deleted namespaces.
 type Controller struct {
 	client     *client.Client
 	namespaces *client.Informer
 	queue      *workqueue.Queue[string] // namespace names
+	workers    int
 	log        *slog.Logger
 }
 
-// New registers handlers on the shared namespace informer.
-func New(c *client.Client, namespaces *client.Informer, log *slog.Logger) *Controller {
-	ctrl := &Controller{client: c, namespaces: namespaces, queue: workqueue.New[string](nil), log: log.With("controller", "namespace")}
+// New is the namespace controller on d's shared namespace informer; it
+// registers its handler, so call it before the informer runs.
+func New(d controller.Deps, o Options) *Controller {
+	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), queue: workqueue.New[string](d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "namespace")}
 	enqueue := func(obj runtime.Object) {
 		if obj.(*corev1.Namespace).DeletionTimestamp != nil {
 			ctrl.queue.Add(client.KeyOf(obj))
 		}
 	}
-	namespaces.AddHandler(client.Handler{OnAdd: enqueue, OnUpdate: func(_, obj runtime.Object) { enqueue(obj) }})
+	ctrl.namespaces.AddHandler(client.Handler{OnAdd: enqueue, OnUpdate: func(_, obj runtime.Object) { enqueue(obj) }})
 	return ctrl
 }
 
-// Run starts workers and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "namespace", c.namespaces)
+// Run starts the workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "namespace", c.namespaces)
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

@@ -25,6 +25,7 @@
 package nodelifecycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,18 +41,40 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
-// Options are kube-controller-manager's flags of the same names.
+// DefaultWorkers is Kubernetes' nodeUpdateWorkerSize, which has no flag:
+// eight nodes get their taints set at once, each sync one node's update.
+const DefaultWorkers = 8
+
+// Options are kube-controller-manager's flags of the same names, and the
+// workers; a zero field takes its value from DefaultOptions.
 type Options struct {
 	MonitorPeriod      time.Duration // --node-monitor-period, 5s
 	MonitorGracePeriod time.Duration // --node-monitor-grace-period, 50s
 	StartupGracePeriod time.Duration // --node-startup-grace-period, 1m
+	Workers            int           // concurrent taint syncs, DefaultWorkers
 }
 
 // DefaultOptions are Kubernetes 1.32's defaults.
-var DefaultOptions = Options{MonitorPeriod: 5 * time.Second, MonitorGracePeriod: 50 * time.Second, StartupGracePeriod: time.Minute}
+var DefaultOptions = Options{MonitorPeriod: 5 * time.Second, MonitorGracePeriod: 50 * time.Second, StartupGracePeriod: time.Minute,
+	Workers: DefaultWorkers}
+
+// withDefaults fills o's zero fields from DefaultOptions, and its
+// negative periods too: a ticker cannot tick every -5s.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	orDefault := func(v, def time.Duration) time.Duration {
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
+	return Options{MonitorPeriod: orDefault(o.MonitorPeriod, d.MonitorPeriod), MonitorGracePeriod: orDefault(o.MonitorGracePeriod, d.MonitorGracePeriod),
+		StartupGracePeriod: orDefault(o.StartupGracePeriod, d.StartupGracePeriod), Workers: cmp.Or(o.Workers, d.Workers)}
+}
 
 // Controller is the node lifecycle controller.
 type Controller struct {
@@ -69,16 +92,15 @@ type Controller struct {
 	health map[string]*health // node name → its heartbeats as last seen
 }
 
-// New wires the controller to the shared informers; call it before they
-// run. clk may be nil for the real clock.
-func New(c *client.Client, nodes, leases, pods *client.Informer, rec *record.Recorder, log *slog.Logger, opts Options, clk clock.WithTickerAndDelayedExecution) *Controller {
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)
-	ctrl := &Controller{client: c, nodes: nodes, leases: leases, pods: pods, queue: workqueue.New[string](clk), clock: clk,
-		opts: opts, rec: rec, log: log.With("controller", "node-lifecycle-controller"), health: map[string]*health{}}
-	nodes.AddHandler(client.Handler{
+// New is the node lifecycle controller on d's shared informers; it
+// registers its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Controller {
+	ctrl := &Controller{client: d.Client, nodes: d.Informers.For(client.Nodes), leases: d.Informers.For(client.Leases),
+		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), clock: d.Clock, opts: o.withDefaults(),
+		rec: d.Recorder.WithComponent("node-controller"), log: d.Log.With("controller", "node-lifecycle-controller"),
+		health: map[string]*health{}}
+	ctrl.pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)
+	ctrl.nodes.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(obj.(*corev1.Node).Name) },
 		OnUpdate: func(_, obj runtime.Object) { ctrl.queue.Add(obj.(*corev1.Node).Name) },
 		OnDelete: func(obj runtime.Object) { ctrl.forget(obj.(*corev1.Node).Name) },
@@ -88,9 +110,9 @@ func New(c *client.Client, nodes, leases, pods *client.Informer, rec *record.Rec
 
 // Run waits for the caches, then taints nodes as they change (workers)
 // and checks their health every MonitorPeriod, until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
+func (c *Controller) Run(ctx context.Context) {
 	go c.monitor(ctx) // returns when ctx ends
-	client.RunWorkers(ctx, c.queue, workers, c.syncTaints, c.log, "node", c.nodes, c.leases, c.pods)
+	client.RunWorkers(ctx, c.queue, c.opts.Workers, c.syncTaints, c.log, "node", c.nodes, c.leases, c.pods)
 }
 
 // monitor checks node health every MonitorPeriod once the caches are

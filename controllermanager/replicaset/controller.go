@@ -22,35 +22,49 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
+
+// DefaultWorkers is kube-controller-manager's --concurrent-replicaset-syncs
+// (and --concurrent-rc-syncs, for ReplicationControllers): five ReplicaSets
+// sync at once, each one worker at a time.
+const DefaultWorkers = 5
+
+// Options tune one controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
 
 // Controller keeps every ReplicaSet's pods at spec.replicas.
 type Controller struct {
-	kind   kind
-	client *client.Client
-	rsets  *client.Informer
-	pods   *client.Informer
-	queue  *workqueue.Queue[string] // ReplicaSet keys, "namespace/name"
-	exp    *expectations
-	rec    *record.Recorder
-	log    *slog.Logger
-	clock  clock.Clock
+	kind    kind
+	client  *client.Client
+	rsets   *client.Informer
+	pods    *client.Informer
+	queue   *workqueue.Queue[string] // ReplicaSet keys, "namespace/name"
+	workers int
+	exp     *expectations
+	rec     *record.Recorder
+	log     *slog.Logger
+	clock   clock.PassiveClock // "now" for minReadySeconds
 }
 
-// New wires the ReplicaSet controller to shared informers; it registers
-// its handlers, so call it before the informers run.
-func New(c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
-	return newController(replicaSets, c, rsets, pods, rec, log.With("controller", "replicaset"))
+// New is the ReplicaSet controller on d's shared informers; it registers
+// its handlers, so call it before they run.
+func New(d controller.Deps, o Options) *Controller {
+	return newController(replicaSets, d, o, "replicaset", "replicaset-controller")
 }
 
 // NewReplicationManager is the same controller for ReplicationControllers.
-func NewReplicationManager(c *client.Client, rcs, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
-	return newController(replicationControllers, c, rcs, pods, rec, log.With("controller", "replicationcontroller"))
+func NewReplicationManager(d controller.Deps, o Options) *Controller {
+	return newController(replicationControllers, d, o, "replicationcontroller", "replication-controller")
 }
 
-func newController(k kind, c *client.Client, rsets, pods *client.Informer, rec *record.Recorder, log *slog.Logger) *Controller {
-	ctrl := &Controller{kind: k, client: c, rsets: rsets, pods: pods, queue: workqueue.New[string](nil),
-		exp: newExpectations(clock.RealClock{}), rec: rec, log: log, clock: clock.RealClock{}}
+// newController builds the controller of kind k; name tags its logs and
+// component signs its events, as Kubernetes names them.
+func newController(k kind, d controller.Deps, o Options, name, component string) *Controller {
+	rsets, pods := d.Informers.For(k.res), d.Informers.For(client.Pods)
+	ctrl := &Controller{kind: k, client: d.Client, rsets: rsets, pods: pods, queue: workqueue.New[string](d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), exp: newExpectations(d.Clock),
+		rec: d.Recorder.WithComponent(component), log: d.Log.With("controller", name), clock: d.Clock}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	rsets.AddHandler(client.Handler{
@@ -131,9 +145,9 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	}
 }
 
-// Run starts workers and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "replicaset", c.rsets, c.pods)
+// Run starts the workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "replicaset", c.rsets, c.pods)
 }
 
 // resyncAfter re-checks a ReplicaSet whose pods become available only

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/internal/testserver"
 )
@@ -186,14 +186,10 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 	}
 
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	pods := client.NewInformer(c, client.Pods, "", client.ListOptions{}, discard())
-	rsets := client.NewInformer(c, client.ReplicaSets, "", client.ListOptions{}, discard())
-	rec := record.New(c, "controller-manager", "", discard())
-	ctrl := replicaset.New(c, rsets, pods, rec, log)
-	testserver.Run(t, pods.Run)
-	testserver.Run(t, rsets.Run)
-	testserver.Run(t, rec.Run)
-	testserver.Run(t, func(ctx context.Context) { ctrl.Run(ctx, 2) })
+	d := controller.NewDeps(c, log, nil)
+	ctrl := replicaset.New(d, replicaset.Options{Workers: 2})
+	testserver.Run(t, d.Run)
+	testserver.Run(t, ctrl.Run)
 
 	t.Run("a new ReplicaSet of 3 gets exactly 3 pods, each created once", func(t *testing.T) {
 		s := waitSettled(t, c, "web")

@@ -1,6 +1,7 @@
 package replicaset
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // fakeAPI is just enough of an API server to call sync directly: it lists
@@ -112,18 +113,15 @@ func newSyncedController(t *testing.T, f *fakeAPI) *Controller {
 	hs := httptest.NewServer(f)
 	t.Cleanup(hs.Close)
 	c := client.New(hs.URL, "replicaset-sync-test")
-	log := slog.New(slog.DiscardHandler)
-	rsets := client.NewInformer(c, client.ReplicaSets, "", client.ListOptions{}, log)
-	pods := client.NewInformer(c, client.Pods, "", client.ListOptions{}, log)
-	ctrl := New(c, rsets, pods, record.New(c, "controller-manager", "", log), log)
+	d := controller.NewDeps(c, slog.New(slog.DiscardHandler), nil)
+	ctrl := New(d, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { rsets.Run(ctx) })
-	wg.Go(func() { pods.Run(ctx) })
+	wg.Go(func() { d.Informers.Run(ctx) })    // the informers only: events stay queued, unsent
 	t.Cleanup(func() { cancel(); wg.Wait() }) // runs before hs.Close
 	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer wcancel()
-	if !client.WaitForSync(wctx, rsets, pods) {
+	if !d.Informers.WaitForSync(wctx) {
 		t.Fatal("informers did not sync")
 	}
 	return ctrl
@@ -158,10 +156,17 @@ func always(code int) func(int) int { return func(int) int { return code } }
 func TestSyncDoesNotActAgainUntilItsCreationsAreObserved(t *testing.T) {
 	f := &fakeAPI{rs: testRS(3), createCode: always(http.StatusCreated), deleteCode: always(http.StatusOK)}
 	ctrl := newSyncedController(t, f)
+	var logs bytes.Buffer // slog's handler serializes the workers' writes
+	ctrl.log = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx := context.Background()
 
 	if err := ctrl.sync(ctx, "default/web"); err != nil {
 		t.Fatalf("first sync: %v", err)
+	}
+	// Seed 000, step 6, as the log shows it in README.md:
+	// the decision and each of the three creations.
+	if n := strings.Count(logs.String(), " step=6 "); n != 4 {
+		t.Errorf("%d log lines carry step=6, want 4 (too few pods, then created pod ×3):\n%s", n, logs.String())
 	}
 	// The cache still shows no pods; without expectations this sync would
 	// create three more.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/podcondition"
+	"github.com/mkube/mkube/internal/seedstep"
 )
 
 // burstReplicas caps the pods created or deleted in one sync, so one huge
@@ -58,7 +59,7 @@ func (c *Controller) manageReplicas(ctx context.Context, rs *appsv1.ReplicaSet, 
 	switch {
 	case diff < 0:
 		n := min(-diff, burstReplicas)
-		c.log.Info("too few pods, creating", "step", 6, "replicaset", key, "want", want, "have", len(active), "creating", n)
+		c.log.Info("too few pods, creating", seedstep.Key, seedstep.ControllerCreatesPods, "replicaset", key, "want", want, "have", len(active), "creating", n)
 		c.exp.expectCreations(key, n)
 		created, err := slowStartBatch(n, func() error { return c.createPod(ctx, rs) })
 		for range n - created {
@@ -100,7 +101,7 @@ func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		c.rec.Event(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return fmt.Errorf("create pod for %s: %w", client.KeyOf(rs), err)
 	}
-	c.log.Info("created pod", "step", 6, "replicaset", client.KeyOf(rs), "pod", client.KeyOf(pod))
+	c.log.Info("created pod", seedstep.Key, seedstep.ControllerCreatesPods, "replicaset", client.KeyOf(rs), "pod", client.KeyOf(pod))
 	c.rec.Event(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", pod.Name)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // lister is what sync reads: an informer's Cache in the controller
@@ -23,28 +24,38 @@ type lister interface {
 	ByIndex(index, value string) []runtime.Object
 }
 
+// DefaultWorkers is Kubernetes' UpdateWorkerSize for this controller (it
+// has no flag): eight pods decided at once, each sync a cache read and at
+// most one DELETE.
+const DefaultWorkers = 8
+
+// Options tune the controller: Workers, 0 meaning DefaultWorkers.
+type Options = controller.Options
+
 // Controller evicts pods from nodes whose NoExecute taints they do not
 // tolerate, now or when their tolerationSeconds run out.
 type Controller struct {
-	client *client.Client
-	nodes  lister
-	pods   lister                     // indexed by client.IndexPodsByNode
-	synced []*client.Informer         // Run waits for their first list
-	queue  *workqueue.Queue[string]   // pod keys, "namespace/name"
-	clock  clock.WithDelayedExecution // the queue's AddAfter timers and every deadline
-	rec    *record.Recorder
-	log    *slog.Logger
+	client  *client.Client
+	nodes   lister
+	pods    lister                     // indexed by client.IndexPodsByNode
+	synced  []*client.Informer         // Run waits for their first list
+	queue   *workqueue.Queue[string]   // pod keys, "namespace/name"
+	workers int                        // concurrent syncs
+	clock   clock.WithDelayedExecution // the queue's AddAfter timers and every deadline
+	rec     *record.Recorder
+	log     *slog.Logger
 
 	mu        sync.Mutex            // guards countdown: workers sync different pods at once
 	countdown map[string]*countdown // pod key → its pending eviction
 }
 
-// New wires the controller to the shared node and pod informers: it adds
-// the pods-by-node index and registers its handlers, so call it before the
-// informers run. clk may be nil for the real clock; tests pass a fake one.
-func New(c *client.Client, nodes, pods *client.Informer, rec *record.Recorder, log *slog.Logger, clk clock.WithDelayedExecution) *Controller {
+// New is the taint eviction controller on d's shared node and pod
+// informers: it adds the pods-by-node index and registers its handlers,
+// so call it before the informers run. Its countdowns run on d.Clock.
+func New(d controller.Deps, o Options) *Controller {
+	nodes, pods := d.Informers.For(client.Nodes), d.Informers.For(client.Pods)
 	pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)
-	ctrl := newController(c, nodes.Cache(), pods.Cache(), rec, log, clk)
+	ctrl := newController(d, nodes.Cache(), pods.Cache(), o)
 	ctrl.synced = []*client.Informer{nodes, pods}
 	nodes.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.nodeChanged(nil, obj.(*corev1.Node)) },
@@ -59,12 +70,13 @@ func New(c *client.Client, nodes, pods *client.Informer, rec *record.Recorder, l
 	return ctrl
 }
 
-func newController(c *client.Client, nodes, pods lister, rec *record.Recorder, log *slog.Logger, clk clock.WithDelayedExecution) *Controller {
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	return &Controller{client: c, nodes: nodes, pods: pods, queue: workqueue.New[string](clk), clock: clk,
-		rec: rec, log: log.With("controller", "taint-eviction-controller"), countdown: map[string]*countdown{}}
+// newController is the controller reading nodes and pods from any lister:
+// the unit tests pass maps they write themselves, and no informers.
+func newController(d controller.Deps, nodes, pods lister, o Options) *Controller {
+	return &Controller{client: d.Client, nodes: nodes, pods: pods, queue: workqueue.New[string](d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock,
+		rec: d.Recorder.WithComponent("taint-eviction-controller"), log: d.Log.With("controller", "taint-eviction-controller"),
+		countdown: map[string]*countdown{}}
 }
 
 // nodeChanged queues the pods of a node whose NoExecute taints changed:
@@ -146,10 +158,6 @@ func (c *Controller) podChanged(old, pod *corev1.Pod) {
 
 // Run starts workers and blocks until ctx ends. Stopping shuts the queue
 // down; timers still pending then add to a queue that drops them.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	client.RunWorkers(ctx, c.queue, workers, c.sync, c.log, "pod", c.synced...)
-}
-
-func (c *Controller) processNextItem(ctx context.Context) bool {
-	return c.queue.ProcessNext(ctx, c.sync, c.log, "pod")
+func (c *Controller) Run(ctx context.Context) {
+	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "pod", c.synced...)
 }

@@ -13,7 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/testserver"
 )
@@ -24,8 +24,6 @@ import (
 // itself, and since a pod bound to a node is deleted gracefully (the API
 // server sets deletionTimestamp and waits for a kubelet that never comes),
 // an eviction shows as deletionTimestamp, not as the pod disappearing.
-
-func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // startAPIServer runs an API server for one test and returns a client of it.
 func startAPIServer(t *testing.T) *client.Client {
@@ -150,16 +148,12 @@ func TestTaintEvictionAgainstARealAPIServer(t *testing.T) {
 
 	clk := clocktesting.NewFakeClock(time.Now())
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
-	nodes := client.NewInformer(c, client.Nodes, "", client.ListOptions{}, discard())
-	pods := client.NewInformer(c, client.Pods, "", client.ListOptions{}, discard())
-	rec := record.New(c, "controller-manager", "", discard())
-	ctrl := tainteviction.New(c, nodes, pods, rec, log, clk)
-	testserver.Run(t, nodes.Run)
-	testserver.Run(t, pods.Run)
-	testserver.Run(t, rec.Run)
+	d := controller.NewDeps(c, log, clk)
 	// One worker: keys are synced in the order they are queued, which the
 	// last step relies on.
-	testserver.Run(t, func(ctx context.Context) { ctrl.Run(ctx, 1) })
+	ctrl := tainteviction.New(d, tainteviction.Options{Workers: 1})
+	testserver.Run(t, d.Run)
+	testserver.Run(t, ctrl.Run)
 
 	// kubectl taint node node02 check=mycheck:NoExecute: web-rescued
 	// tolerates it for 60s, so its eviction is scheduled, a first timer.

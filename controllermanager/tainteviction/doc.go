@@ -21,8 +21,8 @@
 //
 // For a pod bound to a node, look at the node's NoExecute taints only
 // (NoSchedule and PreferNoSchedule never evict) and, for each taint, at
-// the first of the pod's tolerations that tolerates it (the same matching
-// as the scheduler: tainttoleration.Tolerates):
+// the first of the pod's tolerations that tolerates it (k8s.io/api's
+// Toleration.ToleratesTaint, the matching Kubernetes' scheduler uses too):
 //
 //   - a taint no toleration tolerates → delete the pod now;
 //   - a toleration with tolerationSeconds ≤ 0 → delete the pod now;
@@ -79,8 +79,8 @@
 //
 // # Who taints nodes
 //
-// Besides people with kubectl taint, Kubernetes' node lifecycle controller
-// (not implemented in mkube) adds node.kubernetes.io/not-ready and
+// Besides people with kubectl taint, the node lifecycle controller
+// (package nodelifecycle) adds node.kubernetes.io/not-ready and
 // node.kubernetes.io/unreachable NoExecute taints to nodes that stop
 // reporting. The API server's DefaultTolerationSeconds admission gives
 // every pod that does not say otherwise a toleration of 300s for each of

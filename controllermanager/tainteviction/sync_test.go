@@ -22,6 +22,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/controllermanager/controller"
 )
 
 // These tests drive the controller by hand, on one goroutine: the test
@@ -117,7 +118,8 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(hs.Close)
 	c := client.New(hs.URL, "tainteviction-test")
 	log := slog.New(slog.NewTextHandler(h.logs, nil))
-	h.ctrl = newController(c, h.nodes, h.pods, record.New(c, "controller-manager", "", log), log, h.clk)
+	d := controller.Deps{Client: c, Recorder: record.New(c, "controller-manager", "", log), Log: log, Clock: h.clk}
+	h.ctrl = newController(d, h.nodes, h.pods, Options{})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("controller logs:\n%s", h.logs)
@@ -163,7 +165,7 @@ func (h *harness) deletePod(name string) {
 // the clock.
 func (h *harness) drain() {
 	for h.ctrl.queue.Len() > 0 {
-		h.ctrl.processNextItem(context.Background())
+		h.ctrl.queue.ProcessNext(context.Background(), h.ctrl.sync, h.ctrl.log, "pod")
 	}
 }
 

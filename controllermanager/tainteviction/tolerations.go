@@ -3,9 +3,8 @@ package tainteviction
 import (
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mkube/mkube/scheduler/framework/plugins/tainttoleration"
 )
 
 // action is what happens to a pod on a node with NoExecute taints.
@@ -88,9 +87,16 @@ func decide(taints []corev1.Taint, tolerations []corev1.Toleration) verdict {
 }
 
 // firstToleration returns the first toleration that tolerates taint, or nil.
+// The matching is k8s.io/api's own, the one Kubernetes' scheduler and taint
+// eviction controller share: effect (empty matches all), key (empty with
+// Exists matches all), then Equal compares the value and Exists does not.
+// The numeric operators Lt and Gt need the alpha feature gate
+// TaintTolerationComparisonOperators, off by default: here they tolerate
+// nothing, so the logger, which only reports their unparsable values, is
+// never used.
 func firstToleration(tolerations []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration {
 	for i := range tolerations {
-		if tainttoleration.Tolerates(&tolerations[i], taint) {
+		if tolerations[i].ToleratesTaint(logr.Discard(), taint, false) {
 			return &tolerations[i]
 		}
 	}
