@@ -3,7 +3,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet
 
-.PHONY: build image up down logs logs-once local test bench bench-scheduling
+.PHONY: build image up down logs logs-once local test bench bench-scheduling bench-watch
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -32,6 +32,12 @@ bench:
 
 bench-scheduling:
 	go test -run '^$$' -bench 'SchedulingBasic|SchedulerBacklog' -benchtime 1x -timeout 30m ./e2e/
+
+# Watch fan-out as the perf anchors measured Kubernetes: the real apiserver
+# binary, client-go watchers each on its own connection (see
+# e2e/watch_bench_test.go; MKUBE_BENCH_1000_WATCHERS=1 adds 1000 watchers).
+bench-watch:
+	go test -run '^$$' -bench WatchFanoutClientGo -benchtime 1x -timeout 30m ./e2e/
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40
