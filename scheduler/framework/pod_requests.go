@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -24,31 +26,49 @@ const (
 // Init containers run one at a time before the app containers, so only the
 // largest one matters; sidecars (init containers with restartPolicy Always)
 // keep running, so they add up. If the pod sets pod-level resources
-// (spec.resources.requests), its cpu and memory replace the containers' sum.
-// spec.overhead, set from the pod's RuntimeClass, is added last.
+// (spec.resources.requests), the cpu, memory and hugepages it names replace
+// the containers' sum. spec.overhead, set from the pod's RuntimeClass, is
+// added last.
 //
 // Worked example: containers app (cpu 500m, memory 256Mi) and log
 // (cpu 250m), one init container (cpu 1, memory 128Mi), overhead cpu 100m:
 //
 //	cpu    = max(500m+250m, 1000m) + 100m = 1100m
 //	memory = max(256Mi, 128Mi)            = 256Mi
-func PodRequests(pod *corev1.Pod) Resource { return podRequests(pod, false) }
+func PodRequests(pod *corev1.Pod) Resource { return podRequests(pod, defaults{}) }
 
 // NonZeroPodRequests is PodRequests with every container that leaves cpu or
 // memory out counted at DefaultMilliCPURequest / DefaultMemoryRequest: what
 // the scoring plugins use. In the example above the log container counts
 // 200Mi of memory, so memory = max(256Mi+200Mi, 128Mi) = 456Mi.
-func NonZeroPodRequests(pod *corev1.Pod) Resource { return podRequests(pod, true) }
+//
+// A pod with pod-level requests is the exception (kube-scheduler's
+// getNonMissingContainerRequests): its own requests stand for its
+// containers', so a default fills in only cpu or memory that nothing in the
+// pod names, neither the pod, a container nor the overhead. With pod-level
+// memory 1Gi and containers web (cpu 500m) and log (no requests), cpu
+// counts 500m, not 600m, and memory 1Gi.
+func NonZeroPodRequests(pod *corev1.Pod) Resource {
+	d := defaults{cpu: true, memory: true}
+	if hasPodLevelRequests(pod) {
+		d = defaults{cpu: !namesRequest(pod, corev1.ResourceCPU), memory: !namesRequest(pod, corev1.ResourceMemory)}
+	}
+	return podRequests(pod, d)
+}
 
-func podRequests(pod *corev1.Pod, nonZero bool) Resource {
+// defaults says which requests a container that leaves them out counts at
+// their default.
+type defaults struct{ cpu, memory bool }
+
+func podRequests(pod *corev1.Pod, d defaults) Resource {
 	var reqs Resource
 	for i := range pod.Spec.Containers {
-		reqs.Add(containerRequests(&pod.Spec.Containers[i], nonZero))
+		reqs.Add(containerRequests(&pod.Spec.Containers[i], d))
 	}
 	var sidecars, initMax Resource
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		r := containerRequests(c, nonZero)
+		r := containerRequests(c, d)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			// A sidecar runs alongside everything started after it.
 			reqs.Add(r)
@@ -64,16 +84,14 @@ func podRequests(pod *corev1.Pod, nonZero bool) Resource {
 	// Pod-level resources (the PodLevelResources feature) override the
 	// containers' sum for the resources they name.
 	if pod.Spec.Resources != nil {
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceCPU]; ok {
-			reqs.MilliCPU = q.MilliValue()
-			if nonZero && reqs.MilliCPU == 0 {
-				reqs.MilliCPU = DefaultMilliCPURequest
-			}
-		}
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
-			reqs.Memory = q.Value()
-			if nonZero && reqs.Memory == 0 {
-				reqs.Memory = DefaultMemoryRequest
+		for name, q := range pod.Spec.Resources.Requests {
+			switch {
+			case name == corev1.ResourceCPU:
+				reqs.MilliCPU = q.MilliValue()
+			case name == corev1.ResourceMemory:
+				reqs.Memory = q.Value()
+			case isHugePages(name):
+				reqs.SetScalar(name, q.Value())
 			}
 		}
 	}
@@ -81,18 +99,55 @@ func podRequests(pod *corev1.Pod, nonZero bool) Resource {
 	return reqs
 }
 
-// containerRequests is one container's requests; with nonZero, a missing
-// cpu or memory request counts at its default. An explicit 0 stays 0, as
-// in Kubernetes.
-func containerRequests(c *corev1.Container, nonZero bool) Resource {
+// containerRequests is one container's requests, with a missing cpu or
+// memory request counted at its default where d says so. An explicit 0
+// stays 0, as in Kubernetes.
+func containerRequests(c *corev1.Container, d defaults) Resource {
 	r := NewResource(c.Resources.Requests)
-	if nonZero {
-		if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok {
-			r.MilliCPU = DefaultMilliCPURequest
-		}
-		if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok {
-			r.Memory = DefaultMemoryRequest
-		}
+	if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok && d.cpu {
+		r.MilliCPU = DefaultMilliCPURequest
+	}
+	if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok && d.memory {
+		r.Memory = DefaultMemoryRequest
 	}
 	return r
+}
+
+// hasPodLevelRequests: spec.resources.requests names a resource that may
+// be requested per pod (cpu, memory, hugepages); Kubernetes ignores the
+// others there.
+func hasPodLevelRequests(pod *corev1.Pod) bool {
+	if pod.Spec.Resources == nil {
+		return false
+	}
+	for name := range pod.Spec.Resources.Requests {
+		if name == corev1.ResourceCPU || name == corev1.ResourceMemory || isHugePages(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesRequest: the pod, one of its containers or its overhead names a
+// request of name, even of 0.
+func namesRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
+	lists := []corev1.ResourceList{pod.Spec.Overhead}
+	if pod.Spec.Resources != nil {
+		lists = append(lists, pod.Spec.Resources.Requests)
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			lists = append(lists, cs[i].Resources.Requests)
+		}
+	}
+	for _, rl := range lists {
+		if _, ok := rl[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func isHugePages(name corev1.ResourceName) bool {
+	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }

@@ -74,6 +74,14 @@ func (r *Resource) AddScalar(name corev1.ResourceName, n int64) {
 	r.ScalarResources[name] += n
 }
 
+// SetScalar sets the amount of a scalar resource to n.
+func (r *Resource) SetScalar(name corev1.ResourceName, n int64) {
+	if r.ScalarResources == nil {
+		r.ScalarResources = map[corev1.ResourceName]int64{}
+	}
+	r.ScalarResources[name] = n
+}
+
 // Add adds o to r.
 func (r *Resource) Add(o Resource) {
 	r.MilliCPU += o.MilliCPU

@@ -125,10 +125,6 @@ func newRequiredNodeAffinity(pod *corev1.Pod) requiredNodeAffinity {
 // isEmpty: the pod requires nothing of node labels.
 func (r *requiredNodeAffinity) isEmpty() bool { return len(r.nodeSelector) == 0 && !r.hasAffinity }
 
-func (r *requiredNodeAffinity) matches(node *corev1.Node) bool {
-	return matchesNodeSelector(r.nodeSelector, node) && r.matchesAffinity(node)
-}
-
 // matchesNodeSelector: every key: value of nodeSelector is a node label.
 func matchesNodeSelector(nodeSelector map[string]string, node *corev1.Node) bool {
 	for k, v := range nodeSelector {
