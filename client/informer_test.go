@@ -278,12 +278,28 @@ func cacheState(c *Cache) []string {
 	return out
 }
 
+// backoffClock is a fake clock that tells the test each time the informer
+// starts a backoff timer, so that the test steps the clock only once the
+// informer waits on it.
+type backoffClock struct {
+	*clocktesting.FakeClock
+	// timerc: After → test, one per timer started. Buffered so that an
+	// informer whose timers the test does not wait for never blocks.
+	timerc chan time.Duration
+}
+
+func (c *backoffClock) After(d time.Duration) <-chan time.Time {
+	ch := c.FakeClock.After(d)
+	c.timerc <- d
+	return ch
+}
+
 // startInformer runs a pod informer against s with a fake clock, and stops
 // it (waiting for Run to return) when the test ends.
-func startInformer(t *testing.T, s *fakeServer) (*Informer, recorder, *clocktesting.FakeClock) {
+func startInformer(t *testing.T, s *fakeServer) (*Informer, recorder, *backoffClock) {
 	t.Helper()
 	inf := NewInformer(New(s.url, "informer-test"), Pods, "", ListOptions{}, slog.New(slog.DiscardHandler))
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := &backoffClock{FakeClock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), timerc: make(chan time.Duration, 100)}
 	inf.clock = clk
 	rec := make(recorder, 100)
 	inf.AddHandler(rec.handler())
@@ -456,15 +472,14 @@ func TestInformerBookmarksMoveTheResumeResourceVersion(t *testing.T) {
 	}
 }
 
-// waitForTimer waits until the informer is blocked on the fake clock.
-func waitForTimer(t *testing.T, clk *clocktesting.FakeClock) {
+// waitForTimer waits until the informer has started a timer on the fake
+// clock.
+func waitForTimer(t *testing.T, clk *backoffClock) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the informer did not start a backoff timer within %v", wait)
-		}
-		time.Sleep(time.Millisecond) // polling a condition, not waiting for time to pass
+	select {
+	case <-clk.timerc:
+	case <-time.After(wait):
+		t.Fatalf("the informer did not start a backoff timer within %v", wait)
 	}
 }
 
@@ -520,7 +535,7 @@ func TestInformerBacksOffAndRelistsWhenTheWatchFailsForAnotherReason(t *testing.
 
 // expectBackoff checks that the informer, having just failed, waits at
 // least d (and at most d plus 20% jitter) before its next request.
-func expectBackoff(t *testing.T, s *fakeServer, clk *clocktesting.FakeClock, d time.Duration) {
+func expectBackoff(t *testing.T, s *fakeServer, clk *backoffClock, d time.Duration) {
 	t.Helper()
 	waitForTimer(t, clk)
 	clk.Step(d - time.Millisecond)

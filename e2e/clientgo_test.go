@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // Unmodified client-go v0.37 against mkube: shared informers (with the
@@ -81,8 +83,9 @@ func restConfig(c *cluster, log *requestLog) *rest.Config {
 
 func TestClientGo(t *testing.T) {
 	c := startCluster(t, nil, "node01")
-	c.eventually("node01 is registered", 30*time.Second, func() bool {
-		return c.do("GET", "/api/v1/nodes/node01", "", nil, nil) == 200
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 is registered", func() (bool, string) {
+		code := c.do("GET", "/api/v1/nodes/node01", "", nil, nil)
+		return code == 200, fmt.Sprintf("GET node01: %d", code)
 	})
 
 	t.Run("informers-watchlist", func(t *testing.T) {
@@ -213,16 +216,12 @@ func TestClientGo(t *testing.T) {
 		if err != nil || pod.Annotations["note"] != "pb" || pod.Labels["updated"] != "yes" {
 			t.Fatalf("patch pod: %v %+v", err, pod)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for pod.Status.Phase != corev1.PodRunning {
-			if time.Now().After(deadline) {
-				t.Fatalf("pod never Running: %+v", pod.Status)
-			}
-			time.Sleep(100 * time.Millisecond)
+		testserver.EventuallyWithin(t, 30*time.Second, "pb-pod is Running", func() (bool, string) {
 			if pod, err = pods.Get(ctx, "pb-pod", metav1.GetOptions{}); err != nil {
 				t.Fatal(err)
 			}
-		}
+			return pod.Status.Phase == corev1.PodRunning, fmt.Sprintf("status %+v", pod.Status)
+		})
 		if pod.Spec.NodeName != "node01" || pod.Status.PodIP == "" {
 			t.Fatalf("running pod: node %q IP %q", pod.Spec.NodeName, pod.Status.PodIP)
 		}
@@ -233,17 +232,10 @@ func TestClientGo(t *testing.T) {
 		if err := pods.Delete(ctx, "pb-pod", metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete pod: %v", err)
 		}
-		deadline = time.Now().Add(30 * time.Second)
-		for {
+		testserver.EventuallyWithin(t, 30*time.Second, "the deleted pb-pod is gone", func() (bool, string) {
 			_, err := pods.Get(ctx, "pb-pod", metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("deleted pod still there: %v", err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return apierrors.IsNotFound(err), fmt.Sprintf("get pb-pod: %v", err)
+		})
 
 		// Every write went out as protobuf, and was understood.
 		writes := log.matching(func(r recordedRequest) bool { return r.method == "POST" || r.method == "PUT" })
@@ -325,11 +317,10 @@ func testInformers(t *testing.T, c *cluster, log *requestLog, prefix string) {
 	}
 
 	// Eventually the caches equal the server.
-	var diff string
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		serverPods, err := pods.List(ctx, metav1.ListOptions{})
-		if err != nil {
+	var serverPods *corev1.PodList
+	testserver.EventuallyWithin(t, 45*time.Second, "the informer caches equal the server", func() (bool, string) {
+		var err error
+		if serverPods, err = pods.List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		cachedPods, _ := podInf.Lister().List(labels.Everything())
@@ -355,23 +346,17 @@ func testInformers(t *testing.T, c *cluster, log *requestLog, prefix string) {
 		sort.Strings(cp)
 		sort.Strings(sn)
 		sort.Strings(cn)
-		if strings.Join(sp, " ") == strings.Join(cp, " ") && strings.Join(sn, " ") == strings.Join(cn, " ") {
-			burst := 0
-			for _, p := range serverPods.Items {
-				if p.Labels["burst"] == prefix {
-					burst++
-				}
-			}
-			if burst == 0 {
-				t.Fatal("no pod of the burst is left to compare")
-			}
-			return
+		diff := fmt.Sprintf("pods:\n  server %v\n  cache  %v\nnodes:\n  server %v\n  cache  %v", sp, cp, sn, cn)
+		return strings.Join(sp, " ") == strings.Join(cp, " ") && strings.Join(sn, " ") == strings.Join(cn, " "), diff
+	})
+	burst := 0
+	for _, p := range serverPods.Items {
+		if p.Labels["burst"] == prefix {
+			burst++
 		}
-		diff = fmt.Sprintf("pods:\n  server %v\n  cache  %v\nnodes:\n  server %v\n  cache  %v", sp, cp, sn, cn)
-		if time.Now().After(deadline) {
-			t.Fatalf("the informer caches never equalled the server:\n%s", diff)
-		}
-		time.Sleep(200 * time.Millisecond)
+	}
+	if burst == 0 {
+		t.Fatal("no pod of the burst is left to compare")
 	}
 }
 

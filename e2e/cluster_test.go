@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // binDir holds the binaries built once for the whole package.
@@ -150,13 +152,13 @@ func (c *cluster) startAs(name, bin string, args ...string) {
 }
 
 func (c *cluster) waitReady() {
-	c.eventually("the API server is ready", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(c.t, 30*time.Second, "the API server is ready", func() (bool, string) {
 		resp, err := http.Get(c.URL + "/readyz")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		resp.Body.Close()
-		return resp.StatusCode == 200
+		return resp.StatusCode == 200, resp.Status
 	})
 }
 
@@ -168,18 +170,6 @@ func (c *cluster) dumpLogs() {
 			lines = lines[len(lines)-60:]
 		}
 		c.t.Logf("---- %s (last lines) ----\n%s", name, strings.Join(lines, "\n"))
-	}
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func (c *cluster) eventually(what string, timeout time.Duration, cond func() bool) {
-	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting until %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

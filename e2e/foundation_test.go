@@ -2,15 +2,17 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 const rsJSON = `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"web"},
@@ -29,35 +31,58 @@ func (c *cluster) pods(selector string) []corev1.Pod {
 	return list.Items
 }
 
-// running returns the pods of selector that are Running, bound and not
-// being deleted, if there are exactly n of them and no others.
+// running returns the pods of selector, and whether there are exactly n
+// of them, all Running, bound, with an IP and not being deleted.
 func (c *cluster) running(selector string, n int) ([]corev1.Pod, bool) {
 	pods := c.pods(selector)
 	if len(pods) != n {
-		return nil, false
+		return pods, false
 	}
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.PodIP == "" {
-			return nil, false
+			return pods, false
 		}
 	}
 	return pods, true
 }
 
+// nRunning is the condition "exactly n pods of selector are running", for
+// testserver.EventuallyWithin.
+func (c *cluster) nRunning(selector string, n int) func() (bool, string) {
+	return func() (bool, string) {
+		pods, ok := c.running(selector, n)
+		return ok, podStates(pods)
+	}
+}
+
+// podStates describes pods for a failure message: name, phase, node and
+// whether it is being deleted, one pod a line.
+func podStates(pods []corev1.Pod) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d pods", len(pods))
+	for _, p := range pods {
+		fmt.Fprintf(&b, "\n  %s %s node=%q ip=%q", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.PodIP)
+		if p.DeletionTimestamp != nil {
+			b.WriteString(" (being deleted)")
+		}
+	}
+	return b.String()
+}
+
 func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 	c := startCluster(t, []string{"--compaction-interval", "2s"}, "node01", "node02")
-	c.eventually("both nodes are Ready", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 30*time.Second, "both nodes are Ready", func() (bool, string) {
 		var nodes corev1.NodeList
 		c.do("GET", "/api/v1/nodes", "", nil, &nodes)
-		ready := 0
+		var ready []string
 		for _, n := range nodes.Items {
 			for _, cond := range n.Status.Conditions {
 				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready++
+					ready = append(ready, n.Name)
 				}
 			}
 		}
-		return ready == 2
+		return len(ready) == 2, fmt.Sprintf("%d nodes, Ready: %v", len(nodes.Items), ready)
 	})
 
 	// A watch from the first list's resourceVersion sees everything after.
@@ -72,7 +97,10 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 		t.Fatalf("create replicaset: %d", code)
 	}
 	var pods []corev1.Pod
-	c.eventually("3 web pods are Running", 60*time.Second, func() (ok bool) { pods, ok = c.running("app%3Dweb", 3); return })
+	testserver.EventuallyWithin(t, 60*time.Second, "3 web pods are Running", func() (ok bool, _ string) {
+		pods, ok = c.running("app%3Dweb", 3)
+		return ok, podStates(pods)
+	})
 	nodes := map[string]int{}
 	for _, p := range pods {
 		nodes[p.Spec.NodeName]++
@@ -87,31 +115,27 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 	// A deleted pod is replaced.
 	victim := pods[0].Name
 	c.do("DELETE", "/api/v1/namespaces/default/pods/"+victim, "", nil, nil)
-	c.eventually("the deleted pod is replaced", 60*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 60*time.Second, "the deleted pod is replaced", func() (bool, string) {
 		pods, ok := c.running("app%3Dweb", 3)
-		if !ok {
-			return false
-		}
 		for _, p := range pods {
-			if p.Name == victim {
-				return false
-			}
+			ok = ok && p.Name != victim
 		}
-		return true
+		return ok, podStates(pods)
 	})
 
 	// Scale by merge patch, then by the scale subresource.
 	c.do("PATCH", "/apis/apps/v1/namespaces/default/replicasets/web", "application/merge-patch+json", `{"spec":{"replicas":4}}`, nil)
-	c.eventually("4 web pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dweb", 4); return ok })
+	testserver.EventuallyWithin(t, 60*time.Second, "4 web pods are Running", c.nRunning("app%3Dweb", 4))
 	var scale map[string]any
 	if code := c.do("PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale", "application/merge-patch+json", `{"spec":{"replicas":5}}`, &scale); code != 200 {
 		t.Fatalf("scale: %d %v", code, scale)
 	}
-	c.eventually("5 web pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dweb", 5); return ok })
-	c.eventually("the ReplicaSet reports 5 ready replicas", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 60*time.Second, "5 web pods are Running", c.nRunning("app%3Dweb", 5))
+	testserver.EventuallyWithin(t, 30*time.Second, "the ReplicaSet reports 5 ready replicas", func() (bool, string) {
 		var rs appsv1.ReplicaSet
 		c.do("GET", "/apis/apps/v1/namespaces/default/replicasets/web", "", nil, &rs)
-		return rs.Status.Replicas == 5 && rs.Status.ReadyReplicas == 5 && rs.Status.ObservedGeneration == rs.Generation
+		return rs.Status.Replicas == 5 && rs.Status.ReadyReplicas == 5 && rs.Status.ObservedGeneration == rs.Generation,
+			fmt.Sprintf("status %+v, generation %d", rs.Status, rs.Generation)
 	})
 
 	// A PUT carrying an old resourceVersion is refused.
@@ -127,7 +151,7 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 	if code := c.do("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", deployJSON, nil); code != 201 {
 		t.Fatalf("create deployment: %d", code)
 	}
-	c.eventually("2 api pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dapi", 2); return ok })
+	testserver.EventuallyWithin(t, 60*time.Second, "2 api pods are Running", c.nRunning("app%3Dapi", 2))
 	var rsets appsv1.ReplicaSetList
 	c.do("GET", "/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dapi", "", nil, &rsets)
 	if len(rsets.Items) != 1 || metav1.GetControllerOf(&rsets.Items[0]).Name != "api" {
@@ -137,12 +161,12 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 	// Deleting the owners removes what they own.
 	c.do("DELETE", "/apis/apps/v1/namespaces/default/deployments/api", "", nil, nil)
 	c.do("DELETE", "/apis/apps/v1/namespaces/default/replicasets/web", "", nil, nil)
-	c.eventually("all dependents are gone", 60*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 60*time.Second, "all dependents are gone", func() (bool, string) {
 		var all corev1.PodList
 		var rsl appsv1.ReplicaSetList
 		c.do("GET", "/api/v1/pods", "", nil, &all)
 		c.do("GET", "/apis/apps/v1/replicasets", "", nil, &rsl)
-		return len(all.Items) == 0 && len(rsl.Items) == 0
+		return len(all.Items) == 0 && len(rsl.Items) == 0, fmt.Sprintf("%d pods, %d ReplicaSets", len(all.Items), len(rsl.Items))
 	})
 
 	// The watch saw every change, each at a higher resourceVersion.
@@ -163,11 +187,11 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 	}
 
 	// History older than the compaction is gone: 410 Expired.
-	c.eventually("a watch from the first resourceVersion gets 410 Gone", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 30*time.Second, "a watch from the first resourceVersion gets 410 Gone", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		ev, ok := <-c.watch(ctx, "/api/v1/pods?resourceVersion="+first.ResourceVersion)
-		return ok && ev.Type == "ERROR" && ev.Object.Code == 410 && ev.Object.Reason == "Expired"
+		return ok && ev.Type == "ERROR" && ev.Object.Code == 410 && ev.Object.Reason == "Expired", fmt.Sprintf("first event %+v (stream open: %v)", ev, ok)
 	})
 }
 
@@ -179,6 +203,3 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
-
-var _ = json.Marshal
-var _ = fmt.Sprint

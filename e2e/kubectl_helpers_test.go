@@ -193,16 +193,3 @@ func section(out, title string) []string {
 	}
 	return nil
 }
-
-// eventually polls cond until it holds or the deadline passes, failing t
-// (the subtest, not the cluster's parent test) on timeout.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // The issue "Real kubectl and client-go work against mkube, unmodified":
@@ -88,13 +90,13 @@ func TestKubectl(t *testing.T) {
 	c := startCluster(t, nil, "node01", "node02", "node03")
 	k := newKubectl(t, c)
 
-	c.eventually("kubectl get nodes shows 3 Ready nodes", 30*time.Second, func() bool {
-		out, _, code := k.kubectl(t, "get", "nodes")
+	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows 3 Ready nodes", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "nodes")
 		if code != 0 {
-			return false
+			return false, errOut
 		}
 		tab := parseTable(t, out)
-		return len(tab.rows) == 3 && sameStrings(tab.column("STATUS"), []string{"Ready", "Ready", "Ready"})
+		return len(tab.rows) == 3 && sameStrings(tab.column("STATUS"), []string{"Ready", "Ready", "Ready"}), out
 	})
 
 	depFile := k.manifest(t, "web.yaml", strings.Replace(webDeployment, "REPLICAS", "3", 1))
@@ -110,7 +112,7 @@ func TestKubectl(t *testing.T) {
 		if out := k.mustKubectl(t, "apply", "-f", four); out != "deployment.apps/web configured\n" {
 			t.Fatalf("apply with replicas 4: %q, want %q", out, "deployment.apps/web configured\n")
 		}
-		eventually(t, "4 web pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dweb", 4); return ok })
+		testserver.EventuallyWithin(t, 60*time.Second, "4 web pods are Running", c.nRunning("app%3Dweb", 4))
 		if out := k.mustKubectl(t, "get", "deployment", "web", "-o", "jsonpath={.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}"); !strings.Contains(out, `"replicas":4`) {
 			t.Errorf("last-applied-configuration after the second apply: %q", out)
 		}
@@ -133,18 +135,18 @@ func TestKubectl(t *testing.T) {
 		}
 		k.mustKubectl(t, "cordon", "node02", "node03")
 		k.mustKubectl(t, "delete", "pod", c.pods("app%3Dweb")[0].Name)
-		eventually(t, "4 web pods are Running, one on node01", 60*time.Second, func() bool {
-			_, ok := c.running("app%3Dweb", 4)
-			return ok && onNode01()
+		testserver.EventuallyWithin(t, 60*time.Second, "4 web pods are Running, one on node01", func() (bool, string) {
+			pods, ok := c.running("app%3Dweb", 4)
+			return ok && onNode01(), podStates(pods)
 		})
 		k.mustKubectl(t, "uncordon", "node02", "node03")
 	})
 
 	t.Run("get", func(t *testing.T) {
-		eventually(t, "the Deployment reports 4 available", 30*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 30*time.Second, "the Deployment reports 4 available", func() (bool, string) {
 			out := k.mustKubectl(t, "get", "deployment", "web")
 			tab := parseTable(t, out)
-			return len(tab.rows) == 1 && tab.rows[0]["READY"] == "4/4" && tab.rows[0]["UP-TO-DATE"] == "4" && tab.rows[0]["AVAILABLE"] == "4"
+			return len(tab.rows) == 1 && tab.rows[0]["READY"] == "4/4" && tab.rows[0]["UP-TO-DATE"] == "4" && tab.rows[0]["AVAILABLE"] == "4", out
 		})
 		serverPods := c.pods("app%3Dweb")
 
@@ -315,15 +317,10 @@ func TestKubectl(t *testing.T) {
 		var out string
 		// A pod whose node already has the image gets Pulled ("already
 		// present on machine") instead of Pulling, as with a real kubelet.
-		eventually(t, "describe pod shows Scheduled, Pulling or Pulled, and Started events", 20*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 20*time.Second, "describe pod shows Scheduled, Pulling or Pulled, and Started events", func() (bool, string) {
 			out = k.mustKubectl(t, "describe", "pod", pod.Name)
-			reasons := map[string]bool{}
-			for _, l := range section(out, "Events:") {
-				if f := strings.Fields(l); len(f) > 2 {
-					reasons[f[1]] = true
-				}
-			}
-			return reasons["Scheduled"] && (reasons["Pulling"] || reasons["Pulled"]) && reasons["Started"]
+			reasons := eventReasons(out)
+			return reasons["Scheduled"] && (reasons["Pulling"] || reasons["Pulled"]) && reasons["Started"], out
 		})
 		for _, want := range []string{
 			"Name:             " + pod.Name + "\n",
@@ -473,17 +470,12 @@ func TestKubectl(t *testing.T) {
 		if r := parseTable(t, k.mustKubectl(t, "get", "nodes")).row(t, "NAME", "node01"); r["STATUS"] != "Ready,SchedulingDisabled" {
 			t.Errorf("drained node01 STATUS: %q", r["STATUS"])
 		}
-		eventually(t, "4 web pods are Running again, none on node01", 60*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 60*time.Second, "4 web pods are Running again, none on node01", func() (bool, string) {
 			pods, ok := c.running("app%3Dweb", 4)
-			if !ok {
-				return false
-			}
 			for _, p := range pods {
-				if p.Spec.NodeName == "node01" || contains(victims, p.Name) {
-					return false
-				}
+				ok = ok && p.Spec.NodeName != "node01" && !contains(victims, p.Name)
 			}
-			return true
+			return ok, podStates(pods)
 		})
 		out, errOut, code = k.kubectl(t, "get", "pods", "-A", "--field-selector", "spec.nodeName=node01,status.phase!=Succeeded,status.phase!=Failed")
 		if code != 0 || out != "" || strings.TrimSpace(errOut) != "No resources found" {
@@ -503,7 +495,7 @@ func TestKubectl(t *testing.T) {
 		if out := k.mustKubectl(t, "scale", "deployment", "web", "--replicas=2"); out != "deployment.apps/web scaled\n" {
 			t.Errorf("scale deployment: %q", out)
 		}
-		eventually(t, "2 web pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dweb", 2); return ok })
+		testserver.EventuallyWithin(t, 60*time.Second, "2 web pods are Running", c.nRunning("app%3Dweb", 2))
 		if out := k.mustKubectl(t, "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"); out != "2" {
 			t.Errorf("deployment replicas after scale: %q", out)
 		}
@@ -515,10 +507,10 @@ func TestKubectl(t *testing.T) {
 		if out := k.mustKubectl(t, "scale", "rs", "solo", "--replicas=3"); out != "replicaset.apps/solo scaled\n" {
 			t.Errorf("scale rs: %q", out)
 		}
-		eventually(t, "3 solo pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dsolo", 3); return ok })
-		eventually(t, "get rs solo shows 3 desired, current and ready", 30*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 60*time.Second, "3 solo pods are Running", c.nRunning("app%3Dsolo", 3))
+		testserver.EventuallyWithin(t, 30*time.Second, "get rs solo shows 3 desired, current and ready", func() (bool, string) {
 			r := parseTable(t, k.mustKubectl(t, "get", "rs", "solo")).rows[0]
-			return r["DESIRED"] == "3" && r["CURRENT"] == "3" && r["READY"] == "3"
+			return r["DESIRED"] == "3" && r["CURRENT"] == "3" && r["READY"] == "3", fmt.Sprint(r)
 		})
 
 		rcFile := k.manifest(t, "legacy.yaml", legacyRC)
@@ -531,10 +523,10 @@ func TestKubectl(t *testing.T) {
 		if r := parseTable(t, k.mustKubectl(t, "get", "rc", "legacy")).rows[0]; r["DESIRED"] != "2" {
 			t.Errorf("get rc legacy after scale: %v", r)
 		}
-		eventually(t, "2 legacy pods are Running", 60*time.Second, func() bool { _, ok := c.running("app%3Dlegacy", 2); return ok })
-		eventually(t, "get rc legacy shows 2 current and ready", 30*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 60*time.Second, "2 legacy pods are Running", c.nRunning("app%3Dlegacy", 2))
+		testserver.EventuallyWithin(t, 30*time.Second, "get rc legacy shows 2 current and ready", func() (bool, string) {
 			r := parseTable(t, k.mustKubectl(t, "get", "rc", "legacy")).rows[0]
-			return r["DESIRED"] == "2" && r["CURRENT"] == "2" && r["READY"] == "2"
+			return r["DESIRED"] == "2" && r["CURRENT"] == "2" && r["READY"] == "2", fmt.Sprint(r)
 		})
 	})
 
@@ -567,8 +559,9 @@ func TestKubectl(t *testing.T) {
 		if out := k.mustKubectl(t, "run", "nginx", "--image=nginx:1.25"); out != "pod/nginx created\n" {
 			t.Fatalf("run: %q", out)
 		}
-		eventually(t, "pod nginx is Running", 30*time.Second, func() bool {
-			return k.mustKubectl(t, "get", "pod", "nginx", "-o", "jsonpath={.status.phase}") == "Running"
+		testserver.EventuallyWithin(t, 30*time.Second, "pod nginx is Running", func() (bool, string) {
+			phase := k.mustKubectl(t, "get", "pod", "nginx", "-o", "jsonpath={.status.phase}")
+			return phase == "Running", "phase " + phase
 		})
 		if out := k.mustKubectl(t, "get", "pod", "nginx", "-o", "jsonpath={.metadata.labels.run} {.spec.containers[0].image}"); out != "nginx nginx:1.25" {
 			t.Errorf("pod made by run: %q", out)
@@ -622,18 +615,15 @@ func TestKubectl(t *testing.T) {
 		}
 		webPodsAre := func(t *testing.T, image string) {
 			t.Helper()
-			eventually(t, "3 web pods with image "+image+" and env A=1 are Running", 60*time.Second, func() bool {
+			testserver.EventuallyWithin(t, 60*time.Second, "3 web pods with image "+image+" and env A=1 are Running", func() (bool, string) {
 				pods, ok := c.running("app%3Dweb", 3)
-				if !ok {
-					return false
-				}
+				var ctrs []string
 				for _, p := range pods {
 					ctr := p.Spec.Containers[0]
-					if ctr.Image != image || len(ctr.Env) != 1 || ctr.Env[0].Value != "1" {
-						return false
-					}
+					ok = ok && ctr.Image == image && len(ctr.Env) == 1 && ctr.Env[0].Value == "1"
+					ctrs = append(ctrs, fmt.Sprintf("%s %s env %v", p.Name, ctr.Image, ctr.Env))
 				}
-				return true
+				return ok, podStates(pods) + "\ncontainers: " + strings.Join(ctrs, "; ")
 			})
 		}
 		revisions := func(t *testing.T) []string {
@@ -688,7 +678,10 @@ func TestKubectl(t *testing.T) {
 		if out := k.mustKubectl(t, "delete", "-f", filepath.Join(k.dir, "solo.yaml")); out != "replicaset.apps \"solo\" deleted\n" {
 			t.Errorf("delete -f solo.yaml: %q", out)
 		}
-		eventually(t, "the solo pods are garbage collected", 60*time.Second, func() bool { return len(c.pods("app%3Dsolo")) == 0 })
+		testserver.EventuallyWithin(t, 60*time.Second, "the solo pods are garbage collected", func() (bool, string) {
+			pods := c.pods("app%3Dsolo")
+			return len(pods) == 0, podStates(pods)
+		})
 	})
 
 	t.Run("auth-can-i", func(t *testing.T) {

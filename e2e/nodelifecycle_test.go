@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/internal/podcondition"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // A node whose kubelet dies: the node lifecycle controller marks it
@@ -21,9 +22,9 @@ func TestNodeLifecycleAKubeletDiesAndItsPodsMove(t *testing.T) {
 	c := startClusterWith(t, clusterFlags{controllerManager: []string{"--node-monitor-period", "500ms", "--node-monitor-grace-period", "3s"}},
 		kubeletNode{name: "node01", flags: []string{"--status-interval", "500ms"}}, node02)
 	k := newKubectl(t, c)
-	c.eventually("2 nodes Ready", 30*time.Second, func() bool {
-		out, _, code := k.kubectl(t, "get", "nodes", "--no-headers")
-		return code == 0 && strings.Count(out, " Ready ") == 2
+	testserver.EventuallyWithin(t, 30*time.Second, "2 nodes Ready", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "nodes", "--no-headers")
+		return code == 0 && strings.Count(out, " Ready ") == 2, out + errOut
 	})
 
 	// Both replicas on node02: cordon node01 while they are placed. They
@@ -53,10 +54,10 @@ spec:
         image: nginx:1.25
 `))
 	var before []corev1.Pod
-	c.eventually("2 edge pods Running on node02", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 30*time.Second, "2 edge pods Running on node02", func() (bool, string) {
 		pods, ok := c.running("app%3Dedge", 2)
 		before = pods
-		return ok && pods[0].Spec.NodeName == "node02" && pods[1].Spec.NodeName == "node02"
+		return ok && pods[0].Spec.NodeName == "node02" && pods[1].Spec.NodeName == "node02", podStates(pods)
 	})
 	k.mustKubectl(t, "uncordon", "node01")
 
@@ -64,9 +65,9 @@ spec:
 		t.Fatal(err)
 	}
 
-	c.eventually("node02 NotReady and tainted unreachable", 30*time.Second, func() bool {
-		out, _, code := k.kubectl(t, "get", "node", "node02", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.spec.taints[*].key}:{.spec.taints[*].effect}")
-		return code == 0 && strings.HasPrefix(out, "Unknown node.kubernetes.io/unreachable node.kubernetes.io/unreachable:")
+	testserver.EventuallyWithin(t, 30*time.Second, "node02 NotReady and tainted unreachable", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "node", "node02", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.spec.taints[*].key}:{.spec.taints[*].effect}")
+		return code == 0 && strings.HasPrefix(out, "Unknown node.kubernetes.io/unreachable node.kubernetes.io/unreachable:"), "Ready taints:effects = " + out + errOut
 	})
 	if out := k.mustKubectl(t, "get", "node", "node02", "--no-headers"); !strings.Contains(out, " NotReady ") {
 		t.Errorf("kubectl get node node02: %q, want NotReady", out)
@@ -80,14 +81,15 @@ spec:
 
 	// The pods' toleration runs out: they are evicted (Terminating for as
 	// long as their kubelet is gone, as in Kubernetes) and replaced on node01.
-	c.eventually("2 new edge pods Running on node01", 30*time.Second, func() bool {
+	testserver.EventuallyWithin(t, 30*time.Second, "2 new edge pods Running on node01", func() (bool, string) {
+		pods := c.pods("app%3Dedge")
 		n := 0
-		for _, p := range c.pods("app%3Dedge") {
+		for _, p := range pods {
 			if p.Spec.NodeName == "node01" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				n++
 			}
 		}
-		return n == 2
+		return n == 2, podStates(pods)
 	})
 	for _, old := range before {
 		var pod corev1.Pod
@@ -108,12 +110,9 @@ spec:
 	// The kubelet comes back: Ready again, the taints go, and it finishes
 	// deleting the evicted pods.
 	c.startKubelet("kubelet-node02-again", node02)
-	c.eventually("node02 Ready without taints", 30*time.Second, func() bool {
-		out, _, code := k.kubectl(t, "get", "node", "node02", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.spec.taints}")
-		return code == 0 && strings.TrimSpace(out) == "True"
+	testserver.EventuallyWithin(t, 30*time.Second, "node02 Ready without taints", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "node", "node02", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.spec.taints}")
+		return code == 0 && strings.TrimSpace(out) == "True", "Ready taints = " + out + errOut
 	})
-	c.eventually("the evicted pods are gone", 30*time.Second, func() bool {
-		_, ok := c.running("app%3Dedge", 2)
-		return ok
-	})
+	testserver.EventuallyWithin(t, 30*time.Second, "the evicted pods are gone", c.nRunning("app%3Dedge", 2))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // The Deployment rollout strategies, driven with the real kubectl against
@@ -49,9 +51,9 @@ var rolloutStatusLine = regexp.MustCompile(`^(Waiting for deployment spec update
 func TestRollout(t *testing.T) {
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
-	c.eventually("kubectl get nodes shows 2 Ready nodes", 30*time.Second, func() bool {
-		out, _, code := k.kubectl(t, "get", "nodes")
-		return code == 0 && sameStrings(parseTable(t, out).column("STATUS"), []string{"Ready", "Ready"})
+	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows 2 Ready nodes", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "nodes")
+		return code == 0 && sameStrings(parseTable(t, out).column("STATUS"), []string{"Ready", "Ready"}), out + errOut
 	})
 
 	// rolloutStatus waits with `kubectl rollout status` and checks that
@@ -87,12 +89,14 @@ func TestRollout(t *testing.T) {
 	}
 	podsRun := func(t *testing.T, image string) {
 		t.Helper()
-		eventually(t, "4 roll pods of "+image+" are Running", 60*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 60*time.Second, "4 roll pods of "+image+" are Running", func() (bool, string) {
 			pods, ok := c.running("app%3Droll", 4)
+			var images []string
 			for _, p := range pods {
 				ok = ok && p.Spec.Containers[0].Image == image
+				images = append(images, p.Spec.Containers[0].Image)
 			}
-			return ok
+			return ok, podStates(pods) + fmt.Sprintf("\nimages %v", images)
 		})
 	}
 
@@ -122,9 +126,9 @@ func TestRollout(t *testing.T) {
 		// ReplicaSet grows by at most maxSurge + maxUnavailable = 2: after
 		// an old one shrank to keep 3 available, there is room for 5.
 		var up, down [][2]int
-		eventually(t, "the ScalingReplicaSet events bring "+cur+" to 4 and "+old+" to 0", 30*time.Second, func() bool {
+		testserver.EventuallyWithin(t, 30*time.Second, "the ScalingReplicaSet events bring "+cur+" to 4 and "+old+" to 0", func() (bool, string) {
 			up, down = scalingSteps(t, k, cur, "up"), scalingSteps(t, k, old, "down")
-			return len(up) > 0 && up[len(up)-1][1] == 4 && len(down) > 0 && down[len(down)-1][1] == 0
+			return len(up) > 0 && up[len(up)-1][1] == 4 && len(down) > 0 && down[len(down)-1][1] == 0, fmt.Sprintf("up %v, down %v", up, down)
 		})
 		t.Logf("%s scaled up %v, %s scaled down %v", cur, up, old, down)
 		if len(up) < 2 {
@@ -143,13 +147,15 @@ func TestRollout(t *testing.T) {
 			t.Errorf("rollout pause: %q", out)
 		}
 		progressing := `jsonpath={.status.conditions[?(@.type=="Progressing")].reason}`
-		eventually(t, "Progressing says DeploymentPaused", 30*time.Second, func() bool {
-			return k.mustKubectl(t, "get", "deployment", "roll", "-o", progressing) == "DeploymentPaused"
+		testserver.EventuallyWithin(t, 30*time.Second, "Progressing says DeploymentPaused", func() (bool, string) {
+			reason := k.mustKubectl(t, "get", "deployment", "roll", "-o", progressing)
+			return reason == "DeploymentPaused", "Progressing reason " + reason
 		})
 		k.mustKubectl(t, "set", "image", "deployment/roll", "c=nginx:1.27")
-		eventually(t, "the controller has seen the new template", 30*time.Second, func() bool {
-			f := strings.Fields(k.mustKubectl(t, "get", "deployment", "roll", "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}"))
-			return len(f) == 2 && f[0] == f[1]
+		testserver.EventuallyWithin(t, 30*time.Second, "the controller has seen the new template", func() (bool, string) {
+			out := k.mustKubectl(t, "get", "deployment", "roll", "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}")
+			f := strings.Fields(out)
+			return len(f) == 2 && f[0] == f[1], "generation observedGeneration = " + out
 		})
 		// It has seen it and did nothing with it: no ReplicaSet for it,
 		// the pods still the old ones, and nothing up to date.

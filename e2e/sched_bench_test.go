@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // BenchmarkSchedulingBasic is shaped like Kubernetes' scheduler_perf
@@ -84,16 +86,11 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 		c.start("scheduler", "--server", c.URL, "--log-level", "warn")
 		post(b, client, c.URL+"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"warmup"},
 		"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}`)
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		testserver.EventuallyWithin(b, time.Minute, "the scheduler binds the warm-up pod", func() (bool, string) {
 			var warm struct{ Spec struct{ NodeName string } }
 			getJSON(b, client, c.URL+"/api/v1/namespaces/default/pods/warmup", &warm)
-			if warm.Spec.NodeName != "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatal("the scheduler never bound the warm-up pod")
-			}
-		}
+			return warm.Spec.NodeName != "", "not bound yet"
+		})
 	}
 
 	var list struct {

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // seedRun is the cluster the subtests share and the kubectl they type into.
@@ -34,7 +39,7 @@ func (s *seedRun) podsWide(t *testing.T, selector string) (string, []map[string]
 func (s *seedRun) runningPods(t *testing.T, selector string, n int) []map[string]string {
 	t.Helper()
 	var rows []map[string]string
-	waitUntil(t, fmt.Sprintf("%d pods -l %s are Running", n, selector), 30*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 30*time.Second, fmt.Sprintf("%d pods -l %s are Running", n, selector), func() (bool, string) {
 		var out string
 		out, rows = s.podsWide(t, selector)
 		if len(rows) != n {
@@ -54,7 +59,7 @@ func (s *seedRun) runningPods(t *testing.T, selector string, n int) []map[string
 func (s *seedRun) runningOn(t *testing.T, name string) string {
 	t.Helper()
 	var node string
-	waitUntil(t, "pod "+name+" is Running", 30*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 30*time.Second, "pod "+name+" is Running", func() (bool, string) {
 		out, errOut, code := s.k.kubectl(t, "get", "pod", name, "-o", "wide")
 		if code != 0 {
 			return false, errOut
@@ -72,7 +77,7 @@ func (s *seedRun) runningOn(t *testing.T, name string) string {
 func (s *seedRun) pending(t *testing.T, name, message string) {
 	t.Helper()
 	want := "|Pending|False|Unschedulable|" + message
-	waitUntil(t, "pod "+name+" is Unschedulable with "+message, 30*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 30*time.Second, "pod "+name+" is Unschedulable with "+message, func() (bool, string) {
 		out, errOut, _ := s.k.kubectl(t, "get", "pod", name, "-o",
 			`jsonpath={.spec.nodeName}|{.status.phase}|{.status.conditions[?(@.type=="PodScheduled")].status}|{.status.conditions[?(@.type=="PodScheduled")].reason}|{.status.conditions[?(@.type=="PodScheduled")].message}`)
 		return out == want, "nodeName|phase|PodScheduled status|reason|message = " + out + errOut
@@ -81,7 +86,7 @@ func (s *seedRun) pending(t *testing.T, name, message string) {
 	if r["STATUS"] != "Pending" || r["NODE"] != "<none>" || r["READY"] != "0/1" {
 		t.Errorf("kubectl get pod %s -o wide: %v, want Pending, 0/1 and NODE <none>", name, r)
 	}
-	waitUntil(t, "describe pod "+name+" shows the FailedScheduling event", 20*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 20*time.Second, "describe pod "+name+" shows the FailedScheduling event", func() (bool, string) {
 		out := s.k.mustKubectl(t, "describe", "pod", name)
 		return slices.ContainsFunc(section(out, "Events:"), func(l string) bool {
 			f := strings.Fields(l)
@@ -97,7 +102,7 @@ func (s *seedRun) pending(t *testing.T, name, message string) {
 func (s *seedRun) pendingPods(t *testing.T, selector string, n int, message string) []string {
 	t.Helper()
 	var names []string
-	waitUntil(t, fmt.Sprintf("%d pods -l %s exist", n, selector), 30*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 30*time.Second, fmt.Sprintf("%d pods -l %s exist", n, selector), func() (bool, string) {
 		out, rows := s.podsWide(t, selector)
 		names = nil
 		for _, r := range rows {
@@ -116,10 +121,49 @@ func (s *seedRun) pendingPods(t *testing.T, selector string, n int, message stri
 // gone waits until kubectl get pod NAME answers NotFound.
 func (s *seedRun) gone(t *testing.T, name string, timeout time.Duration) {
 	t.Helper()
-	waitUntil(t, "pod "+name+" is deleted", timeout, func() (bool, string) {
+	testserver.EventuallyWithin(t, timeout, "pod "+name+" is deleted", func() (bool, string) {
 		out, errOut, code := s.k.kubectl(t, "get", "pod", name, "-o", "wide")
 		return code != 0 && strings.Contains(errOut, `pods "`+name+`" not found`), out + errOut
 	})
+}
+
+// keepsRunning checks that the pods stay Running, and are not marked for
+// deletion, until the deadline. kubectl get pods --watch prints every pod
+// as listed, then every change to one from that list on, so no change goes
+// unseen between two looks; the deadline ends it.
+func (s *seedRun) keepsRunning(t *testing.T, until time.Time, names ...string) {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	cmd := s.k.command(ctx, "get", "pods", "--watch", "-o", `jsonpath={.metadata.name} {.status.phase} {.metadata.deletionTimestamp}{"\n"}`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	seen := map[string]bool{}
+	for sc := bufio.NewScanner(stdout); sc.Scan(); {
+		f := strings.SplitN(sc.Text(), " ", 3) // name, phase, deletionTimestamp
+		if len(f) != 3 || !slices.Contains(names, f[0]) {
+			continue
+		}
+		seen[f[0]] = true
+		if f[1] != "Running" || f[2] != "" {
+			t.Fatalf("%s, %s before the deadline: phase %q, deletionTimestamp %q", f[0], time.Until(until).Round(100*time.Millisecond), f[1], f[2])
+		}
+	}
+	if left := time.Until(until); left > 0 {
+		t.Fatalf("kubectl get pods --watch ended %s early: %s", left.Round(100*time.Millisecond), stderr.String())
+	}
+	for _, name := range names {
+		if !seen[name] {
+			t.Errorf("kubectl get pods --watch did not list %s", name)
+		}
+	}
 }
 
 // taints is the node's taints as key=value:effect lines.
@@ -161,7 +205,7 @@ func (s *seedRun) reset(t *testing.T) {
 	t.Helper()
 	s.k.mustKubectl(t, "delete", "deployments", "--all", "--cascade=foreground", "--timeout=60s")
 	s.k.mustKubectl(t, "delete", "pods", "--all", "--timeout=60s")
-	waitUntil(t, "no pods are left", 60*time.Second, func() (bool, string) {
+	testserver.EventuallyWithin(t, 60*time.Second, "no pods are left", func() (bool, string) {
 		out, errOut, _ := s.k.kubectl(t, "get", "pods", "-o", "wide")
 		return out == "", out + errOut
 	})
@@ -195,21 +239,4 @@ func eventReasons(describe string) map[string]bool {
 		}
 	}
 	return reasons
-}
-
-// waitUntil polls cond until it holds, failing with the last state cond
-// saw if the deadline passes first.
-func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() (ok bool, last string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s; last seen:\n%s", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

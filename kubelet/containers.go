@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
@@ -31,7 +32,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	ref := fakeruntime.PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}
 	sb, ok := k.containerRuntime.PodSandboxStatus(pod.UID)
 	if !ok {
-		k.log.Info("pod bound to this node: starting it", "step", 12, "pod", key, "containers", len(pod.Spec.Containers))
+		k.log.Info("pod bound to this node: starting it", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "containers", len(pod.Spec.Containers))
 		stored, err := k.reportStatus(ctx, pod, nil, nil)
 		if err != nil || stored == nil {
 			return err // retried, or absorbed: the pod is gone
@@ -40,7 +41,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		if sb, err = k.containerRuntime.RunPodSandbox(ref); err != nil {
 			return err // retried: another pod may free an IP
 		}
-		k.log.Info("created pod sandbox", "step", 12, "pod", key, "podIP", sb.IP.String())
+		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP.String())
 	}
 	waiting := map[string]*corev1.ContainerStateWaiting{}
 	for _, c := range pod.Spec.Containers {
@@ -67,7 +68,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, c corev1.C
 			return nil, nil // nothing to do: the common case
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
-		k.log.Info("image changed: restarting container", "step", 12, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
+		k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
 		k.containerRuntime.WriteLog(cur.ID, fmt.Sprintf("received SIGTERM: the kubelet replaces this container, whose image changed to %s", c.Image))
 		if _, err := k.containerRuntime.StopContainer(pod.UID, c.Name); err != nil {
 			return nil, err
@@ -90,7 +91,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, c corev1.C
 	}
 	k.writeStartLog(pod, c, started)
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	k.log.Info("started container", "step", 12, "pod", key, "container", c.Name, "image", c.Image, "containerID", cur.ID)
+	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", cur.ID)
 	return nil, nil
 }
 

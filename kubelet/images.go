@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 )
 
 // shouldPull is the kubelet's image pull policy (pkg/kubelet/images):
@@ -40,18 +41,18 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 		}
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		k.recorder.Event(pod, corev1.EventTypeWarning, errImageNeverPull, "%s", msg)
-		k.log.Warn("cannot start container: image not present", "step", 12, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image)
+		k.log.Warn("cannot start container: image not present", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image)
 		return &corev1.ContainerStateWaiting{Reason: errImageNeverPull, Message: msg}, nil
 	}
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
-	k.log.Info("pulling image", "step", 12, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image, "policy", c.ImagePullPolicy)
+	k.log.Info("pulling image", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image, "policy", c.ImagePullPolicy)
 	start := k.clock.Now()
 	img, err := k.containerRuntime.PullImage(ctx, c.Image)
 	if err != nil {
 		return nil, fmt.Errorf("pull image %q: %w", c.Image, err)
 	}
 	took := k.clock.Since(start).Round(time.Millisecond)
-	k.log.Info("pulled image", "step", 12, "pod", client.KeyOf(pod), "image", c.Image, "took", took, "sizeBytes", img.Size)
+	k.log.Info("pulled image", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "image", c.Image, "took", took, "sizeBytes", img.Size)
 	// Fake pulls never wait behind other pulls, hence the same time twice.
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Pulled",
 		"Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)

@@ -17,6 +17,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
@@ -151,7 +152,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return nil
 	}
 	k.restorePods()
-	k.log.Info("kubelet ready: watching the pods bound to this node", "step", 12,
+	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String())
 	for range k.cfg.Workers {
 		wg.Go(func() { k.queue.Work(ctx, k.syncPod, k.log, "pod") })

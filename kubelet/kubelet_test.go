@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -56,20 +57,6 @@ func startKubelet(t *testing.T, c *client.Client) (stop func()) {
 	return stop
 }
 
-// eventually polls cond until it holds or 10s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func createAndBind(t *testing.T, c *client.Client, name string) {
 	t.Helper()
 	ctx := context.Background()
@@ -110,13 +97,18 @@ func eventReasons(t *testing.T, c *client.Client, name string) []string {
 	return out
 }
 
-func hasAll(have []string, want ...string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
+// hasEvents is a condition for testserver.Eventually: the pod has events
+// of all these reasons.
+func hasEvents(t *testing.T, c *client.Client, name string, want ...string) func() (bool, string) {
+	return func() (bool, string) {
+		have := eventReasons(t, c, name)
+		for _, w := range want {
+			if !slices.Contains(have, w) {
+				return false, fmt.Sprintf("events %v", have)
+			}
 		}
+		return true, ""
 	}
-	return true
 }
 
 // TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully walks steps 10 to 13
@@ -128,22 +120,28 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	stop := startKubelet(t, c)
 
 	node := &corev1.Node{}
-	eventually(t, "node01 is registered and Ready", func() bool {
-		return c.Get(ctx, client.Nodes, "", "node01", node) == nil && nodeReady(node.Status)
+	testserver.Eventually(t, "node01 is registered and Ready", func() (bool, string) {
+		if err := c.Get(ctx, client.Nodes, "", "node01", node); err != nil {
+			return false, err.Error()
+		}
+		return nodeReady(node.Status), fmt.Sprintf("conditions %v", node.Status.Conditions)
 	})
 	if node.Labels["disktype"] != "ssd" || node.Labels[corev1.LabelHostname] != "node01" || len(node.Spec.Taints) != 1 || node.Spec.PodCIDR != "10.244.1.0/24" {
 		t.Errorf("node labels %v taints %v podCIDR %q", node.Labels, node.Spec.Taints, node.Spec.PodCIDR)
 	}
 	lease := &coordinationv1.Lease{}
 	var firstRenewal time.Time
-	eventually(t, "the node lease is renewed", func() bool {
-		if c.Get(ctx, client.Leases, corev1.NamespaceNodeLease, "node01", lease) != nil || lease.Spec.RenewTime == nil {
-			return false
+	testserver.Eventually(t, "the node lease is renewed", func() (bool, string) {
+		if err := c.Get(ctx, client.Leases, corev1.NamespaceNodeLease, "node01", lease); err != nil {
+			return false, err.Error()
+		}
+		if lease.Spec.RenewTime == nil {
+			return false, "no renewTime"
 		}
 		if firstRenewal.IsZero() {
 			firstRenewal = lease.Spec.RenewTime.Time
 		}
-		return lease.Spec.RenewTime.After(firstRenewal)
+		return lease.Spec.RenewTime.After(firstRenewal), "renewTime " + lease.Spec.RenewTime.String()
 	})
 	if *lease.Spec.HolderIdentity != "node01" || *lease.Spec.LeaseDurationSeconds != 40 || len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
 		t.Errorf("lease spec %+v owners %+v", lease.Spec, lease.OwnerReferences)
@@ -152,21 +150,22 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	// Steps 10-13: bind a pod to node01; the kubelet runs it.
 	createAndBind(t, c, "web-1")
 	var pod *corev1.Pod
-	eventually(t, "web-1 is Running", func() bool {
+	testserver.Eventually(t, "web-1 is Running", func() (bool, string) {
 		pod = getPod(t, c, "web-1")
-		return pod.Status.Phase == corev1.PodRunning
+		return pod.Status.Phase == corev1.PodRunning, "phase " + string(pod.Status.Phase)
 	})
 	cs := pod.Status.ContainerStatuses
 	if len(cs) != 1 || cs[0].State.Running == nil || !cs[0].Ready || pod.Status.HostIP != "10.240.1.1" ||
 		!netip.MustParsePrefix("10.244.1.0/24").Contains(netip.MustParseAddr(pod.Status.PodIP)) {
 		t.Errorf("status of the running pod: %+v", pod.Status)
 	}
-	eventually(t, "web-1 has the kubelet's events", func() bool {
-		return hasAll(eventReasons(t, c, "web-1"), "Pulling", "Pulled", "Created", "Started")
-	})
-	eventually(t, "node01 reports the pulled image", func() bool {
+	testserver.Eventually(t, "web-1 has the kubelet's events", hasEvents(t, c, "web-1", "Pulling", "Pulled", "Created", "Started"))
+	testserver.Eventually(t, "node01 reports the pulled image", func() (bool, string) {
 		n := &corev1.Node{}
-		return c.Get(ctx, client.Nodes, "", "node01", n) == nil && len(n.Status.Images) == 1 && n.Status.Images[0].Names[0] == "nginx:1.25"
+		if err := c.Get(ctx, client.Nodes, "", "node01", n); err != nil {
+			return false, err.Error()
+		}
+		return len(n.Status.Images) == 1 && n.Status.Images[0].Names[0] == "nginx:1.25", fmt.Sprintf("images %v", n.Status.Images)
 	})
 
 	// Restart the kubelet: the running pod keeps its IP and its status.
@@ -175,9 +174,9 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	startKubelet(t, c)
 	createAndBind(t, c, "web-2")
 	var second *corev1.Pod
-	eventually(t, "web-2 is Running after the restart", func() bool {
+	testserver.Eventually(t, "web-2 is Running after the restart", func() (bool, string) {
 		second = getPod(t, c, "web-2")
-		return second.Status.Phase == corev1.PodRunning
+		return second.Status.Phase == corev1.PodRunning, "phase " + string(second.Status.Phase)
 	})
 	if second.Status.PodIP == before.Status.PodIP {
 		t.Errorf("web-2 got web-1's IP %s", second.Status.PodIP)
@@ -185,10 +184,16 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	if after := getPod(t, c, "web-1"); after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("the restarted kubelet rewrote web-1's status:\nbefore %+v\nafter  %+v", before.Status, after.Status)
 	}
-	eventually(t, "web-2 finds the image already present", func() bool {
+	testserver.Eventually(t, "web-2 finds the image already present", func() (bool, string) {
 		var list corev1.EventList
-		c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "involvedObject.name=web-2,reason=Pulled"}, &list)
-		return len(list.Items) == 1 && list.Items[0].Message == `Container image "nginx:1.25" already present on machine`
+		if err := c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "involvedObject.name=web-2,reason=Pulled"}, &list); err != nil {
+			return false, err.Error()
+		}
+		var msgs []string
+		for _, ev := range list.Items {
+			msgs = append(msgs, ev.Message)
+		}
+		return len(msgs) == 1 && msgs[0] == `Container image "nginx:1.25" already present on machine`, fmt.Sprintf("Pulled events %q", msgs)
 	})
 
 	// Seed 000: "the image was upgraded: the kubelet fetches the latest
@@ -197,20 +202,21 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	if err := c.Patch(ctx, client.Pods, "default", "web-2", types.StrategicMergePatchType, patch, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "web-2 runs nginx:1.26", func() bool {
+	testserver.Eventually(t, "web-2 runs nginx:1.26", func() (bool, string) {
 		cs := getPod(t, c, "web-2").Status.ContainerStatuses
 		return len(cs) == 1 && cs[0].Image == "nginx:1.26" && cs[0].State.Running != nil &&
-			cs[0].RestartCount == 1 && cs[0].LastTerminationState.Terminated != nil
+			cs[0].RestartCount == 1 && cs[0].LastTerminationState.Terminated != nil, fmt.Sprintf("container statuses %+v", cs)
 	})
-	eventually(t, "web-2 has a Killing event", func() bool { return hasAll(eventReasons(t, c, "web-2"), "Killing") })
+	testserver.Eventually(t, "web-2 has a Killing event", hasEvents(t, c, "web-2", "Killing"))
 
 	// Graceful deletion: the API server only marks the pod; the kubelet
 	// stops its containers and deletes it for good.
 	if err := c.Delete(ctx, client.Pods, "default", "web-1", nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "web-1 is gone", func() bool {
-		return apierrors.IsNotFound(c.Get(ctx, client.Pods, "default", "web-1", &corev1.Pod{}))
+	testserver.Eventually(t, "web-1 is gone", func() (bool, string) {
+		err := c.Get(ctx, client.Pods, "default", "web-1", &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get web-1: %v", err)
 	})
-	eventually(t, "web-1 has a Killing event", func() bool { return hasAll(eventReasons(t, c, "web-1"), "Killing") })
+	testserver.Eventually(t, "web-1 has a Killing event", hasEvents(t, c, "web-1", "Killing"))
 }

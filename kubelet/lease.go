@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
@@ -23,7 +24,7 @@ const leaseDurationSeconds = 40
 // server far less than a whole Node status with its images, so the node
 // lifecycle controller reads the Lease to decide whether a node is alive.
 func (k *Kubelet) renewLease(ctx context.Context) error {
-	return retryOnConflict(func() error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lease := &coordinationv1.Lease{}
 		err := k.client.Get(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease)
 		if apierrors.IsNotFound(err) {

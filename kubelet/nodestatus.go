@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/kubelet/fakeruntime"
@@ -134,7 +135,7 @@ func (k *Kubelet) heartbeat(ctx context.Context) {
 // nodes/NAME/status, retrying on conflict (the node's labels or taints may
 // be changed by users at any time).
 func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
-	return retryOnConflict(func() error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		node := &corev1.Node{}
 		if err := k.client.Get(ctx, client.Nodes, "", k.cfg.NodeName, node); err != nil {
 			if apierrors.IsNotFound(err) {

@@ -7,8 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
@@ -20,13 +23,15 @@ import (
 // The write carries the pod's resourceVersion, so it fails with 409
 // Conflict if somebody wrote the pod since it was read (the informer's copy
 // may also just be behind our own last write). Then the pod is read again
-// and the status recomputed against it.
+// and the status recomputed against it, up to five times 10ms apart
+// (client-go's retry.DefaultRetry); after that the error sends the pod
+// back to the work queue.
 //
 // It returns the pod as now stored, or nil if the pod is gone or was
 // replaced by a new pod of the same name.
 func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *fakeruntime.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
 	var stored *corev1.Pod
-	err := retryOnConflict(func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status := generatePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
 		if equality.Semantic.DeepEqual(pod.Status, status) {
 			stored = pod
@@ -47,8 +52,8 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *fakerun
 		if err != nil {
 			return fmt.Errorf("update pod status: %w", err)
 		}
-		k.log.Info("reported pod status", "step", 13, "pod", client.KeyOf(out), "phase", status.Phase,
-			"podIP", status.PodIP, "ready", podConditionStatus(status, corev1.PodReady), "rv", out.ResourceVersion)
+		k.log.Info("reported pod status", seedstep.Key, seedstep.PodStatusStored, "pod", client.KeyOf(out), "phase", status.Phase,
+			"podIP", status.PodIP, "ready", readyStatus(next), "rv", out.ResourceVersion)
 		out.SetGroupVersionKind(podGVK)
 		stored = out
 		return nil
@@ -73,11 +78,11 @@ func (k *Kubelet) getPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, err
 	return fresh, nil
 }
 
-func podConditionStatus(st corev1.PodStatus, t corev1.PodConditionType) corev1.ConditionStatus {
-	for _, c := range st.Conditions {
-		if c.Type == t {
-			return c.Status
-		}
+// readyStatus is the status of the pod's Ready condition, Unknown if it
+// has none.
+func readyStatus(pod *corev1.Pod) corev1.ConditionStatus {
+	if c := podcondition.Get(pod, corev1.PodReady); c != nil {
+		return c.Status
 	}
 	return corev1.ConditionUnknown
 }

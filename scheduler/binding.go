@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 )
@@ -37,7 +38,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		node := assumed.Spec.NodeName
 		e := explanation.New(r.decision())
 		if s.log.Enabled(ctx, slog.LevelInfo) {
-			s.log.Info("scheduling explanation", "step", 9, "pod", p.Key, "why", e.Short())
+			s.log.Info("scheduling explanation", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "why", e.Short())
 		}
 		annotation, err := e.Encode()
 		if err != nil {
@@ -45,7 +46,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		}
 		err = s.bind(ctx, assumed, annotation)
 		if err == nil {
-			s.log.Info("bound pod to node", "step", 10, "pod", p.Key, "node", node)
+			s.log.Info("bound pod to node", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", node)
 			s.recorder.Event(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s to %s", p.Key, node)
 			if wasNominated {
 				s.clearNominatedNodeName(ctx, assumed)
@@ -98,7 +99,7 @@ func (s *Scheduler) handleBindingFailure(ctx context.Context, p *framework.Queue
 	}
 	s.moveOnEvent(framework.AssignedPodDelete)
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		s.log.Info("binding rejected; not retrying", "step", 10, "pod", p.Key, "node", assumed.Spec.NodeName, "err", err)
+		s.log.Info("binding rejected; not retrying", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", assumed.Spec.NodeName, "err", err)
 		return
 	}
 	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", err), 0, framework.ClearNomination)

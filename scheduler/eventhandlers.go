@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -49,7 +50,7 @@ func (s *Scheduler) onPodAdd(obj runtime.Object) {
 		s.moveOnEvent(framework.AssignedPodAdd)
 	case s.responsibleForPod(pod) && pod.DeletionTimestamp == nil:
 		// Step 9: the scheduler sees the unbound pod.
-		s.log.Debug("queued unbound pod", "step", 9, "pod", framework.PodKey(pod))
+		s.log.Debug("queued unbound pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", framework.PodKey(pod))
 		s.queue.Add(pod)
 	}
 }

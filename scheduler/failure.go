@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -42,15 +44,15 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 	case errors.As(err, &fitErr):
 		p.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		if s.log.Enabled(ctx, slog.LevelDebug) {
-			s.log.Debug("filtered nodes", "step", 9, "pod", p.Key, "nodes", describeNodes(scheduleResult{}, fitErr.Diagnosis))
+			s.log.Debug("filtered nodes", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "nodes", describeNodes(scheduleResult{}, fitErr.Diagnosis))
 		}
-		s.log.Info("FailedScheduling", "step", 9, "pod", p.Key, "message", err.Error())
+		s.log.Info("FailedScheduling", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "message", err.Error())
 	case errors.Is(err, framework.ErrNoNodesAvailable):
 		p.UnschedulablePlugins = nil // any node event may help
-		s.log.Info("FailedScheduling", "step", 9, "pod", p.Key, "message", err.Error())
+		s.log.Info("FailedScheduling", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "message", err.Error())
 	default:
 		reason = corev1.PodReasonSchedulerError
-		s.log.Error("FailedScheduling", "step", 9, "pod", p.Key, "err", err)
+		s.log.Error("FailedScheduling", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "err", err)
 	}
 
 	pod := p.Pod
@@ -98,12 +100,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 // times does not rewrite itself each time; lastTransitionTime changes only
 // when the condition's status does (Kubernetes' updatePod).
 func (s *Scheduler) updatePodStatus(ctx context.Context, pod *corev1.Pod, reason, msg string, nominating framework.NominatingInfo) {
-	var cur *corev1.PodCondition
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
-			cur = &pod.Status.Conditions[i]
-		}
-	}
+	cur := podcondition.Get(pod, corev1.PodScheduled)
 	condUnchanged := cur != nil && cur.Status == corev1.ConditionFalse && cur.Reason == reason && cur.Message == msg
 	nnnChanges := nominating.Mode == framework.ModeOverride && pod.Status.NominatedNodeName != nominating.NominatedNodeName
 	if condUnchanged && !nnnChanges {

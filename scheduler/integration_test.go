@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/testserver"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
 )
@@ -44,7 +45,9 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 		waitEvent(t, c, "web-1", "Scheduled", "Successfully assigned default/web-1 to node01")
 		for _, want := range []string{`msg="scheduling pod" step=9 pod=default/web-1`, `msg="bound pod to node" step=10 pod=default/web-1 node=node01`,
 			`msg="scheduling explanation" step=9 pod=default/web-1 why="node01: the only feasible node: not scored; rejected 1: NodeAffinity \"node(s) didn't match Pod's node affinity/selector\" ×1"`} {
-			waitFor(t, "log line "+want, func() (bool, error) { return strings.Contains(logs.String(), want), nil })
+			testserver.EventuallyWithin(t, schedulingWait, "log line "+want, func() (bool, string) {
+				return strings.Contains(logs.String(), want), "not logged yet"
+			})
 		}
 	})
 
@@ -52,14 +55,10 @@ func TestSchedulerAgainstAPIServer(t *testing.T) {
 		// Every pod has priority 0: there is nothing preemption could evict.
 		const msg = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
 		waitEvent(t, c, "big", "FailedScheduling", msg)
-		waitFor(t, "PodScheduled=False on big", func() (bool, error) {
-			pod := getPod(t, c, "big")
-			for _, cond := range pod.Status.Conditions {
-				if cond.Type == corev1.PodScheduled {
-					return cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable && cond.Message == msg, nil
-				}
-			}
-			return false, nil
+		testserver.EventuallyWithin(t, schedulingWait, "PodScheduled=False on big", func() (bool, string) {
+			cond := podcondition.Get(getPod(t, c, "big"), corev1.PodScheduled)
+			return cond != nil && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable && cond.Message == msg,
+				fmt.Sprintf("PodScheduled %+v", cond)
 		})
 		if pod := getPod(t, c, "big"); pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
 			t.Fatalf("big: node %q, phase %s", pod.Spec.NodeName, pod.Status.Phase)
@@ -117,53 +116,39 @@ func getPod(t *testing.T, c *client.Client, name string) *corev1.Pod {
 
 func waitBound(t *testing.T, c *client.Client, pod, node string) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%s bound to %s", pod, node), func() (bool, error) {
+	testserver.EventuallyWithin(t, schedulingWait, fmt.Sprintf("%s bound to %s", pod, node), func() (bool, string) {
 		got := getPod(t, c, pod).Spec.NodeName
 		if got != "" && got != node {
-			return false, fmt.Errorf("%s bound to %s, want %s", pod, got, node)
+			t.Fatalf("%s bound to %s, want %s", pod, got, node)
 		}
-		return got == node, nil
+		return got == node, "not bound yet"
 	})
 }
 
 func waitEvent(t *testing.T, c *client.Client, pod, reason, message string) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%s event %q on %s", reason, message, pod), func() (bool, error) {
+	testserver.EventuallyWithin(t, schedulingWait, fmt.Sprintf("%s event %q on %s", reason, message, pod), func() (bool, string) {
 		var list corev1.EventList
 		err := c.List(context.Background(), client.Events, "default",
 			client.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason}, &list)
 		if err != nil {
-			return false, err
+			t.Fatalf("list events: %v", err)
 		}
+		var seen []string
 		for _, ev := range list.Items {
 			if ev.Message == message && ev.Source.Component == corev1.DefaultSchedulerName && ev.InvolvedObject.Kind == "Pod" {
-				return true, nil
+				return true, ""
 			}
+			seen = append(seen, ev.Message)
 		}
-		return false, nil
+		return false, fmt.Sprintf("%s events %q", reason, seen)
 	})
 }
 
-// waitFor polls cond until it holds, fails, or 30 seconds pass.
-func waitFor(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
+// schedulingWait bounds the waits of these tests. It is longer than
+// testserver.EventuallyTimeout because a pod that failed waits out its
+// backoff (up to queue.DefaultPodMaxBackoff, 10s) before it is tried again.
+const schedulingWait = 30 * time.Second
 
 // runScheduler runs a scheduler on c until the test ends (cancel stops
 // it) and returns its debug log, printed if the test fails.

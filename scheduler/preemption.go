@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/framework"
 	"github.com/mkube/mkube/scheduler/framework/preemption"
 )
@@ -44,14 +45,14 @@ func (s *Scheduler) postFilter(ctx context.Context, state *framework.CycleState,
 	fitErr.Diagnosis.PostFilterMsg = st.Message()
 	switch {
 	case st.Code() == framework.Error:
-		s.log.Error("preemption", "step", 9, "pod", p.Key, "err", st.Message())
+		s.log.Error("preemption", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "err", st.Message())
 		return framework.NominatingInfo{} // leave the nomination: the next attempt decides
 	case result.Candidate == nil:
 		return result.Nominating
 	}
 	c := result.Candidate
 	p.Preempted = c
-	s.log.Info("preempting pods", "step", 9, "pod", p.Key, "priority", p.Priority, "node", c.Node,
+	s.log.Info("preempting pods", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "priority", p.Priority, "node", c.Node,
 		"victims", describeVictims(c.Victims), "pdbViolations", c.NumPDBViolations)
 	s.prepareCandidate(ctx, p.Pod, c)
 	return result.Nominating
@@ -126,7 +127,7 @@ func (s *Scheduler) preemptVictim(ctx context.Context, preemptor, victim *corev1
 		s.log.Warn("delete preemption victim", "pod", key, "err", err)
 		return
 	}
-	s.log.Info("preempted pod", "step", 9, "pod", key, "preemptor", framework.PodKey(preemptor), "node", node)
+	s.log.Info("preempted pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", key, "preemptor", framework.PodKey(preemptor), "node", node)
 	s.recorder.Event(victim, corev1.EventTypeNormal, "Preempted", "Preempted by pod %v on node %v", preemptor.UID, node)
 }
 

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/explanation"
@@ -54,15 +56,17 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 	}
 
 	t.Run("the higher-priority pod preempts the lower one: the victim is deleted gracefully with a Preempted event", func(t *testing.T) {
-		waitFor(t, "low's deletionTimestamp", func() (bool, error) {
+		testserver.EventuallyWithin(t, schedulingWait, "low's deletionTimestamp", func() (bool, string) {
 			low := getPod(t, c, "low")
-			return low.DeletionTimestamp != nil && hasCondition(low, corev1.DisruptionTarget, corev1.PodReasonPreemptionByScheduler), nil
+			cond := podcondition.Get(low, corev1.DisruptionTarget)
+			return low.DeletionTimestamp != nil && cond != nil && cond.Status == corev1.ConditionTrue && cond.Reason == corev1.PodReasonPreemptionByScheduler,
+				fmt.Sprintf("deletionTimestamp %v, DisruptionTarget %+v", low.DeletionTimestamp, cond)
 		})
 		waitEvent(t, c, "low", "Preempted", "Preempted by pod "+string(high.UID)+" on node node01")
 	})
 
 	t.Run("the preemptor is nominated to the node and waits, Pending, for its victim", func(t *testing.T) {
-		waitFor(t, "high's nominatedNodeName", func() (bool, error) { return getPod(t, c, "high").Status.NominatedNodeName == "node01", nil })
+		testserver.EventuallyWithin(t, schedulingWait, "high's nominatedNodeName", nominatedTo(t, c, "high", "node01"))
 		waitEvent(t, c, "high", "FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu.")
 		if pod := getPod(t, c, "high"); pod.Spec.NodeName != "" {
 			t.Fatalf("high was bound to %s while its victim still runs", pod.Spec.NodeName)
@@ -76,7 +80,7 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 	t.Run("once the kubelet has deleted the victim, the preemptor is bound there and its nomination cleared", func(t *testing.T) {
 		deletePodNow(t, c, "low")
 		waitBound(t, c, "high", "node01")
-		waitFor(t, "high's nominatedNodeName cleared", func() (bool, error) { return getPod(t, c, "high").Status.NominatedNodeName == "", nil })
+		testserver.EventuallyWithin(t, schedulingWait, "high's nominatedNodeName cleared", nominatedTo(t, c, "high", ""))
 		var b bytes.Buffer
 		if err := explanation.WritePod(&b, getPod(t, c, "high")); err != nil {
 			t.Fatal(err)
@@ -93,8 +97,9 @@ func TestPreemptionAgainstAPIServer(t *testing.T) {
 		createPod(t, c, st.MakePod("peer").Req("800m", "").PriorityClassName("high").Obj())
 		const msg = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
 		waitEvent(t, c, "peer", "FailedScheduling", msg)
-		waitFor(t, "peer's PodScheduled=False", func() (bool, error) {
-			return podScheduledMessage(getPod(t, c, "peer")) == msg, nil
+		testserver.EventuallyWithin(t, schedulingWait, "peer's PodScheduled=False", func() (bool, string) {
+			got := podScheduledMessage(getPod(t, c, "peer"))
+			return got == msg, fmt.Sprintf("message %q", got)
 		})
 	})
 
@@ -161,20 +166,20 @@ func deletePodNow(t *testing.T, c *client.Client, name string) {
 	}
 }
 
-func hasCondition(pod *corev1.Pod, typ corev1.PodConditionType, reason string) bool {
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == typ && cond.Status == corev1.ConditionTrue && cond.Reason == reason {
-			return true
-		}
+// nominatedTo is a condition for testserver.Eventually: the pod's
+// status.nominatedNodeName is node.
+func nominatedTo(t *testing.T, c *client.Client, pod, node string) func() (bool, string) {
+	return func() (bool, string) {
+		got := getPod(t, c, pod).Status.NominatedNodeName
+		return got == node, fmt.Sprintf("nominatedNodeName %q", got)
 	}
-	return false
 }
 
+// podScheduledMessage is the message of the pod's PodScheduled=False
+// condition, "" if it has none.
 func podScheduledMessage(pod *corev1.Pod) string {
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
-			return cond.Message
-		}
+	if cond := podcondition.Get(pod, corev1.PodScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
+		return cond.Message
 	}
 	return ""
 }

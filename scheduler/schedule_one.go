@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
 )
@@ -60,7 +61,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		return true
 	}
 	// Step 9: the scheduler takes the unbound pod and looks for a node.
-	s.log.Info("scheduling pod", "step", 9, "pod", pInfo.Key, "attempt", pInfo.Attempts)
+	s.log.Info("scheduling pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", pInfo.Key, "attempt", pInfo.Attempts)
 	cycle := s.queue.SchedulingCycle()
 	start := s.clock.Now()
 
@@ -248,9 +249,9 @@ func selectHost(scores []framework.NodePluginScores, rnd *rand.Rand) (string, in
 // the summary at Info.
 func (s *Scheduler) logDecision(ctx context.Context, p *framework.QueuedPodInfo, r scheduleResult, start time.Time) {
 	if s.log.Enabled(ctx, slog.LevelDebug) {
-		s.log.Debug("filtered and scored nodes", "step", 9, "pod", p.Key, "nodes", describeNodes(r, r.Diagnosis))
+		s.log.Debug("filtered and scored nodes", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "nodes", describeNodes(r, r.Diagnosis))
 	}
-	attrs := []any{"step", 9, "pod", p.Key, "node", r.SuggestedHost}
+	attrs := []any{seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "node", r.SuggestedHost}
 	if r.Scores != nil {
 		attrs = append(attrs, "score", r.Score) // no score when a single node fit: nothing to compare
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -140,10 +139,15 @@ func TestExplainAgainstAPIServer(t *testing.T) {
 		if e.Node != "node03" || e.Nodes != 3 || e.Feasible != 1 || len(e.Rejected) != 2 || e.Rejected[0].Plugin != "NodeAffinity" {
 			t.Errorf("explanation = %+v", e)
 		}
-		waitFor(t, "the Scheduled event", func() bool {
+		testserver.Eventually(t, "the Scheduled event", func() (bool, string) {
 			var list corev1.EventList
-			err := c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "involvedObject.name=affinity,reason=Scheduled"}, &list)
-			return err == nil && len(list.Items) > 0 && list.Items[0].Message == "Successfully assigned default/affinity to node03"
+			if err := c.List(ctx, client.Events, "default", client.ListOptions{FieldSelector: "involvedObject.name=affinity,reason=Scheduled"}, &list); err != nil {
+				return false, err.Error()
+			}
+			if len(list.Items) == 0 {
+				return false, "no Scheduled event"
+			}
+			return list.Items[0].Message == "Successfully assigned default/affinity to node03", "message " + list.Items[0].Message
 		})
 	})
 
@@ -191,7 +195,10 @@ func TestExplainAgainstAPIServer(t *testing.T) {
 		// Every pod has priority 0: preemption finds nothing to evict.
 		want := "Pod default/myapp-demo8 is Pending (Unschedulable):\n  0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. " +
 			"preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..\n"
-		waitFor(t, "myapp-demo8's PodScheduled=False", func() bool { return explain("myapp-demo8") == want })
+		testserver.Eventually(t, "myapp-demo8's PodScheduled=False", func() (bool, string) {
+			got := explain("myapp-demo8")
+			return got == want, got
+		})
 	})
 
 	t.Run("a pod that does not exist is reported as the API server words it", func(t *testing.T) {
@@ -243,7 +250,7 @@ func runeSlice(s string, i int) string {
 
 func waitBound(t *testing.T, c *client.Client, name, node string) {
 	t.Helper()
-	waitFor(t, name+" bound to "+node, func() bool {
+	testserver.Eventually(t, name+" bound to "+node, func() (bool, string) {
 		pod := &corev1.Pod{}
 		if err := c.Get(context.Background(), client.Pods, "default", name, pod); err != nil {
 			t.Fatal(err)
@@ -251,20 +258,6 @@ func waitBound(t *testing.T, c *client.Client, name, node string) {
 		if pod.Spec.NodeName != "" && pod.Spec.NodeName != node {
 			t.Fatalf("%s bound to %s, want %s", name, pod.Spec.NodeName, node)
 		}
-		return pod.Spec.NodeName == node
+		return pod.Spec.NodeName == node, "not bound yet"
 	})
-}
-
-// waitFor polls cond until it holds or 30 seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/internal/podcondition"
 )
 
 // WritePod prints what is known of how pod was scheduled: the table of its
@@ -18,7 +20,7 @@ import (
 func WritePod(w io.Writer, pod *corev1.Pod) error {
 	key := pod.Namespace + "/" + pod.Name
 	if pod.Spec.NodeName == "" {
-		cond := podScheduledCondition(pod)
+		cond := podcondition.Get(pod, corev1.PodScheduled)
 		var err error
 		switch {
 		case cond == nil:
@@ -52,15 +54,6 @@ func WritePod(w io.Writer, pod *corev1.Pod) error {
 		}
 	}
 	return e.WriteTable(w)
-}
-
-func podScheduledCondition(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // WriteTable prints the explanation as a table: one row per node listed,

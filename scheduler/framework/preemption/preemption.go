@@ -67,6 +67,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -193,12 +194,8 @@ func terminatingByPreemption(p *corev1.Pod) bool {
 	if p.DeletionTimestamp == nil {
 		return false
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget {
-			return c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonPreemptionByScheduler
-		}
-	}
-	return false
+	c := podcondition.Get(p, corev1.DisruptionTarget)
+	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonPreemptionByScheduler
 }
 
 // findCandidates dry-runs preemption on the potential nodes, starting at a
