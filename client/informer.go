@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/internal/seedstep"
 )
 
 // Handler reacts to changes in an Informer's cache. Handlers run on the
@@ -119,7 +121,9 @@ func (i *Informer) list(ctx context.Context) (string, error) {
 	}
 	i.replace(items)
 	i.synced.Store(true)
-	i.log.Info("listed", "count", len(items), "rv", lm.GetResourceVersion())
+	// Seed 000 step 1: every component lists, then watches from the
+	// list's resourceVersion.
+	i.log.Info("listed", seedstep.Key, seedstep.ComponentsListWatch, "count", len(items), "rv", lm.GetResourceVersion())
 	return lm.GetResourceVersion(), nil
 }
 
@@ -159,7 +163,7 @@ func (i *Informer) watch(ctx context.Context, rv string) (healthy bool, err erro
 			}
 			return rv != listRV, err
 		}
-		i.log.Info("watching", "rv", rv)
+		i.log.Info("watching", seedstep.Key, seedstep.ComponentsListWatch, "rv", rv)
 		started, from := i.clock.Now(), rv
 		rv, err = i.consume(w, rv)
 		w.Stop()
