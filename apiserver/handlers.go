@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/mkube/mkube/client"
 )
 
 // serveResource answers every /api and /apis resource path: the object
@@ -379,7 +381,7 @@ func (s *Server) delete(q *Request) {
 	}
 	obj, deleted, err := q.Storage.Delete(ctx, q.Info.Namespace, q.Info.Name, opts)
 	if err == nil && !isDryRun(ctx) {
-		s.log.Info("deleted", "resource", q.Storage.res.Name, "object", objectKey(obj), "gone", deleted, "rv", rvOf(obj))
+		s.log.Info("deleted", "resource", q.Storage.res.Name, "object", client.KeyOf(obj), "gone", deleted, "rv", rvOf(obj))
 	}
 	respond(q.W, http.StatusOK, obj, err)
 }
@@ -469,17 +471,6 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		}
 	}
 	return opts, nil
-}
-
-func objectKey(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	if m.GetNamespace() == "" {
-		return m.GetName()
-	}
-	return m.GetNamespace() + "/" + m.GetName()
 }
 
 func rvOf(obj runtime.Object) string {
