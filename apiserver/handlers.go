@@ -288,9 +288,7 @@ func (s *Server) patch(q *Request, subresource string) {
 		return s.trackUpdate(q.R, q.Storage.res, cur, next)
 	})
 	if err == nil {
-		checkFields(q.W, mode, problems)
-	}
-	if err == nil {
+		checkFields(q.W, mode, problems) // Warn: the headers go out with the answer
 		s.logWrite(q, updated)
 	}
 	respond(q.W, http.StatusOK, updated, err)
