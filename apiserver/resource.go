@@ -76,6 +76,9 @@ type Resource struct {
 	// columns after Name, and the cells of one object. Nil means Name, Age.
 	Columns []Column
 	Row     func(obj runtime.Object, now time.Time) []any
+	// NameCell is the Name cell when it says more than metadata.name (the
+	// default StorageClass is "standard (default)"). Optional.
+	NameCell func(obj runtime.Object) string
 
 	// WriteStep and EventStep name the step of seed 000 that a write, or
 	// an etcd event, of this kind is (0: none), so the log reads like the

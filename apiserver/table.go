@@ -47,7 +47,11 @@ func columnsOf(res *Resource) []metav1.TableColumnDefinition {
 // rowOf renders one object: its name, then the resource's cells.
 func rowOf(res *Resource, obj runtime.Object, now time.Time, includeObject string) metav1.TableRow {
 	m, _ := meta.Accessor(obj)
-	cells := []any{m.GetName()}
+	name := m.GetName()
+	if res.NameCell != nil {
+		name = res.NameCell(obj)
+	}
+	cells := []any{name}
 	if res.Row != nil {
 		cells = append(cells, res.Row(obj, now)...)
 	} else {

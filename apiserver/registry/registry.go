@@ -12,6 +12,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/events"
 	"github.com/mkube/mkube/apiserver/registry/policy"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
+	"github.com/mkube/mkube/apiserver/registry/storage"
 )
 
 // Resources is every kind, one line each.
@@ -33,6 +34,7 @@ var Resources = []*apiserver.Resource{
 	policy.PodDisruptionBudgets,
 	authorization.SelfSubjectAccessReviews,
 	events.Events,
+	storage.StorageClasses,
 }
 
 // New is a registry of every kind, for apiserver.Config.

@@ -71,6 +71,12 @@ func (s *Server) Do(method, path, contentType, body string, out any) int {
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	return s.DoRequest(req, out)
+}
+
+// DoRequest is Do for a request the test built (with its own headers).
+func (s *Server) DoRequest(req *http.Request, out any) int {
+	s.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
@@ -79,7 +85,7 @@ func (s *Server) Do(method, path, contentType, body string, out any) int {
 	data, _ := io.ReadAll(resp.Body)
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			s.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+			s.t.Fatalf("%s %s: decode %q: %v", req.Method, req.URL.Path, data, err)
 		}
 	}
 	return resp.StatusCode
