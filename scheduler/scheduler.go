@@ -78,11 +78,12 @@ type Scheduler struct {
 	// node (preemption.go). nil when the profile disables it.
 	preemption *preemption.Evaluator
 
-	podInformer       *client.Informer // unfinished pods: unbound ones feed the queue, bound ones the cache
-	nodeInformer      *client.Informer // all nodes, into the cache
-	namespaceInformer *client.Informer // namespaces' labels, for InterPodAffinity's namespaceSelector
-	serviceInformer   *client.Informer // Services' selectors, for SelectorSpread
-	pdbInformer       *client.Informer // PodDisruptionBudgets, which preemption prefers not to violate
+	informers         *client.SharedInformers // the five below, run together
+	podInformer       *client.Informer        // unfinished pods: unbound ones feed the queue, bound ones the cache
+	nodeInformer      *client.Informer        // all nodes, into the cache
+	namespaceInformer *client.Informer        // namespaces' labels, for InterPodAffinity's namespaceSelector
+	serviceInformer   *client.Informer        // Services' selectors, for SelectorSpread
+	pdbInformer       *client.Informer        // PodDisruptionBudgets, which preemption prefers not to violate
 
 	// Owned by the scheduling loop (scheduleOne) alone.
 	snapshot                 *cache.Snapshot
@@ -117,8 +118,8 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.PercentageOfNodesToScore < 0 || cfg.PercentageOfNodesToScore > 100 {
 		return nil, fmt.Errorf("scheduler: PercentageOfNodesToScore %d is not in [0, 100]", cfg.PercentageOfNodesToScore)
 	}
-	namespaceInformer := client.NewInformer(cfg.Client, client.Namespaces, "", client.ListOptions{}, cfg.Log)
-	serviceInformer := client.NewInformer(cfg.Client, client.Services, "", client.ListOptions{}, cfg.Log)
+	informers := client.NewSharedInformers(cfg.Client, cfg.Log)
+	namespaceInformer, serviceInformer := informers.For(client.Namespaces), informers.For(client.Services)
 	serviceInformer.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	if cfg.Plugins == nil {
 		handle := framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}, Services: serviceLister{serviceInformer.Cache()}}
@@ -151,6 +152,7 @@ func New(cfg Config) (*Scheduler, error) {
 		percentageOfNodesToScore: cfg.PercentageOfNodesToScore,
 		rand:                     cfg.Rand,
 		apiSlots:                 make(chan struct{}, maxConcurrentAPICalls),
+		informers:                informers,
 		namespaceInformer:        namespaceInformer,
 		serviceInformer:          serviceInformer,
 	}
@@ -158,9 +160,9 @@ func New(cfg Config) (*Scheduler, error) {
 	// scheduler watches all unfinished pods, all nodes, namespaces,
 	// Services (for spreading) and the PodDisruptionBudgets (for
 	// preemption).
-	s.podInformer = client.NewInformer(cfg.Client, client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector}, cfg.Log)
-	s.nodeInformer = client.NewInformer(cfg.Client, client.Nodes, "", client.ListOptions{}, cfg.Log)
-	s.pdbInformer = client.NewInformer(cfg.Client, client.PodDisruptionBudgets, "", client.ListOptions{}, cfg.Log)
+	s.podInformer = informers.ForSelection(client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector})
+	s.nodeInformer = informers.For(client.Nodes)
+	s.pdbInformer = informers.For(client.PodDisruptionBudgets)
 	if cfg.Profile.Preemption() { // nil Profile: the defaults, with preemption
 		s.preemption = preemption.New(fwk, pdbLister{s.pdbInformer.Cache()}, cfg.Rand)
 	}
@@ -186,12 +188,8 @@ func New(cfg Config) (*Scheduler, error) {
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {
 	go s.recorder.Run(ctx)
-	go s.nodeInformer.Run(ctx)
-	go s.podInformer.Run(ctx)
-	go s.namespaceInformer.Run(ctx)
-	go s.serviceInformer.Run(ctx)
-	go s.pdbInformer.Run(ctx)
-	if !client.WaitForSync(ctx, s.nodeInformer, s.podInformer, s.namespaceInformer, s.serviceInformer, s.pdbInformer) {
+	go s.informers.Run(ctx)
+	if !s.informers.WaitForSync(ctx) {
 		return ctx.Err()
 	}
 	filters, scores := s.framework.ListPlugins()
