@@ -1,0 +1,57 @@
+// Command runtime is mkube's container runtime, its containerd: it serves
+// Kubernetes' Container Runtime Interface on a unix socket, for the
+// kubelet and for crictl.
+//
+//	runtime --listen unix:///var/run/mkube/runtime.sock
+//	crictl --runtime-endpoint unix:///var/run/mkube/runtime.sock version
+//
+// Each call that changes something is logged in plain words ("ran pod
+// sandbox", "started container"), so its log shows what the kubelet asks
+// of a runtime; --log-level debug adds every call, reads included.
+package main
+
+import (
+	"context"
+	"flag"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/internal/logging"
+)
+
+func main() {
+	listen := flag.String("listen", "unix:///var/run/mkube/runtime.sock", "the CRI endpoint to serve, unix:///path/to/socket")
+	podCIDR := flag.String("pod-cidr", cri.DefaultPodCIDR.String(), "pod sandboxes get their IPs from this IPv4 range")
+	pullDelay := flag.Duration("image-pull-delay", 0, "how long each image pull takes")
+	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every CRI call")
+	flag.Parse()
+
+	log := logging.New("runtime", *logLevel)
+	cidr, err := netip.ParsePrefix(*podCIDR)
+	if err != nil {
+		log.Error("--pod-cidr", "err", err)
+		os.Exit(1)
+	}
+	srv, err := cri.New(cri.Options{PodCIDR: cidr, ImagePullDelay: *pullDelay, Log: log})
+	if err != nil {
+		log.Error("runtime", "err", err)
+		os.Exit(1)
+	}
+	l, err := cri.Listen(*listen)
+	if err != nil {
+		log.Error("listen", "err", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	log.Info("serving CRI", "endpoint", *listen, "podCIDR", cidr, "imagePullDelay", *pullDelay)
+	if err := srv.Serve(ctx, l); err != nil {
+		log.Error("runtime", "err", err)
+		os.Exit(1)
+	}
+	log.Info("runtime stopped")
+}

@@ -1,0 +1,123 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"path"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+)
+
+// DefaultPodCIDR is where sandboxes get their IPs unless told otherwise:
+// the range of containerd's default CNI bridge network ("containerd-net").
+var DefaultPodCIDR = netip.MustParsePrefix("10.88.0.0/16")
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	PodCIDR        netip.Prefix  // sandbox IPs; zero means DefaultPodCIDR
+	ImagePullDelay time.Duration // how long each PullImage takes, on Clock
+	Clock          clock.Clock   // nil means the real clock
+	Log            *slog.Logger  // nil discards
+}
+
+// Server is the runtime: its state and the CRI calls on it. It embeds the
+// generated Unimplemented servers, so the calls it does not serve yet
+// (Exec, Attach, PortForward, the stats calls, UpdateContainerResources,
+// the streaming lists) answer codes.Unimplemented, which CRI clients such
+// as crictl and the kubelet understand.
+type Server struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	runtimeapi.UnimplementedImageServiceServer
+
+	opts  Options
+	clock clock.Clock
+	log   *slog.Logger
+
+	// mu guards everything below. Calls are short and in memory, so one
+	// lock for the whole runtime keeps the state easy to reason about.
+	mu         sync.Mutex
+	sandboxes  map[string]*sandbox   // by sandbox ID
+	containers map[string]*container // by container ID
+	images     map[string]*image     // by image ID
+	// names reserves each sandbox's and container's name until it is
+	// removed, as containerd does: a second RunPodSandbox for the same
+	// pod and attempt, or a second CreateContainer for the same container
+	// and attempt, is refused. That is why the kubelet counts attempts.
+	names map[string]string // name → ID
+	ips   *podIPs
+}
+
+// New returns an empty runtime.
+func New(opts Options) (*Server, error) {
+	if !opts.PodCIDR.IsValid() {
+		opts.PodCIDR = DefaultPodCIDR
+	}
+	ips, err := newPodIPs(opts.PodCIDR)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, clock: opts.Clock, log: opts.Log, ips: ips,
+		sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
+		images: map[string]*image{}, names: map[string]string{}}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Serve answers CRI calls on l until ctx ends, then stops gracefully:
+// calls in flight finish, and closing l removes its socket file. It
+// returns nil after such a stop, or why serving failed.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	g := grpc.NewServer(grpc.UnaryInterceptor(s.logFailures))
+	runtimeapi.RegisterRuntimeServiceServer(g, s)
+	runtimeapi.RegisterImageServiceServer(g, s)
+	// One goroutine stops g: when ctx ends, or when g.Serve has failed
+	// (Serve closes servedc). It closes stoppedc once g is stopped, and
+	// Serve waits for that, so no goroutine outlives the call.
+	servedc := make(chan struct{})
+	stoppedc := make(chan struct{})
+	go func() {
+		defer close(stoppedc)
+		select {
+		case <-ctx.Done():
+		case <-servedc:
+		}
+		g.GracefulStop()
+	}()
+	// g.Serve returns nil once GracefulStop is called, or ErrServerStopped
+	// if that happened before it began; either way it closes l.
+	err := g.Serve(l)
+	close(servedc)
+	<-stoppedc
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("serve CRI: %w", err)
+	}
+	return nil
+}
+
+// logFailures logs every call at debug level and every failed call at
+// info level, with its gRPC code: what the client asked, and why it was
+// refused. Successful calls that change something log themselves, in
+// plain words ("started container").
+func (s *Server) logFailures(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	call := path.Base(info.FullMethod) // "/runtime.v1.RuntimeService/StartContainer" → "StartContainer"
+	s.log.Debug("CRI call", "call", call)
+	resp, err := handler(ctx, req)
+	if err != nil {
+		st := status.Convert(err)
+		s.log.Info("CRI call failed", "call", call, "code", st.Code(), "err", st.Message())
+	}
+	return resp, err
+}
