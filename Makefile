@@ -1,9 +1,10 @@
 # One command each: `make up` brings the control plane up in Docker,
 # `make test` runs every test, `make local` runs it as local processes.
+# `make tools` installs the real clients the tests drive (crictl).
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
-BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet
+BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local test bench bench-scheduling bench-watch
+.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -24,7 +25,14 @@ logs:
 local: build
 	./hack/run-local.sh
 
-test:
+# The real crictl, which e2e/crictl_test.go drives against bin/runtime. A
+# file target, so it is built once; `rm bin/crictl` to rebuild it.
+tools: bin/crictl
+
+bin/crictl:
+	GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+
+test: bin/crictl
 	go test ./...
 
 bench:

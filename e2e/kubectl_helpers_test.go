@@ -44,7 +44,13 @@ func (k *kubectlRunner) kubectl(t *testing.T, args ...string) (stdout, stderr st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := k.command(ctx, args...)
+	return runCommand(t, k.command(ctx, args...))
+}
+
+// runCommand runs a client (kubectl, crictl) and returns its stdout,
+// stderr and exit code; a command that cannot start fails the test.
+func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -54,7 +60,7 @@ func (k *kubectlRunner) kubectl(t *testing.T, args ...string) (stdout, stderr st
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	default:
-		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+		t.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	return o.String(), e.String(), code
 }
