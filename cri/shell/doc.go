@@ -1,0 +1,17 @@
+// Package shell is the simulated process of mkube's containers: a small,
+// deterministic sh-like interpreter. A container's command and args (as
+// Kubernetes combines them with the image's entrypoint) run here, over the
+// container's own in-memory filesystem, and what they print is the
+// container's log. `sh`, `bash`, `/bin/sh` and `/bin/bash` are all this
+// shell.
+//
+// It knows what the seed's examples and Kubernetes' docs use: lists with
+// `;`, newlines, `&&` and `||`; `while`, `for` and `if`; `$VAR`, `${VAR}`
+// and `$?`; single and double quotes; `>` and `>>` into files; and the
+// everyday programs sleep, exit, echo, printf, env, printenv, cat, ls,
+// touch, rm, mkdir, test, [, true, false, date and hostname. An unknown
+// program exits 127 with "sh: X: not found", as a shell would.
+//
+// Time comes from an injected clock, so `sleep 30` takes thirty seconds
+// of whatever clock the runtime gives it, and a test can step it.
+package shell

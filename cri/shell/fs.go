@@ -1,0 +1,182 @@
+package shell
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// FS is a container's filesystem: files and directories in memory, by
+// clean absolute path. The runtime fills it from the image and the mounts;
+// the process changes it (`touch /tmp/healthy`), and a probe or `kubectl
+// exec` reads what the process wrote. It is safe to share between them.
+type FS struct {
+	mu    sync.Mutex
+	files map[string][]byte
+	dirs  map[string]bool
+}
+
+// NewFS is a filesystem with the directories every image has.
+func NewFS() *FS {
+	f := &FS{files: map[string][]byte{}, dirs: map[string]bool{}}
+	for _, d := range []string{"/", "/bin", "/etc", "/tmp", "/var", "/usr", "/root"} {
+		f.dirs[d] = true
+	}
+	return f
+}
+
+// clean makes p absolute (relative to /, the working directory).
+func clean(p string) string { return path.Clean("/" + p) }
+
+// WriteFile creates or replaces a file, and its parent directories.
+func (f *FS) WriteFile(name string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name = clean(name)
+	f.mkdirAll(path.Dir(name))
+	f.files[name] = append([]byte{}, data...)
+}
+
+// ReadFile returns a file's content.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.files[clean(name)]
+	if !ok {
+		if f.dirs[clean(name)] {
+			return nil, errors.New("Is a directory")
+		}
+		return nil, fs.ErrNotExist
+	}
+	return append([]byte{}, data...), nil
+}
+
+// Stat reports whether name exists and whether it is a directory.
+func (f *FS) Stat(name string) (exists, isDir bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name = clean(name)
+	if f.dirs[name] {
+		return true, true
+	}
+	_, ok := f.files[name]
+	return ok, false
+}
+
+func (f *FS) mkdirAll(dir string) {
+	for d := dir; !f.dirs[d]; d = path.Dir(d) {
+		f.dirs[d] = true
+	}
+}
+
+// Mkdir makes a directory; parents says whether missing parents are made
+// too (mkdir -p), else they must exist.
+func (f *FS) Mkdir(name string, parents bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name = clean(name)
+	switch {
+	case f.dirs[name] && parents:
+		return nil
+	case f.dirs[name] || f.files[name] != nil:
+		return fs.ErrExist
+	case !parents && !f.dirs[path.Dir(name)]:
+		return fs.ErrNotExist
+	}
+	f.mkdirAll(name)
+	return nil
+}
+
+// Remove deletes a file, or a directory with everything in it if
+// recursive (rm -r).
+func (f *FS) Remove(name string, recursive bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name = clean(name)
+	if _, ok := f.files[name]; ok {
+		delete(f.files, name)
+		return nil
+	}
+	if !f.dirs[name] {
+		return fs.ErrNotExist
+	}
+	if !recursive {
+		return errors.New("Is a directory")
+	}
+	prefix := strings.TrimSuffix(name, "/") + "/"
+	for p := range f.files {
+		if strings.HasPrefix(p, prefix) {
+			delete(f.files, p)
+		}
+	}
+	for d := range f.dirs {
+		if d == name || strings.HasPrefix(d, prefix) {
+			delete(f.dirs, d)
+		}
+	}
+	return nil
+}
+
+// List names what a directory holds, sorted.
+func (f *FS) List(dir string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	dir = clean(dir)
+	if !f.dirs[dir] {
+		if _, ok := f.files[dir]; ok {
+			return []string{path.Base(dir)}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	var names []string
+	for _, m := range []map[string]bool{f.dirs, keysOf(f.files)} {
+		for p := range m {
+			if p != dir && path.Dir(p) == dir {
+				names = append(names, path.Base(p))
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func keysOf(m map[string][]byte) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// openWrite is where `>` and `>>` write: the bytes land in the file when
+// the command has written them.
+func (f *FS) openWrite(name string, appendTo bool) (*fileWriter, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name = clean(name)
+	if f.dirs[name] {
+		return nil, errors.New("Is a directory")
+	}
+	if !f.dirs[path.Dir(name)] {
+		return nil, errors.New("nonexistent directory")
+	}
+	if !appendTo || f.files[name] == nil {
+		f.files[name] = []byte{}
+	}
+	return &fileWriter{fs: f, name: name}, nil
+}
+
+type fileWriter struct {
+	fs   *FS
+	name string
+}
+
+func (w *fileWriter) Write(b []byte) (int, error) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	w.fs.files[w.name] = append(w.fs.files[w.name], b...)
+	return len(b), nil
+}

@@ -1,0 +1,342 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Process is one run of the shell: a container's main process.
+type Process struct {
+	Clock    clock.Clock
+	FS       *FS
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Hostname string
+
+	env    []string // NAME=value, in the order the container was given them
+	status int      // $?
+	steps  int      // commands run since time last passed: see pace
+}
+
+// Options start a Process.
+type Options struct {
+	Clock    clock.Clock // nil: the real clock
+	FS       *FS         // nil: an empty filesystem
+	Stdout   io.Writer   // nil: discarded
+	Stderr   io.Writer   // nil: discarded
+	Env      []string    // NAME=value
+	Hostname string
+}
+
+// New makes a process that has not run yet.
+func New(o Options) *Process {
+	p := &Process{Clock: o.Clock, FS: o.FS, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, env: append([]string{}, o.Env...)}
+	if p.Clock == nil {
+		p.Clock = clock.RealClock{}
+	}
+	if p.FS == nil {
+		p.FS = NewFS()
+	}
+	if p.Stdout == nil {
+		p.Stdout = io.Discard
+	}
+	if p.Stderr == nil {
+		p.Stderr = io.Discard
+	}
+	return p
+}
+
+// ErrKilled is what Exec returns when ctx ends first: the process was
+// killed (SIGKILL), and its exit code is 137.
+var ErrKilled = errors.New("killed")
+
+// exitError unwinds the interpreter on `exit N`.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Exec runs argv as the container's process (argv[0] is the program:
+// "sh", "/bin/echo", ...) and returns its exit code, or ErrKilled.
+func (p *Process) Exec(ctx context.Context, argv []string) (int, error) {
+	if len(argv) == 0 {
+		return 0, nil
+	}
+	err := p.call(ctx, argv, p.Stdout)
+	var exit exitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.code, nil
+	case err != nil:
+		return 137, ErrKilled
+	}
+	return p.status, nil
+}
+
+// Script runs a shell script, as `sh -c SCRIPT` does.
+func (p *Process) Script(ctx context.Context, script string) (int, error) {
+	return p.Exec(ctx, []string{"sh", "-c", script})
+}
+
+// runScript parses and runs a script; a syntax error is status 2, as in sh.
+func (p *Process) runScript(ctx context.Context, script string, out io.Writer) error {
+	l, err := parse(script)
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "sh: %v\n", err)
+		p.status = 2
+		return nil
+	}
+	return p.run(ctx, l, out)
+}
+
+func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
+	if err := p.pace(ctx); err != nil {
+		return err
+	}
+	switch n := n.(type) {
+	case *list:
+		for _, item := range n.items {
+			if err := p.run(ctx, item, out); err != nil {
+				return err
+			}
+		}
+	case *andOr:
+		if err := p.run(ctx, n.first, out); err != nil {
+			return err
+		}
+		for _, next := range n.rest {
+			if (next.op == "&&") == (p.status == 0) {
+				if err := p.run(ctx, next.node, out); err != nil {
+					return err
+				}
+			}
+		}
+	case *whileLoop:
+		for {
+			if err := p.run(ctx, n.cond, out); err != nil {
+				return err
+			}
+			if p.status != 0 {
+				p.status = 0
+				return nil
+			}
+			if err := p.run(ctx, n.body, out); err != nil {
+				return err
+			}
+		}
+	case *forLoop:
+		var values []string
+		for _, w := range n.words {
+			values = append(values, p.expandWord(w)...)
+		}
+		p.status = 0
+		for _, v := range values {
+			p.setVar(n.name, v)
+			if err := p.run(ctx, n.body, out); err != nil {
+				return err
+			}
+		}
+	case *ifClause:
+		for i, cond := range n.conds {
+			if err := p.run(ctx, cond, out); err != nil {
+				return err
+			}
+			if p.status == 0 {
+				return p.run(ctx, n.thens[i], out)
+			}
+		}
+		p.status = 0
+		if n.els != nil {
+			return p.run(ctx, n.els, out)
+		}
+	case *simple:
+		return p.runSimple(ctx, n, out)
+	}
+	return nil
+}
+
+// pace lets time pass in a loop that never sleeps, so that `while true; do
+// echo x; done` floods the log at a bounded rate instead of taking the
+// CPU: after every 1000 commands it waits a millisecond of the clock. It
+// is also where a killed process notices.
+func (p *Process) pace(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if p.steps++; p.steps < 1000 {
+		return nil
+	}
+	p.steps = 0
+	return p.sleep(ctx, time.Millisecond)
+}
+
+func (p *Process) sleep(ctx context.Context, d time.Duration) error {
+	p.steps = 0
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.Clock.After(d):
+		return nil
+	}
+}
+
+func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error {
+	var argv []string
+	for _, w := range s.words {
+		argv = append(argv, p.expandWord(w)...)
+	}
+	if len(argv) == 0 { // NAME=value alone sets a shell variable
+		for _, a := range s.assigns {
+			p.setVar(a.name, strings.Join(p.expandWord(a.value), " "))
+		}
+		p.status = 0
+		return nil
+	}
+	saved := p.env
+	if len(s.assigns) > 0 { // NAME=value cmd: for that command only
+		p.env = append([]string{}, p.env...)
+		for _, a := range s.assigns {
+			p.setVar(a.name, strings.Join(p.expandWord(a.value), " "))
+		}
+		defer func() { p.env = saved }()
+	}
+	if s.redirect != nil {
+		target := strings.Join(p.expandWord(s.redirect.target), " ")
+		f, err := p.FS.openWrite(target, s.redirect.append)
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "sh: can't create %s: %v\n", target, err)
+			p.status = 1
+			return nil
+		}
+		out = f
+	}
+	return p.call(ctx, argv, out)
+}
+
+// call runs one program; its exit status becomes $?.
+func (p *Process) call(ctx context.Context, argv []string, out io.Writer) error {
+	name := path.Base(argv[0])
+	prog, ok := programs[name]
+	if !ok {
+		fmt.Fprintf(p.Stderr, "sh: %s: not found\n", argv[0])
+		p.status = 127
+		return nil
+	}
+	status, err := prog(ctx, p, argv[1:], out)
+	p.status = status
+	return err
+}
+
+// expandWord expands $VAR, ${VAR} and $? in the unquoted and
+// double-quoted parts of w. What an unquoted $VAR expands to is split at
+// blanks into several words, as sh does; quoted text never is.
+func (p *Process) expandWord(w word) []string {
+	var fields []string
+	var cur strings.Builder
+	have := false // cur is a field, even an empty one ("")
+	end := func() {
+		if have {
+			fields = append(fields, cur.String())
+		}
+		cur.Reset()
+		have = false
+	}
+	for _, part := range w {
+		if part.quoted != 0 || !strings.Contains(part.text, "$") {
+			text := part.text
+			if part.quoted == '"' {
+				text = p.expand(text)
+			}
+			cur.WriteString(text)
+			have = have || part.quoted != 0 || text != ""
+			continue
+		}
+		s := p.expand(part.text)
+		if strings.TrimLeft(s, " \t\n") != s {
+			end()
+		}
+		pieces := strings.Fields(s)
+		for i, piece := range pieces {
+			if i > 0 {
+				end()
+			}
+			cur.WriteString(piece)
+			have = true
+		}
+		if strings.TrimRight(s, " \t\n") != s {
+			end()
+		}
+	}
+	end()
+	return fields
+}
+
+// expand substitutes variables in s.
+func (p *Process) expand(s string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		rest := s[i+1:]
+		switch {
+		case rest[0] == '?':
+			b.WriteString(strconv.Itoa(p.status))
+			i++
+		case rest[0] == '{':
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				b.WriteByte('$')
+				continue
+			}
+			b.WriteString(p.Getenv(rest[1:end]))
+			i += end + 1
+		default:
+			n := 0
+			for n < len(rest) && isName(rest[:n+1]) {
+				n++
+			}
+			if n == 0 {
+				b.WriteByte('$')
+				continue
+			}
+			b.WriteString(p.Getenv(rest[:n]))
+			i += n
+		}
+	}
+	return b.String()
+}
+
+// Getenv is a variable's value, "" if unset.
+func (p *Process) Getenv(name string) string {
+	for i := len(p.env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(p.env[i], "="); k == name {
+			return v
+		}
+	}
+	if name == "HOSTNAME" {
+		return p.Hostname
+	}
+	return ""
+}
+
+func (p *Process) setVar(name, value string) {
+	for i, kv := range p.env {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			p.env[i] = name + "=" + value
+			return
+		}
+	}
+	p.env = append(p.env, name+"="+value)
+}

@@ -1,0 +1,125 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var epoch = time.Date(2026, 12, 1, 9, 53, 43, 0, time.UTC)
+
+// run runs a script to its end on a clock that moves by itself (every
+// sleep returns at once, having advanced the clock), and returns what it
+// printed and its exit code.
+func run(t *testing.T, script string, env ...string) (stdout, stderr string, code int, fs *FS) {
+	t.Helper()
+	var out, errOut strings.Builder
+	fs = NewFS()
+	fs.WriteFile("/etc/config/special.how", []byte("very"))
+	p := New(Options{Clock: &instantClock{FakeClock: clocktesting.NewFakeClock(epoch)}, FS: fs,
+		Stdout: &out, Stderr: &errOut, Env: env, Hostname: "web-1"})
+	code, err := p.Script(context.Background(), script)
+	if err != nil {
+		t.Fatalf("%q: %v", script, err)
+	}
+	return out.String(), errOut.String(), code, fs
+}
+
+// instantClock steps itself by whatever a sleep asks for.
+type instantClock struct{ *clocktesting.FakeClock }
+
+func (c *instantClock) After(d time.Duration) <-chan time.Time {
+	ch := c.FakeClock.After(d)
+	c.Step(d)
+	return ch
+}
+
+func TestScripts(t *testing.T) {
+	tests := []struct {
+		name, script   string
+		env            []string
+		stdout, stderr string
+		code           int
+	}{
+		{"echo and exit", `echo hello; exit 3`, nil, "hello\n", "", 3},
+		{"the exit status of the last command", `true; false`, nil, "", "", 1},
+		{"&& runs on success, || on failure", `false && echo no || echo yes; true && echo and`, nil, "yes\nand\n", "", 0},
+		{"variables, braces and $?", `X=1; echo $X ${X}2 "$X $Y"; false; echo $?`, nil, "1 12 1 \n1\n", "", 0},
+		{"the environment, as the seed's ConfigMap example prints it", `env`, []string{"SPECIAL_LEVEL_KEY=very", "SPECIAL_TYPE_KEY=charm"},
+			"SPECIAL_LEVEL_KEY=very\nSPECIAL_TYPE_KEY=charm\n", "", 0},
+		{"printenv of one variable", `printenv SPECIAL; printenv NONE`, []string{"SPECIAL=very"}, "very\n", "", 1},
+		{"single quotes do not expand", `X=a; echo '$X' "$X"`, nil, "$X a\n", "", 0},
+		{"an unquoted variable splits into words", `L="a b  c"; for i in $L; do echo "<$i>"; done`, nil, "<a>\n<b>\n<c>\n", "", 0},
+		{"a quoted one does not", `L="a b"; for i in "$L"; do echo "<$i>"; done`, nil, "<a b>\n", "", 0},
+		{"cat a mounted file", `cat /etc/config/special.how`, nil, "very", "", 0},
+		{"cat what is not there", `cat /nope`, nil, "", "cat: can't open '/nope': No such file or directory\n", 1},
+		{"an unknown program", `nginx-debug`, nil, "", "sh: nginx-debug: not found\n", 127},
+		{"the liveness example's file dance", `touch /tmp/healthy; test -f /tmp/healthy && echo up; rm -f /tmp/healthy; [ -e /tmp/healthy ] || echo gone`,
+			nil, "up\ngone\n", "", 0},
+		{"redirects write and append", `echo a > /tmp/f; echo b >> /tmp/f; cat /tmp/f`, nil, "a\nb\n", "", 0},
+		{"mkdir and ls", `mkdir -p /data/x; touch /data/b /data/a; ls /data`, nil, "a\nb\nx\n", "", 0},
+		{"if, elif, else", `for n in 1 2 3; do if [ $n -eq 1 ]; then echo one; elif [ $n = 2 ]; then echo two; else echo many; fi; done`,
+			nil, "one\ntwo\nmany\n", "", 0},
+		{"a while loop with a counter file", "i=0\nwhile [ ! -f /tmp/stop ]; do\n  echo tick $i\n  touch /tmp/stop\ndone", nil, "tick 0\n", "", 0},
+		{"printf", `printf '%s=%d%%\n' cpu 42`, nil, "cpu=42%\n", "", 0},
+		{"date on the clock, and hostname", `date; hostname`, nil, "Tue Dec  1 09:53:43 UTC 2026\nweb-1\n", "", 0},
+		{"sleep moves the clock", `sleep 30; date`, nil, "Tue Dec  1 09:54:13 UTC 2026\n", "", 0},
+		{"bash -c inside sh -c, with /bin paths", `/bin/bash -c 'echo inner; exit 4'; echo $?`, nil, "inner\n4\n", "", 0},
+		{"exit inside a loop ends the process", `while true; do exit 7; done; echo never`, nil, "", "", 7},
+		{"a syntax error is status 2", `if true; then echo x`, nil, "", "sh: syntax error: unexpected end of file (expecting \"fi\")\n", 2},
+		{"pipes are not simulated, and say so", `echo a | cat`, nil, "", "sh: syntax error near unexpected token `|' (pipes and background jobs are not simulated)\n", 2},
+		{"comments", "# a comment\necho hi # trailing", nil, "hi\n", "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code, _ := run(t, tc.script, tc.env...)
+			if out != tc.stdout || errOut != tc.stderr || code != tc.code {
+				t.Fatalf("got stdout %q stderr %q exit %d\nwant stdout %q stderr %q exit %d", out, errOut, code, tc.stdout, tc.stderr, tc.code)
+			}
+		})
+	}
+}
+
+// A killed process stops where it is, in a sleep or in a busy loop: the
+// runtime's SIGKILL.
+func TestAKilledProcessStopsAtOnce(t *testing.T) {
+	for _, script := range []string{`echo start; sleep 600; echo never`, `echo start; while true; do :; done`} {
+		clk := clocktesting.NewFakeClock(epoch)
+		var out strings.Builder
+		p := New(Options{Clock: clk, Stdout: &out})
+		ctx, kill := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { _, err := p.Script(ctx, script); done <- err }()
+		for !clk.HasWaiters() { // the sleep, or the busy loop's pacing, waits on the clock
+			select {
+			case err := <-done:
+				t.Fatalf("%q ended before it was killed: %v", script, err)
+			default:
+			}
+		}
+		kill()
+		if err := <-done; !errors.Is(err, ErrKilled) {
+			t.Fatalf("%q: got %v, want ErrKilled", script, err)
+		}
+		if out.String() != "start\n" {
+			t.Fatalf("%q printed %q", script, out.String())
+		}
+	}
+}
+
+func FuzzScript(f *testing.F) {
+	for _, s := range []string{`echo "a $B" 'c'; exit 2`, "while true; do sleep 1; done", `if [ -f x ]; then :; elif false; then x; else y; fi`,
+		`for i in 1 2; do echo $i; done > /tmp/o`, `X=${Y}z "$`, `echo \"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		// Any input is a process that ends (or is killed): never a panic.
+		New(Options{Clock: &instantClock{FakeClock: clocktesting.NewFakeClock(epoch)}}).Script(ctx, script)
+	})
+}
