@@ -15,7 +15,7 @@ import "fmt"
 type node interface{ isNode() }
 
 type (
-	list struct{ items []node } // run one after another
+	list  struct{ items []node } // run one after another
 	andOr struct {
 		first node
 		rest  []andOrPart
