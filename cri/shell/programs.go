@@ -12,17 +12,17 @@ import (
 	"time"
 )
 
-// A program gets its arguments (without its own name) and where its
+// A Program gets its arguments (without its own name) and where its
 // standard output goes, and returns its exit status. An error stops the
 // whole process: exitError for `exit`, ctx's error when it is killed.
-type program func(ctx context.Context, p *Process, args []string, out io.Writer) (int, error)
+type Program func(ctx context.Context, p *Process, args []string, out io.Writer) (int, error)
 
-// programs are the commands the simulated containers have, by base name
-// (/bin/echo is echo).
-var programs map[string]program
+// programs are the commands every simulated container has, by base name
+// (/bin/echo is echo); an image adds its own (Options.Programs).
+var programs map[string]Program
 
 func init() { // a map literal would refer to sh, which refers back to programs
-	programs = map[string]program{
+	programs = map[string]Program{
 		"sh": sh, "bash": sh,
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
@@ -31,7 +31,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 	}
 }
 
-func status(code int) program {
+func status(code int) Program {
 	return func(context.Context, *Process, []string, io.Writer) (int, error) { return code, nil }
 }
 

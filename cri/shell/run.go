@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -21,9 +22,12 @@ type Process struct {
 	Stderr   io.Writer
 	Hostname string
 
-	env    []string // NAME=value, in the order the container was given them
-	status int      // $?
-	steps  int      // commands run since time last passed: see pace
+	env      []string // NAME=value, in the order the container was given them
+	status   int      // $?
+	steps    int      // commands run since time last passed: see pace
+	programs map[string]Program
+	term     chan struct{} // closed by Terminate
+	termOnce sync.Once
 }
 
 // Options start a Process.
@@ -34,11 +38,15 @@ type Options struct {
 	Stderr   io.Writer   // nil: discarded
 	Env      []string    // NAME=value
 	Hostname string
+	// Programs are what the image has besides the shell's own (nginx,
+	// redis-server...), by name.
+	Programs map[string]Program
 }
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
-	p := &Process{Clock: o.Clock, FS: o.FS, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, env: append([]string{}, o.Env...)}
+	p := &Process{Clock: o.Clock, FS: o.FS, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname,
+		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{})}
 	if p.Clock == nil {
 		p.Clock = clock.RealClock{}
 	}
@@ -220,10 +228,22 @@ func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error
 	return p.call(ctx, argv, out)
 }
 
+// Terminate delivers SIGTERM. Only a program that handles it notices
+// (Terminated): a server shuts down and exits. A shell running as PID 1
+// has no handler, so `sleep 600` goes on until the runtime kills it when
+// the grace period ends, as in a real container.
+func (p *Process) Terminate() { p.termOnce.Do(func() { close(p.term) }) }
+
+// Terminated is closed once SIGTERM has been delivered.
+func (p *Process) Terminated() <-chan struct{} { return p.term }
+
 // call runs one program; its exit status becomes $?.
 func (p *Process) call(ctx context.Context, argv []string, out io.Writer) error {
 	name := path.Base(argv[0])
-	prog, ok := programs[name]
+	prog, ok := p.programs[name]
+	if !ok {
+		prog, ok = programs[name]
+	}
 	if !ok {
 		fmt.Fprintf(p.Stderr, "sh: %s: not found\n", argv[0])
 		p.status = 127

@@ -3,7 +3,10 @@ package shell
 import (
 	"context"
 	"errors"
+	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,18 +92,12 @@ func TestScripts(t *testing.T) {
 func TestAKilledProcessStopsAtOnce(t *testing.T) {
 	for _, script := range []string{`echo start; sleep 600; echo never`, `echo start; while true; do :; done`} {
 		clk := clocktesting.NewFakeClock(epoch)
-		var out strings.Builder
-		p := New(Options{Clock: clk, Stdout: &out})
+		out := &syncBuilder{}
+		p := New(Options{Clock: clk, Stdout: out})
 		ctx, kill := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { _, err := p.Script(ctx, script); done <- err }()
-		for !clk.HasWaiters() { // the sleep, or the busy loop's pacing, waits on the clock
-			select {
-			case err := <-done:
-				t.Fatalf("%q ended before it was killed: %v", script, err)
-			default:
-			}
-		}
+		waitUntil(t, clk.HasWaiters) // the sleep, or the busy loop's pacing, waits on the clock
 		kill()
 		if err := <-done; !errors.Is(err, ErrKilled) {
 			t.Fatalf("%q: got %v, want ErrKilled", script, err)
@@ -122,4 +119,65 @@ func FuzzScript(f *testing.F) {
 		// Any input is a process that ends (or is killed): never a panic.
 		New(Options{Clock: &instantClock{FakeClock: clocktesting.NewFakeClock(epoch)}}).Script(ctx, script)
 	})
+}
+
+// SIGTERM reaches a program that handles it; a shell ignores it, so its
+// sleep runs to the end (here, when the clock is stepped past it).
+func TestTerminateReachesOnlyWhatHandlesIt(t *testing.T) {
+	server := func(ctx context.Context, p *Process, _ []string, out io.Writer) (int, error) {
+		io.WriteString(out, "serving\n")
+		select {
+		case <-ctx.Done():
+			return 137, ctx.Err()
+		case <-p.Terminated():
+			io.WriteString(out, "shutting down\n")
+			return 0, nil
+		}
+	}
+	for _, tc := range []struct{ script, out string }{
+		{`echo start; server; echo "exit $?"`, "start\nserving\nshutting down\nexit 0\n"},
+		{`echo start; sleep 600; echo "slept on"`, "start\nslept on\n"},
+	} {
+		clk := clocktesting.NewFakeClock(epoch)
+		out := &syncBuilder{}
+		p := New(Options{Clock: clk, Stdout: out, Programs: map[string]Program{"server": server}})
+		done := make(chan int, 1)
+		go func() { code, _ := p.Script(context.Background(), tc.script); done <- code }()
+		waitUntil(t, func() bool { return strings.Contains(out.String(), "serving") || clk.HasWaiters() })
+		p.Terminate()
+		clk.Step(600 * time.Second)
+		if code := <-done; code != 0 || out.String() != tc.out {
+			t.Fatalf("%q: exit %d, printed %q; want 0, %q", tc.script, code, out.String(), tc.out)
+		}
+	}
+}
+
+// syncBuilder is a strings.Builder a process goroutine writes while the
+// test reads.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitUntil waits for a process goroutine to reach a state, yielding to
+// it, failing after 5 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(end) {
+			t.Fatal("the process never got there")
+		}
+	}
 }
