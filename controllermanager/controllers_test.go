@@ -187,3 +187,21 @@ func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
 		return apierrors.IsNotFound(nsErr) && len(cms.Items) == 0, fmt.Sprint(nsErr, len(cms.Items))
 	})
 }
+
+func TestEveryNamespaceHasADefaultServiceAccount(t *testing.T) {
+	c := startControllers(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
+	if err := c.Create(ctx, client.Namespaces, "", ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	hasDefault := func() (bool, string) {
+		err := c.Get(ctx, client.ServiceAccounts, "team-a", "default", &corev1.ServiceAccount{})
+		return err == nil, fmt.Sprint(err)
+	}
+	testserver.Eventually(t, "the new namespace gets its default ServiceAccount", hasDefault)
+	if err := c.Delete(ctx, client.ServiceAccounts, "team-a", "default", nil); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "a deleted default ServiceAccount comes back", hasDefault)
+}

@@ -20,6 +20,8 @@
 //     break it (seed 000 五);
 //   - namespace: empties a Terminating namespace, then removes its
 //     finalizer and the namespace (seed 003 八);
+//   - serviceaccount: gives every namespace its "default" ServiceAccount
+//     (seed 003 六.3), and gives it back if it is deleted;
 //   - garbagecollector: deletes objects whose owners are gone, and honours
 //     the orphan and foreground deletion finalizers, so deleting a
 //     Deployment takes its ReplicaSets and pods with it (seed 003 三);
@@ -34,7 +36,7 @@
 // informers, the event recorder, the log and the clock. o holds that
 // controller's own tuning, Workers first, and a zero field means
 // Kubernetes' default, so Options{} is kube-controller-manager's setup: 5
-// workers for ReplicaSets, ReplicationControllers, Deployments and
-// Endpoints, 1 for disruption budgets, 10 for namespaces, 20 for the
-// garbage collector, 8 for taint eviction and 8 for node taints.
+// workers for ReplicaSets, ReplicationControllers, Deployments, Endpoints
+// and ServiceAccounts, 1 for disruption budgets, 10 for namespaces, 20
+// for the garbage collector, 8 for taint eviction and 8 for node taints.
 package controllermanager

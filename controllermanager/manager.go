@@ -14,6 +14,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/serviceaccount"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 )
 
@@ -26,6 +27,7 @@ type Options struct {
 	Endpoints             endpoints.Options
 	Disruption            disruption.Options
 	Namespace             namespace.Options
+	ServiceAccount        serviceaccount.Options
 	GarbageCollector      garbagecollector.Options
 	TaintEviction         tainteviction.Options
 	// NodeLifecycle also says how often node health is checked and how
@@ -51,6 +53,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"endpoints", endpoints.New(d, opts.Endpoints)},
 		{"disruption", disruption.New(d, opts.Disruption)},
 		{"namespace", namespace.New(d, opts.Namespace)},
+		{"serviceaccount", serviceaccount.New(d, opts.ServiceAccount)},
 		{"garbagecollector", garbagecollector.New(d, opts.GarbageCollector)},
 		{"taint-eviction-controller", tainteviction.New(d, opts.TaintEviction)},
 		{"node-lifecycle-controller", nodelifecycle.New(d, opts.NodeLifecycle)},
