@@ -170,15 +170,19 @@ func (s *Server) routes() http.Handler {
 	r.Get("/version", s.version)
 	r.Get("/openapi/v3", s.serveOpenAPIIndex)
 	r.Get("/openapi/v3/*", s.serveOpenAPIDocument)
-	r.Get("/api", s.serveAPIVersions)
-	r.Get("/apis", s.serveAPIGroups)
-	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
-		s.serveResourceList(w, r, schema.GroupVersion{Version: chi.URLParam(r, "version")})
-	})
-	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) { s.serveAPIGroup(w, r, chi.URLParam(r, "group")) })
-	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-		s.serveResourceList(w, r, schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")})
-	})
+	// Discovery answers with or without a trailing slash, as kube-apiserver
+	// does (`GET /apis/` is what some clients and the e2e suite send).
+	for _, slash := range []string{"", "/"} {
+		r.Get("/api"+slash, s.serveAPIVersions)
+		r.Get("/apis"+slash, s.serveAPIGroups)
+		r.Get("/api/{version}"+slash, func(w http.ResponseWriter, r *http.Request) {
+			s.serveResourceList(w, r, schema.GroupVersion{Version: chi.URLParam(r, "version")})
+		})
+		r.Get("/apis/{group}"+slash, func(w http.ResponseWriter, r *http.Request) { s.serveAPIGroup(w, r, chi.URLParam(r, "group")) })
+		r.Get("/apis/{group}/{version}"+slash, func(w http.ResponseWriter, r *http.Request) {
+			s.serveResourceList(w, r, schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")})
+		})
+	}
 	if s.cfg.Profiling {
 		r.HandleFunc("/debug/pprof/*", pprof.Index)
 		r.HandleFunc("/debug/pprof/profile", pprof.Profile)

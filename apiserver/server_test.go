@@ -451,3 +451,18 @@ func TestEventsAreOneObjectSeenThroughTwoAPIGroups(t *testing.T) {
 		t.Fatalf("an events.k8s.io/v1 Event without eventTime, reportingController and action: %d %s", code, st.Message)
 	}
 }
+
+// Discovery answers with or without a trailing slash, as kube-apiserver:
+// the e2e framework asks for /apis/.
+func TestDiscoveryWithAndWithoutATrailingSlash(t *testing.T) {
+	s := newTestServer(t)
+	for path, kind := range map[string]string{
+		"/api": "APIVersions", "/api/": "APIVersions", "/apis": "APIGroupList", "/apis/": "APIGroupList",
+		"/api/v1/": "APIResourceList", "/apis/apps": "APIGroup", "/apis/apps/": "APIGroup", "/apis/apps/v1/": "APIResourceList",
+	} {
+		var got metav1.TypeMeta
+		if code := s.Do("GET", path, "", "", &got); code != 200 || got.Kind != kind {
+			t.Errorf("GET %s: %d %s, want 200 %s", path, code, got.Kind, kind)
+		}
+	}
+}
