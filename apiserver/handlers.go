@@ -140,7 +140,7 @@ func (s *Server) writeObjects(q *Request, objs []runtime.Object, listMeta *metav
 	var out runtime.Object
 	switch {
 	case wantsTable(q.R):
-		t := newTable(q.Storage.res, objs, q.R.URL.Query().Get("includeObject"), s.now(), true)
+		t := newTable(q.Storage.res, objs, q.R.URL.Query().Get("includeObject"), s.clock.Now(), true)
 		if listMeta != nil {
 			t.ListMeta = *listMeta
 		} else {

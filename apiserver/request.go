@@ -26,20 +26,14 @@ type Request struct {
 func (q *Request) Context() context.Context { return q.R.Context() }
 
 // Now is the server's clock.
-func (q *Request) Now() time.Time { return q.srv.now() }
+func (q *Request) Now() time.Time { return q.srv.clock.Now() }
 
 // Log is the server's logger.
 func (q *Request) Log() *slog.Logger { return q.srv.log }
 
 // StorageFor is the storage of another resource (pods/eviction reads the
 // PodDisruptionBudgets, pods/log the Nodes); nil if it is not served.
-func (q *Request) StorageFor(gvr schema.GroupVersionResource) *Storage {
-	res, ok := q.srv.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
-	if !ok {
-		return nil
-	}
-	return q.srv.storages[res]
-}
+func (q *Request) StorageFor(gvr schema.GroupVersionResource) *Storage { return q.srv.storageFor(gvr) }
 
 // DecodeBody reads the body as an object of the resource's own kind,
 // honouring ?fieldValidation.

@@ -52,7 +52,6 @@ type Server struct {
 	storages map[*Resource]*Storage
 	caches   map[*Resource]*watchCache
 	log      *slog.Logger
-	now      func() time.Time
 	clock    clock.WithTicker
 	cfg      Config
 	handler  http.Handler
@@ -84,7 +83,7 @@ func New(cfg Config) *Server {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, now: cfg.Clock.Now, clock: cfg.Clock, cfg: cfg,
+	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, clock: cfg.Clock, cfg: cfg,
 		storages: map[*Resource]*Storage{}, caches: map[*Resource]*watchCache{},
 		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
 	for _, res := range cfg.Registry.All() {
@@ -257,11 +256,21 @@ func (s *Server) logWrite(q *Request, obj runtime.Object) {
 type objects struct{ s *Server }
 
 func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
-	res, ok := o.s.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
-	if !ok {
+	st := o.s.storageFor(gvr)
+	if st == nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("admission reads %s, which this server does not serve", gvr))
 	}
-	return o.s.storages[res], nil
+	return st, nil
+}
+
+// storageFor is the storage of a resource by its full name; nil if the
+// server does not serve it.
+func (s *Server) storageFor(gvr schema.GroupVersionResource) *Storage {
+	res, ok := s.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
+	if !ok {
+		return nil
+	}
+	return s.storages[res]
 }
 
 func (o objects) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {

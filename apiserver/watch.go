@@ -76,7 +76,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.now}
+	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.clock.Now}
 	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
