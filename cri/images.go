@@ -23,10 +23,9 @@ type image struct {
 
 // Images weigh between 10 and 250 MiB, the range of common base and
 // application images, so the scheduler's ImageLocality score has
-// something to compare. This is kubelet/fakeruntime.NewImage's rule,
-// copied rather than imported: the kubelet is this runtime's client, so
-// the runtime does not import it. It hashes the normalized name, so
-// "nginx" and "docker.io/library/nginx:latest" are one image.
+// something to compare. The size is derived from a hash of the normalized
+// name, so every node agrees on it, and "nginx" and
+// "docker.io/library/nginx:latest" are one image.
 const (
 	minImageSize = 10 << 20
 	maxImageSize = 250 << 20

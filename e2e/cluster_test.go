@@ -48,6 +48,7 @@ type cluster struct {
 	URL   string
 	logs  map[string]string      // component → log file
 	procs map[string]*os.Process // component → its process, for resource figures
+	dir   string                 // the cluster's files: etcd's data, the nodes' pod logs
 }
 
 func freePort(t testing.TB) int {
@@ -93,7 +94,7 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
-	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}}
+	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}, dir: dir}
 	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, flags.apiserver...)...)
 	c.waitReady()
 	c.start("controller-manager", append([]string{"--server", c.URL}, flags.controllerManager...)...)
@@ -112,11 +113,16 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 func (c *cluster) start(bin string, args ...string) { c.startAs(bin, bin, args...) }
 
 // startKubelet starts a kubelet for node n under the process name given.
-// All kubelets share this host: any free port for their API, and loopback
-// as the address the API server reaches them at.
+// All kubelets share this host: any free port for their API, loopback as
+// the address the API server reaches them at, and a pod logs directory
+// per node (the same one when a node's kubelet is started again).
 func (c *cluster) startKubelet(name string, n kubeletNode) {
 	c.t.Helper()
-	args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1"}
+	if c.dir == "" {
+		c.dir = c.t.TempDir()
+	}
+	args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1",
+		"--pod-logs-dir", filepath.Join(c.dir, "pod-logs", n.name)}
 	c.startAs(name, "kubelet", append(args, n.flags...)...)
 }
 

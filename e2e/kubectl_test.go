@@ -716,9 +716,11 @@ func TestKubectl(t *testing.T) {
 	})
 
 	t.Run("logs", func(t *testing.T) {
-		// The kubelet's fake runtime prints what the container runs.
+		// The runtime prints what the container runs into its CRI log
+		// file; the kubelet reads it back. The runtime names images in
+		// full, as containerd does.
 		out := k.mustKubectl(t, "logs", "nginx")
-		for _, want := range []string{`container "nginx" of pod default/nginx on node `, "image: nginx:1.25 ", "started"} {
+		for _, want := range []string{`container "nginx" (attempt 0) of pod default/nginx`, "image: docker.io/library/nginx:1.25 ", "started"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("kubectl logs nginx lacks %q:\n%s", want, out)
 			}
@@ -728,7 +730,7 @@ func TestKubectl(t *testing.T) {
 			t.Errorf("kubectl logs --tail=1: %q, want the last line %q", tail, lines[len(lines)-1])
 		}
 		out, errOut, code := k.kubectl(t, "logs", "deployment/web")
-		if code != 0 || !strings.Contains(out, `container "nginx" of pod default/web-`) || !strings.Contains(out, "image: nginx:1.25 ") {
+		if code != 0 || !strings.Contains(out, `container "nginx" (attempt 0) of pod default/web-`) || !strings.Contains(out, "image: docker.io/library/nginx:1.25 ") {
 			t.Errorf("kubectl logs deployment/web: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 		if errOut := k.mustFail(t, "logs", "nope"); !strings.Contains(errOut, `pods "nope" not found`) {

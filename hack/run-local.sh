@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the same cluster as docker-compose.yml, as local processes: an API
 # server on :8080 (etcd embedded, data in ./mkube-data), a controller
-# manager, a scheduler and kubelets node01..node03. Logs go to ./logs/.
+# manager, a scheduler and kubelets node01..node03. Logs go to ./logs/,
+# the containers' logs (CRI log files) to ./logs/pods/<node>/.
 # Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,10 @@ bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),
   # and loopback as the address the API server reaches it at.
-  bin/kubelet --server "$SERVER" --node-name "$n" --port 0 --node-ip 127.0.0.1 >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
+  # Each kubelet runs its own runtime in-process, writing container logs
+  # to a directory of its own (the default, /var/log/pods, is root's).
+  bin/kubelet --server "$SERVER" --node-name "$n" --port 0 --node-ip 127.0.0.1 \
+    --pod-logs-dir "logs/pods/$n" >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
 echo "mkube is up at $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --server $SERVER get nodes"

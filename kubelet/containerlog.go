@@ -1,100 +1,148 @@
 package kubelet
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"io"
+	"net/http"
+	"os"
 	"strings"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mkube/mkube/kubelet/fakeruntime"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// writeStartLog is what a fake container prints when it starts: where it
-// came from and what it would see, so `kubectl logs` teaches how the pod
-// spec becomes a process — the command, the environment (including values
-// taken from ConfigMaps and Secrets) and the volumes mounted into it.
-func (k *Kubelet) writeStartLog(pod *corev1.Pod, c corev1.Container, ctr fakeruntime.Container) {
-	w := func(format string, args ...any) { k.containerRuntime.WriteLog(ctr.ID, fmt.Sprintf(format, args...)) }
-	w("mkube fake container %q of pod %s/%s on node %s (attempt %d)", c.Name, pod.Namespace, pod.Name, k.cfg.NodeName, ctr.Attempt)
-	w("image: %s (imageID %s)", c.Image, ctr.ImageID)
-	if len(c.Command)+len(c.Args) == 0 {
-		w("command: the image's default entrypoint")
-	} else {
-		w("command: %s", strings.Join(append(append([]string{}, c.Command...), c.Args...), " "))
-	}
-	if c.WorkingDir != "" {
-		w("working directory: %s", c.WorkingDir)
-	}
-	env := containerEnv(pod, c)
-	w("environment (%d variables):", len(env))
-	for _, e := range env {
-		w("  %s", e)
-	}
-	for _, m := range c.VolumeMounts {
-		ro := ""
-		if m.ReadOnly {
-			ro = " (read-only)"
-		}
-		w("mount: %s <- volume %q%s%s", m.MountPath, m.Name, volumeSource(pod, m.Name), ro)
-	}
-	for _, p := range c.Ports {
-		w("listening on %d/%s", p.ContainerPort, p.Protocol)
-	}
-	w("started; running until the pod is deleted")
+// `kubectl logs` reads the container's CRI log file, which the runtime
+// writes and the kubelet only reads (pkg/kubelet/kuberuntime/logs): each
+// line is
+//
+//	<RFC3339Nano time> <stdout|stderr> <F|P> <text>
+//
+// where F ends a line and P marks a part continued on the next one.
+
+// logPollInterval is how often a follower looks for new lines and
+// whether the container still runs. The real kubelet waits on inotify and
+// checks the container's state every 5 s; a quarter second keeps `kubectl
+// logs -f` prompt without it.
+const logPollInterval = 250 * time.Millisecond
+
+// logOptions are the query's tailLines (-1: all), follow and timestamps.
+type logOptions struct {
+	tail       int
+	follow     bool
+	timestamps bool
 }
 
-// containerEnv lists the variables the container would see: the ones the
-// spec sets (values from ConfigMaps and Secrets named, not read), those of
-// envFrom sources, and the kubelet's own (HOSTNAME, KUBERNETES_*).
-func containerEnv(pod *corev1.Pod, c corev1.Container) []string {
+// writeContainerLog writes c's log to w, as opts ask. Following ends when
+// the container is no longer running and its log is read to the end, or
+// when ctx ends (the client went away).
+func (k *Kubelet) writeContainerLog(ctx context.Context, w http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+	f, err := os.Open(c.LogPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // it printed nothing yet
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := &logReader{r: bufio.NewReader(f), timestamps: opts.timestamps}
+	lines, err := rd.readAvailable()
+	if err != nil {
+		return err
+	}
+	if opts.tail >= 0 && len(lines) > opts.tail {
+		lines = lines[len(lines)-opts.tail:]
+	}
+	flusher, _ := w.(http.Flusher)
+	for {
+		if _, err := io.WriteString(w, strings.Join(lines, "")); err != nil {
+			return err // the client went away
+		}
+		if !opts.follow {
+			return nil
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		running, err := k.isRunning(ctx, c.RawID)
+		if err != nil || !running {
+			// Exited: one last read picks up what it printed last.
+			lines, rerr := rd.readAvailable()
+			if rerr == nil {
+				_, rerr = io.WriteString(w, strings.Join(lines, ""))
+			}
+			return errors.Join(err, rerr)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-k.clock.After(logPollInterval):
+		}
+		if lines, err = rd.readAvailable(); err != nil {
+			return err
+		}
+	}
+}
+
+// isRunning asks the runtime whether container id still runs.
+func (k *Kubelet) isRunning(ctx context.Context, id string) (bool, error) {
+	resp, err := k.runtime.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	if err != nil {
+		return false, fmt.Errorf("container status: %w", err)
+	}
+	return resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING, nil
+}
+
+// logReader turns CRI log lines into what `kubectl logs` prints: the text,
+// after the time if timestamps are asked for.
+type logReader struct {
+	r          *bufio.Reader
+	timestamps bool
+	pending    string // a line read up to the end of the file, not yet ended by '\n'
+	partial    string // the P parts of a line so far
+}
+
+// readAvailable returns the whole lines written so far, each ending in
+// "\n".
+func (l *logReader) readAvailable() ([]string, error) {
 	var out []string
-	for _, src := range c.EnvFrom {
-		switch {
-		case src.ConfigMapRef != nil:
-			out = append(out, fmt.Sprintf("%s* <- every key of ConfigMap %s", src.Prefix, src.ConfigMapRef.Name))
-		case src.SecretRef != nil:
-			out = append(out, fmt.Sprintf("%s* <- every key of Secret %s", src.Prefix, src.SecretRef.Name))
+	for {
+		s, err := l.r.ReadString('\n')
+		l.pending += s
+		if errors.Is(err, io.EOF) {
+			return out, nil // the rest comes with the next write
+		}
+		if err != nil {
+			return out, err
+		}
+		line := strings.TrimSuffix(l.pending, "\n")
+		l.pending = ""
+		if text, ok := l.parse(line); ok {
+			out = append(out, text)
 		}
 	}
-	for _, e := range c.Env {
-		switch vf := e.ValueFrom; {
-		case vf == nil:
-			out = append(out, e.Name+"="+e.Value)
-		case vf.ConfigMapKeyRef != nil:
-			out = append(out, fmt.Sprintf("%s <- ConfigMap %s key %s", e.Name, vf.ConfigMapKeyRef.Name, vf.ConfigMapKeyRef.Key))
-		case vf.SecretKeyRef != nil:
-			out = append(out, fmt.Sprintf("%s <- Secret %s key %s", e.Name, vf.SecretKeyRef.Name, vf.SecretKeyRef.Key))
-		case vf.FieldRef != nil:
-			out = append(out, fmt.Sprintf("%s <- field %s", e.Name, vf.FieldRef.FieldPath))
-		case vf.ResourceFieldRef != nil:
-			out = append(out, fmt.Sprintf("%s <- resource %s", e.Name, vf.ResourceFieldRef.Resource))
-		}
-	}
-	out = append(out, "HOSTNAME="+pod.Name)
-	sort.Strings(out[len(out)-1:])
-	return out
 }
 
-func volumeSource(pod *corev1.Pod, name string) string {
-	for _, v := range pod.Spec.Volumes {
-		if v.Name != name {
-			continue
-		}
-		switch s := v.VolumeSource; {
-		case s.EmptyDir != nil:
-			return " (emptyDir)"
-		case s.HostPath != nil:
-			return " (hostPath " + s.HostPath.Path + ")"
-		case s.ConfigMap != nil:
-			return " (ConfigMap " + s.ConfigMap.Name + ")"
-		case s.Secret != nil:
-			return " (Secret " + s.Secret.SecretName + ")"
-		case s.PersistentVolumeClaim != nil:
-			return " (PersistentVolumeClaim " + s.PersistentVolumeClaim.ClaimName + ")"
-		case s.NFS != nil:
-			return " (nfs " + s.NFS.Server + ":" + s.NFS.Path + ")"
-		}
+// parse reads one CRI log line; ok is false for a P part, which waits for
+// the rest of its line, and for a line not in the format.
+func (l *logReader) parse(line string) (string, bool) {
+	f := strings.SplitN(line, " ", 4)
+	if len(f) < 3 {
+		return "", false
 	}
-	return ""
+	text := ""
+	if len(f) == 4 {
+		text = f[3]
+	}
+	if runtimeapi.LogTag(f[2]) == runtimeapi.LogTagPartial {
+		l.partial += text
+		return "", false
+	}
+	text, l.partial = l.partial+text, ""
+	if l.timestamps {
+		return f[0] + " " + text + "\n", true
+	}
+	return text + "\n", true
 }

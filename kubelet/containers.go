@@ -7,11 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // runPod is seed step 12 proper: "the kubelet calls the container runtime
@@ -29,23 +29,29 @@ import (
 // image and loads it").
 func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	key := client.KeyOf(pod)
-	ref := fakeruntime.PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}
-	sb, ok := k.containerRuntime.PodSandboxStatus(pod.UID)
-	if !ok {
+	sb, err := k.runtime.podSandbox(ctx, pod.UID)
+	if err != nil {
+		return err // retried
+	}
+	if sb == nil {
 		k.log.Info("pod bound to this node: starting it", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "containers", len(pod.Spec.Containers))
 		stored, err := k.reportStatus(ctx, pod, nil, nil)
 		if err != nil || stored == nil {
 			return err // retried, or absorbed: the pod is gone
 		}
 		pod = stored
-		if sb, err = k.containerRuntime.RunPodSandbox(ref); err != nil {
-			return err // retried: another pod may free an IP
+		resp, err := k.runtime.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, k.cfg.PodLogsDir)})
+		if err != nil {
+			return fmt.Errorf("run pod sandbox: %w", err) // retried: another pod may free an IP
 		}
-		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP.String())
+		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
+			return err // retried
+		}
+		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
 	waiting := map[string]*corev1.ContainerStateWaiting{}
 	for _, c := range pod.Spec.Containers {
-		w, err := k.syncContainer(ctx, pod, c)
+		w, err := k.syncContainer(ctx, pod, sb, c)
 		if err != nil {
 			return err // retried
 		}
@@ -53,56 +59,107 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 			waiting[c.Name] = w
 		}
 	}
-	sb, _ = k.containerRuntime.PodSandboxStatus(pod.UID)
-	_, err := k.reportStatus(ctx, pod, &sb, waiting)
+	if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
+		return err // retried
+	}
+	_, err = k.reportStatus(ctx, pod, sb, waiting)
 	return err
 }
 
-// syncContainer makes container c run with the image its spec names. It
-// returns a waiting state if c cannot start for now.
-func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
+// syncContainer makes container c run with the image its spec names, in
+// the pod's sandbox sb. It returns a waiting state if c cannot start for
+// now.
+func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
-	cur, exists := k.container(pod, c.Name)
-	if exists && cur.State == fakeruntime.ContainerRunning {
+	cur := sb.Containers[c.Name]
+	if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		if cur.Image == c.Image {
 			return nil, nil // nothing to do: the common case
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
 		k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
-		k.containerRuntime.WriteLog(cur.ID, fmt.Sprintf("received SIGTERM: the kubelet replaces this container, whose image changed to %s", c.Image))
-		if _, err := k.containerRuntime.StopContainer(pod.UID, c.Name); err != nil {
+		if err := k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}
 	}
-	if !exists || cur.State != fakeruntime.ContainerCreated {
-		if w, err := k.ensureImage(ctx, pod, c); w != nil || err != nil {
+	id := ""
+	if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
+		id = cur.RawID // created by an earlier sync that failed to start it
+	} else {
+		imageRef, w, err := k.ensureImage(ctx, pod, c)
+		if w != nil || err != nil {
 			return w, err
 		}
-		created, err := k.containerRuntime.CreateContainer(pod.UID, c.Name, c.Image)
-		if err != nil {
-			return nil, err
+		// A restart is a new container, the next attempt: CRI never starts
+		// an exited container again.
+		var attempt uint32
+		if cur != nil {
+			attempt = cur.Attempt + 1
 		}
+		resp, err := k.runtime.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID,
+			Config: containerConfig(pod, c, attempt, imageRef), SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
+		if err != nil {
+			return nil, fmt.Errorf("create container %s: %w", c.Name, err)
+		}
+		id = resp.GetContainerId()
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
-		cur = created
+		if cur != nil {
+			k.removeOlderContainers(ctx, cur)
+		}
 	}
-	started, err := k.containerRuntime.StartContainer(pod.UID, c.Name)
-	if err != nil {
-		return nil, err
+	if _, err := k.runtime.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", c.Name, err)
 	}
-	k.writeStartLog(pod, c, started)
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", cur.ID)
+	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", k.runtime.containerID(id))
 	return nil, nil
 }
 
-// container returns the runtime's record of the pod's container name.
-func (k *Kubelet) container(pod *corev1.Pod, name string) (fakeruntime.Container, bool) {
-	sb, ok := k.containerRuntime.PodSandboxStatus(pod.UID)
-	if !ok {
-		return fakeruntime.Container{}, false
+// removeOlderContainers removes the dead instances of a container that
+// its new instance makes too old to show: the kubelet keeps the one
+// before the current (lastState, `kubectl logs --previous`), here the
+// instance cur that was just replaced, and removes what came before it
+// (its garbage collector's MaxPerPodContainer is 1). A failure is only
+// logged: the next restart tries again.
+func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *runtimeContainer) {
+	old := cur.Older
+	if cur.Previous != nil {
+		old = append(old, cur.Previous.RawID)
 	}
-	c, ok := sb.Containers[name]
-	return c, ok
+	for _, id := range old {
+		if _, err := k.runtime.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
+			k.log.Warn("could not remove a dead container", "container", cur.Name, "id", id, "err", err)
+		}
+	}
+}
+
+// minGracePeriod is the kubelet's minimumGracePeriodInSeconds: a
+// container is always given 2 s to stop, even when asked for less.
+const minGracePeriod = 2
+
+// gracePeriod is the StopContainer timeout for a grace period in
+// seconds (nil: the API default of 30).
+func gracePeriod(seconds *int64) int64 {
+	return max(ptr.Deref(seconds, corev1.DefaultTerminationGracePeriodSeconds), minGracePeriod)
+}
+
+// stopContainer asks the runtime to stop c within timeout seconds: the
+// stop signal, then SIGKILL when the time is up.
+func (k *Kubelet) stopContainer(ctx context.Context, c *runtimeContainer, timeout int64) error {
+	if _, err := k.runtime.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.RawID, Timeout: timeout}); err != nil {
+		return fmt.Errorf("stop container %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// container returns the runtime's newest instance of the pod's container
+// name, or nil.
+func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*runtimeContainer, error) {
+	sb, err := k.runtime.podSandbox(ctx, pod.UID)
+	if sb == nil || err != nil {
+		return nil, err
+	}
+	return sb.Containers[name], nil
 }
 
 // terminatePod finishes a graceful deletion (seed 003, the pod's end).
@@ -111,36 +168,41 @@ func (k *Kubelet) container(pod *corev1.Pod, name string) (fakeruntime.Container
 // deletes the pod for good with gracePeriodSeconds=0. The UID precondition
 // keeps it from deleting a new pod that took the same name meanwhile.
 //
-// A real kubelet would give the containers up to the grace period to
-// exit; fake containers exit at once, so there is nothing to wait for.
+// The runtime stops each container with the deletion's grace period as
+// StopContainer's timeout; mkube's containers honour SIGTERM at once.
 func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := client.KeyOf(pod)
-	if sb, ok := k.containerRuntime.PodSandboxStatus(pod.UID); ok {
+	sb, err := k.runtime.podSandbox(ctx, pod.UID)
+	if err != nil {
+		return err // retried
+	}
+	if sb != nil {
+		grace := gracePeriod(pod.DeletionGracePeriodSeconds)
 		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
 			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
 		for _, c := range pod.Spec.Containers {
-			cur, ok := sb.Containers[c.Name]
-			if !ok || cur.State != fakeruntime.ContainerRunning {
+			cur := sb.Containers[c.Name]
+			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				continue
 			}
 			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			k.containerRuntime.WriteLog(cur.ID, fmt.Sprintf("received SIGTERM: the pod is being deleted (grace period %ds); exiting with code 0",
-				ptr.Deref(pod.DeletionGracePeriodSeconds, 0)))
-			if _, err := k.containerRuntime.StopContainer(pod.UID, c.Name); err != nil {
-				return err
+			if err := k.stopContainer(ctx, cur, grace); err != nil {
+				return err // retried
 			}
 		}
-		sb, _ = k.containerRuntime.PodSandboxStatus(pod.UID)
-		stored, err := k.reportStatus(ctx, pod, &sb, nil)
+		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
+			return err // retried
+		}
+		stored, err := k.reportStatus(ctx, pod, sb, nil)
 		if err != nil {
 			return err // retried
 		}
 		if stored == nil {
-			k.releasePod(pod, "pod is gone")
-			return nil // absorbed: somebody deleted it already
+			// Absorbed: somebody deleted it already.
+			return k.releasePod(ctx, pod, "pod is gone")
 		}
 	}
-	err := k.client.Delete(ctx, client.Pods, pod.Namespace, pod.Name, &metav1.DeleteOptions{
+	err = k.client.Delete(ctx, client.Pods, pod.Namespace, pod.Name, &metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      &metav1.Preconditions{UID: ptr.To(pod.UID)},
 	})
@@ -155,6 +217,5 @@ func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 	default:
 		return fmt.Errorf("delete pod: %w", err) // retried
 	}
-	k.releasePod(pod, "pod deleted")
-	return nil
+	return k.releasePod(ctx, pod, "pod deleted") // an error is retried
 }

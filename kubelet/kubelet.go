@@ -17,8 +17,8 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/internal/seedstep"
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // Config describes the node a Kubelet pretends to be.
@@ -38,8 +38,16 @@ type Config struct {
 	// status only if it changed or 5 minutes passed; this one writes it
 	// every time, so lastHeartbeatTime visibly moves.
 	StatusInterval time.Duration
-	// ImagePullDelay is how long a fake image pull takes (0: instant).
+	// RuntimeEndpoint is the CRI socket of the container runtime,
+	// "unix:///var/run/mkube/runtime.sock" (--container-runtime-endpoint).
+	// "" starts mkube's runtime in this process, on a private socket.
+	RuntimeEndpoint string
+	// ImagePullDelay is how long an image pull takes in the in-process
+	// runtime (0: instant); an external runtime has its own flag.
 	ImagePullDelay time.Duration
+	// PodLogsDir is where the runtime writes the containers' logs and the
+	// kubelet reads them for `kubectl logs`; "" means DefaultPodLogsDir.
+	PodLogsDir string
 	// Address and Port are where the kubelet serves its API (container
 	// logs); Port 0 takes any free port (tests run many kubelets on one
 	// host). The node status reports the port actually used.
@@ -56,14 +64,14 @@ type Config struct {
 
 // Kubelet is one fake node's agent.
 type Kubelet struct {
-	cfg              Config
-	client           *client.Client
-	containerRuntime *fakeruntime.Runtime
-	recorder         *record.Recorder
-	informer         *client.Informer         // pods with spec.nodeName = this node
-	queue            *workqueue.Queue[string] // pod keys, "namespace/name"
-	clock            clock.WithTickerAndDelayedExecution
-	log              *slog.Logger
+	cfg      Config
+	client   *client.Client
+	runtime  *runtimeService
+	recorder *record.Recorder
+	informer *client.Informer         // pods with spec.nodeName = this node
+	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
+	clock    clock.WithTickerAndDelayedExecution
+	log      *slog.Logger
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -71,7 +79,10 @@ type Kubelet struct {
 	node *corev1.Node
 }
 
-// New returns a kubelet for cfg, talking to the API server through c.
+// New returns a kubelet for cfg, talking to the API server through c. It
+// connects to the container runtime (or starts one in-process) and fails
+// at once if the runtime does not answer. Run releases the connection when
+// it returns.
 func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.NodeName == "" {
 		return nil, fmt.Errorf("node name is required")
@@ -101,12 +112,16 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.PodLogsDir == "" {
+		cfg.PodLogsDir = DefaultPodLogsDir
+	}
 	log := cfg.Log.With("node", cfg.NodeName)
-	rt, err := fakeruntime.New(cfg.PodCIDR, cfg.ImagePullDelay, cfg.Clock)
+	rt, err := connectRuntime(context.Background(), cfg.RuntimeEndpoint, cri.Options{PodCIDR: cfg.PodCIDR,
+		ImagePullDelay: cfg.ImagePullDelay, Clock: cfg.Clock, Log: log.With("component", "runtime")})
 	if err != nil {
 		return nil, err
 	}
-	k := &Kubelet{cfg: cfg, client: c, containerRuntime: rt, clock: cfg.Clock, log: log,
+	k := &Kubelet{cfg: cfg, client: c, runtime: rt, clock: cfg.Clock, log: log,
 		recorder: record.New(c, "kubelet", cfg.NodeName, log),
 		// Step 12: the kubelet list-watches only the pods bound to its node.
 		informer: client.NewInformer(c, client.Pods, "",
@@ -130,6 +145,7 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 // queue once ctx ends). Run returns after all of them have.
 func (k *Kubelet) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	defer k.runtime.close() // after every goroutine that calls it is done
 	defer wg.Wait()
 	wg.Go(func() { k.recorder.Run(ctx) })
 	ln, err := net.Listen("tcp", net.JoinHostPort(k.cfg.Address, strconv.Itoa(k.cfg.Port)))
@@ -151,9 +167,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if !client.WaitForSync(ctx, k.informer) {
 		return nil
 	}
-	k.restorePods()
+	k.restorePods(ctx)
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
-		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String())
+		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
 	for range k.cfg.Workers {
 		wg.Go(func() { k.queue.Work(ctx, k.syncPod, k.log, "pod") })
 	}

@@ -29,15 +29,16 @@ func testCluster(t *testing.T) *client.Client {
 	return client.New(testserver.Start(t), "kubelet-test")
 }
 
-// startKubelet runs a kubelet for node01 until stop is called or the test
-// ends. It must stop before the test server closes: Close waits for the
-// kubelet's open watch.
-func startKubelet(t *testing.T, c *client.Client) (stop func()) {
+// startKubelet runs a kubelet for node01, with its in-process runtime
+// writing container logs under podLogsDir, until stop is called or the
+// test ends. It must stop before the test server closes: Close waits for
+// the kubelet's open watch.
+func startKubelet(t *testing.T, c *client.Client, podLogsDir string) (stop func()) {
 	t.Helper()
 	capacity, _ := Capacity("4", "8Gi", 110)
 	k, err := New(c, Config{NodeName: "node01", Capacity: capacity,
 		Labels: map[string]string{"disktype": "ssd"}, Taints: []corev1.Taint{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectPreferNoSchedule}},
-		StatusInterval: 100 * time.Millisecond, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		StatusInterval: 100 * time.Millisecond, PodLogsDir: podLogsDir, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,8 @@ func hasEvents(t *testing.T, c *client.Client, name string, want ...string) func
 func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 	c := testCluster(t)
 	ctx := context.Background()
-	stop := startKubelet(t, c)
+	podLogs := t.TempDir() // one node: its logs outlive a kubelet restart
+	stop := startKubelet(t, c, podLogs)
 
 	node := &corev1.Node{}
 	testserver.Eventually(t, "node01 is registered and Ready", func() (bool, string) {
@@ -165,13 +167,13 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 		if err := c.Get(ctx, client.Nodes, "", "node01", n); err != nil {
 			return false, err.Error()
 		}
-		return len(n.Status.Images) == 1 && n.Status.Images[0].Names[0] == "nginx:1.25", fmt.Sprintf("images %v", n.Status.Images)
+		return len(n.Status.Images) == 1 && n.Status.Images[0].Names[0] == "docker.io/library/nginx:1.25", fmt.Sprintf("images %v", n.Status.Images)
 	})
 
 	// Restart the kubelet: the running pod keeps its IP and its status.
 	stop()
 	before := getPod(t, c, "web-1")
-	startKubelet(t, c)
+	startKubelet(t, c, podLogs)
 	createAndBind(t, c, "web-2")
 	var second *corev1.Pod
 	testserver.Eventually(t, "web-2 is Running after the restart", func() (bool, string) {

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // Registration retries start fast, for an API server that is just coming
@@ -29,7 +28,7 @@ var nodeTypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
 //
 // In Kubernetes, kube-controller-manager's node IPAM controller assigns
 // spec.podCIDR; mkube has no such controller, so the kubelet sets it.
-func newNode(cfg Config, images []fakeruntime.Image, now time.Time) *corev1.Node {
+func newNode(cfg Config, rt runtimeInfo, now time.Time) *corev1.Node {
 	cidr := cfg.PodCIDR.String()
 	node := &corev1.Node{
 		TypeMeta:   nodeTypeMeta,
@@ -37,7 +36,7 @@ func newNode(cfg Config, images []fakeruntime.Image, now time.Time) *corev1.Node
 		Spec: corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr},
 			Taints: append([]corev1.Taint(nil), cfg.Taints...)},
 	}
-	node.Status = nodeStatus(cfg, images, corev1.NodeStatus{}, now)
+	node.Status = nodeStatus(cfg, rt, corev1.NodeStatus{}, now)
 	return node
 }
 
@@ -110,9 +109,13 @@ func (k *Kubelet) registerNode(ctx context.Context) error {
 }
 
 func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
-	want := newNode(k.cfg, k.containerRuntime.ListImages(), k.clock.Now())
+	rt, err := k.runtimeInfo(ctx)
+	if err != nil {
+		return err
+	}
+	want := newNode(k.cfg, rt, k.clock.Now())
 	created := &corev1.Node{}
-	err := k.client.Create(ctx, client.Nodes, "", want, created)
+	err = k.client.Create(ctx, client.Nodes, "", want, created)
 	if err == nil {
 		k.setNode(created)
 		k.log.Info("registered node", "internalIP", k.cfg.NodeIP.String(), "podCIDR", created.Spec.PodCIDR,
@@ -129,15 +132,7 @@ func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
 	if err := k.client.Get(ctx, client.Nodes, "", k.cfg.NodeName, existing); err != nil {
 		return fmt.Errorf("get node: %w", err)
 	}
-	// The images the node reported before are still on it: a real runtime
-	// keeps them across kubelet restarts.
-	for _, img := range existing.Status.Images {
-		if len(img.Names) > 0 {
-			known := fakeruntime.NewImage(img.Names[0])
-			known.Size = img.SizeBytes
-			k.containerRuntime.AddImage(known)
-		}
-	}
+	k.restoreImages(existing.Status.Images)
 	updated := &corev1.Node{}
 	if err := k.client.Update(ctx, client.Nodes, "", k.cfg.NodeName, mergeNode(existing, want), updated); err != nil {
 		return fmt.Errorf("update node: %w", err) // a conflict is retried by registerNode

@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -25,7 +23,8 @@ func testConfig() Config {
 
 func TestNewNode(t *testing.T) {
 	cfg := testConfig()
-	node := newNode(cfg, []fakeruntime.Image{fakeruntime.NewImage("nginx:1.25")}, t0)
+	nginx := corev1.ContainerImage{Names: []string{"docker.io/library/nginx:1.25"}, SizeBytes: 187 << 20}
+	node := newNode(cfg, runtimeInfo{Version: "mkube://v0.1.0", Images: []corev1.ContainerImage{nginx}}, t0)
 
 	if node.Kind != "Node" || node.APIVersion != "v1" {
 		t.Errorf("TypeMeta = %+v; events need apiVersion and kind", node.TypeMeta)
@@ -58,11 +57,11 @@ func TestNewNode(t *testing.T) {
 	if st.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Errorf("kubelet port = %d", st.DaemonEndpoints.KubeletEndpoint.Port)
 	}
-	if st.NodeInfo.KubeletVersion != "v1.32.0-mkube" || st.NodeInfo.ContainerRuntimeVersion != "mkube-fake://1.0" ||
+	if st.NodeInfo.KubeletVersion != "v1.32.0-mkube" || st.NodeInfo.ContainerRuntimeVersion != "mkube://v0.1.0" ||
 		st.NodeInfo.OperatingSystem != "linux" || st.NodeInfo.Architecture != "amd64" || st.NodeInfo.MachineID == "" {
 		t.Errorf("nodeInfo = %+v", st.NodeInfo)
 	}
-	if len(st.Images) != 1 || st.Images[0].Names[0] != "nginx:1.25" || st.Images[0].SizeBytes == 0 {
+	if len(st.Images) != 1 || st.Images[0].Names[0] != "docker.io/library/nginx:1.25" || st.Images[0].SizeBytes == 0 {
 		t.Errorf("images = %v", st.Images)
 	}
 	ready := findNodeCondition(st.Conditions, corev1.NodeReady)
@@ -108,7 +107,7 @@ func TestNodeConditions(t *testing.T) {
 }
 
 func TestMergeNode(t *testing.T) {
-	want := newNode(testConfig(), nil, t0)
+	want := newNode(testConfig(), runtimeInfo{}, t0)
 	tests := []struct {
 		name   string
 		edit   func(*corev1.Node)

@@ -5,34 +5,44 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // What the node says about itself in status.nodeInfo; `kubectl get nodes
 // -o wide` shows the versions, OS image and kernel.
 const (
-	kubeletVersion          = "v1.32.0-mkube" // the Kubernetes version the API server reports
-	containerRuntimeVersion = "mkube-fake://1.0"
-	osImage                 = "mkube fake node"
-	kernelVersion           = "6.8.0-mkube"
+	kubeletVersion = "v1.32.0-mkube" // the Kubernetes version the API server reports
+	osImage        = "mkube fake node"
+	kernelVersion  = "6.8.0-mkube"
 	// maxNodeImages is the kubelet's --node-status-max-images default: the
 	// 50 largest images are enough for the scheduler's ImageLocality.
 	maxNodeImages = 50
 )
 
+// runtimeInfo is what the node status says of the container runtime.
+type runtimeInfo struct {
+	// Version is "<runtime_name>://<runtime_version>" from CRI Version,
+	// nodeInfo.containerRuntimeVersion: "mkube://v0.1.0", as a real node
+	// says "containerd://1.7.24".
+	Version string
+	Images  []corev1.ContainerImage // largest first
+}
+
 // nodeStatus is the node's status as the kubelet's status setters compute
 // it on every update: capacity, addresses, versions, images, and the
 // conditions with this heartbeat's time. Fields the kubelet does not own
 // are kept from old.
-func nodeStatus(cfg Config, images []fakeruntime.Image, old corev1.NodeStatus, now time.Time) corev1.NodeStatus {
+func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time) corev1.NodeStatus {
 	st := *old.DeepCopy()
 	st.Capacity = cfg.Capacity.DeepCopy()
 	st.Allocatable = cfg.Capacity.DeepCopy()
@@ -44,12 +54,12 @@ func nodeStatus(cfg Config, images []fakeruntime.Image, old corev1.NodeStatus, n
 	id := machineID(cfg.NodeName)
 	st.NodeInfo = corev1.NodeSystemInfo{
 		MachineID: id, SystemUUID: id,
-		KernelVersion: kernelVersion, OSImage: osImage, ContainerRuntimeVersion: containerRuntimeVersion,
+		KernelVersion: kernelVersion, OSImage: osImage, ContainerRuntimeVersion: rt.Version,
 		KubeletVersion: kubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
 	}
 	st.Images = nil
-	for _, img := range images[:min(len(images), maxNodeImages)] {
-		st.Images = append(st.Images, corev1.ContainerImage{Names: []string{img.Ref}, SizeBytes: img.Size})
+	if len(rt.Images) > 0 {
+		st.Images = rt.Images[:min(len(rt.Images), maxNodeImages)]
 	}
 	st.Conditions = nodeConditions(old.Conditions, now)
 	return st
@@ -145,7 +155,11 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 			return fmt.Errorf("get node: %w", err)
 		}
 		next := node.DeepCopy()
-		next.Status = nodeStatus(k.cfg, k.containerRuntime.ListImages(), node.Status, k.clock.Now())
+		rt, err := k.runtimeInfo(ctx)
+		if err != nil {
+			return err
+		}
+		next.Status = nodeStatus(k.cfg, rt, node.Status, k.clock.Now())
 		if err := k.client.UpdateStatus(ctx, client.Nodes, "", node.Name, next, next); err != nil {
 			return fmt.Errorf("update node status: %w", err)
 		}
@@ -155,4 +169,27 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		k.log.Debug("node status updated", "rv", next.ResourceVersion, "images", len(next.Status.Images))
 		return nil
 	})
+}
+
+// runtimeInfo asks the runtime for its images (ListImages), largest
+// first, then by name: the order of node.status.images, whose names are
+// the image's digests then its tags, as the kubelet's images setter
+// lists them.
+func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
+	resp, err := k.runtime.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil {
+		return runtimeInfo{}, fmt.Errorf("list images: %w", err)
+	}
+	imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
+	for _, img := range resp.GetImages() {
+		names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
+		imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
+	}
+	sort.SliceStable(imgs, func(i, j int) bool {
+		if imgs[i].SizeBytes != imgs[j].SizeBytes {
+			return imgs[i].SizeBytes > imgs[j].SizeBytes
+		}
+		return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
+	})
+	return runtimeInfo{Version: k.runtime.version, Images: imgs}, nil
 }

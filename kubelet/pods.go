@@ -2,10 +2,17 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
 )
@@ -55,42 +62,79 @@ func (k *Kubelet) enqueue(obj runtime.Object) {
 func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	obj, ok := k.informer.Cache().Get(key)
 	if !ok {
-		// The pod was deleted from the API server: forget it. Nothing can
-		// fail, so nothing is retried.
-		k.forgetPod(key, "")
-		return nil
+		// The pod was deleted from the API server: forget it. A runtime
+		// call that failed is retried.
+		return k.forgetPod(ctx, key, "")
 	}
 	pod := obj.(*corev1.Pod).DeepCopy() // never modify the cache's copy
 	pod.SetGroupVersionKind(podGVK)
 	// A pod deleted and recreated under the same name is a new pod: drop
 	// whatever the old one left behind.
-	k.forgetPod(key, pod.UID)
+	if err := k.forgetPod(ctx, key, pod.UID); err != nil {
+		return err // retried
+	}
 	switch podActionFor(pod) {
 	case actionTerminate:
 		return k.terminatePod(ctx, pod)
 	case actionRelease:
-		k.releasePod(pod, "pod finished")
-		return nil
+		return k.releasePod(ctx, pod, "pod finished") // an error is retried
 	}
 	return k.runPod(ctx, pod)
 }
 
 // forgetPod removes the sandboxes of pods named key other than keep (""
-// removes them all), freeing their IPs.
-func (k *Kubelet) forgetPod(key string, keep types.UID) {
-	for _, sb := range k.containerRuntime.ListPodSandboxes() {
-		if sb.Pod.Namespace+"/"+sb.Pod.Name != key || sb.Pod.UID == keep {
+// removes them all), freeing their IPs, and their log directories, as
+// the kubelet's garbage collector does for pods gone from the API server.
+func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) error {
+	ns, name, _ := strings.Cut(key, "/")
+	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name}}})
+	if err != nil {
+		return fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	for _, sb := range list.GetItems() {
+		uid := types.UID(sb.GetMetadata().GetUid())
+		if uid == keep {
 			continue
 		}
-		k.containerRuntime.RemovePodSandbox(sb.Pod.UID)
-		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", sb.Pod.UID, "releasedIP", sb.IP.String())
+		if err := k.removeSandbox(ctx, sb.GetId()); err != nil {
+			return err
+		}
+		dir := podLogDirectory(k.cfg.PodLogsDir, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}})
+		if err := os.RemoveAll(dir); err != nil {
+			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
+		}
+		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}
+	return nil
 }
 
-// releasePod frees the sandbox (and IP) of a pod that will not run again.
-func (k *Kubelet) releasePod(pod *corev1.Pod, why string) {
-	sb, ok := k.containerRuntime.PodSandboxStatus(pod.UID)
-	if ok && k.containerRuntime.RemovePodSandbox(pod.UID) {
-		k.log.Info("removed pod sandbox: "+why, "pod", client.KeyOf(pod), "releasedIP", sb.IP.String())
+// releasePod frees the sandboxes (and IP) of a pod that will not run
+// again: StopPodSandbox, then RemovePodSandbox, as the kubelet's pod
+// cleanup does. Its logs stay, for `kubectl logs` of a finished pod.
+func (k *Kubelet) releasePod(ctx context.Context, pod *corev1.Pod, why string) error {
+	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{labelPodUID: string(pod.UID)}}})
+	if err != nil {
+		return fmt.Errorf("list pod sandboxes: %w", err)
 	}
+	for _, sb := range list.GetItems() {
+		if err := k.removeSandbox(ctx, sb.GetId()); err != nil {
+			return err
+		}
+		k.log.Info("removed pod sandbox: "+why, "pod", client.KeyOf(pod), "sandbox", sb.GetId())
+	}
+	return nil
+}
+
+// removeSandbox stops the sandbox, which frees its IP, then removes it
+// with its containers.
+func (k *Kubelet) removeSandbox(ctx context.Context, id string) error {
+	if _, err := k.runtime.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("stop pod sandbox: %w", err)
+	}
+	if _, err := k.runtime.runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil {
+		return fmt.Errorf("remove pod sandbox: %w", err)
+	}
+	return nil
 }

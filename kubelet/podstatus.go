@@ -8,9 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
-
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // reasonContainerCreating is what `kubectl get pods` shows while a
@@ -26,7 +25,7 @@ const reasonContainerCreating = "ContainerCreating"
 // timestamp is carried over while nothing changes and cut to the seconds
 // the API stores, so that an unchanged pod yields an identical status and
 // no write.
-func generatePodStatus(pod *corev1.Pod, sb *fakeruntime.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting, hostIP netip.Addr, now time.Time) corev1.PodStatus {
+func generatePodStatus(pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting, hostIP netip.Addr, now time.Time) corev1.PodStatus {
 	t := metav1.NewTime(now).Rfc3339Copy()
 	st := *pod.Status.DeepCopy()
 	st.HostIP, st.HostIPs = hostIP.String(), []corev1.HostIP{{IP: hostIP.String()}}
@@ -34,44 +33,47 @@ func generatePodStatus(pod *corev1.Pod, sb *fakeruntime.PodSandbox, waiting map[
 		st.StartTime = &t
 	}
 	st.PodIP, st.PodIPs = "", nil
-	if sb != nil {
-		st.PodIP, st.PodIPs = sb.IP.String(), []corev1.PodIP{{IP: sb.IP.String()}}
+	switch {
+	case sb != nil && pod.Spec.HostNetwork:
+		// The pod is in the node's network namespace: the runtime gives
+		// it no IP, and the kubelet reports the node's.
+		st.PodIP, st.PodIPs = hostIP.String(), []corev1.PodIP{{IP: hostIP.String()}}
+	case sb != nil && sb.IP != "":
+		st.PodIP, st.PodIPs = sb.IP, []corev1.PodIP{{IP: sb.IP}}
 	}
 	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
 	for _, c := range pod.Spec.Containers {
-		var rc *fakeruntime.Container
+		var rc *runtimeContainer
 		if sb != nil {
-			if have, ok := sb.Containers[c.Name]; ok {
-				rc = &have
-			}
+			rc = sb.Containers[c.Name]
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(c, rc, waiting[c.Name]))
 	}
 	st.Phase = podPhase(pod.Spec.RestartPolicy, st.ContainerStatuses, pod.DeletionTimestamp != nil)
-	st.Conditions = podConditions(pod.Status.Conditions, sb != nil, st.ContainerStatuses, st.Phase, t)
+	st.Conditions = podConditions(pod.Status.Conditions, sb != nil && sb.Ready, st.ContainerStatuses, st.Phase, t)
 	return st
 }
 
 // containerStatus reports one container from its runtime record rc (nil if
 // it was never created). A running container is ready at once: readiness
 // probes are not simulated.
-func containerStatus(c corev1.Container, rc *fakeruntime.Container, waiting *corev1.ContainerStateWaiting) corev1.ContainerStatus {
+func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.ContainerStateWaiting) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
-	if rc == nil || rc.State == fakeruntime.ContainerCreated {
+	if rc == nil || rc.State == runtimeapi.ContainerState_CONTAINER_CREATED {
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}
 	}
-	if waiting != nil && (rc == nil || rc.State != fakeruntime.ContainerRunning) {
+	if waiting != nil && (rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
 		cs.State.Waiting = waiting.DeepCopy()
 	}
 	if rc == nil {
 		return cs
 	}
-	cs.Image, cs.ImageID, cs.ContainerID, cs.RestartCount = rc.Image, rc.ImageID, rc.ID, rc.Attempt
+	cs.Image, cs.ImageID, cs.ContainerID, cs.RestartCount = rc.Image, rc.ImageID, rc.ID, int32(rc.Attempt)
 	switch rc.State {
-	case fakeruntime.ContainerRunning:
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy()}
 		cs.Ready, cs.Started = true, ptr.To(true)
-	case fakeruntime.ContainerExited:
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		if cs.State.Waiting == nil {
 			cs.State.Terminated = terminated(rc)
 		}
@@ -82,7 +84,7 @@ func containerStatus(c corev1.Container, rc *fakeruntime.Container, waiting *cor
 	return cs
 }
 
-func terminated(rc *fakeruntime.Container) *corev1.ContainerStateTerminated {
+func terminated(rc *runtimeContainer) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{ExitCode: rc.ExitCode, Reason: rc.Reason, ContainerID: rc.ID,
 		StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy(), FinishedAt: metav1.NewTime(rc.FinishedAt).Rfc3339Copy()}
 }

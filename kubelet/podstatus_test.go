@@ -1,6 +1,9 @@
 package kubelet
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/netip"
 	"testing"
@@ -9,8 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/kubelet/fakeruntime"
+	"github.com/mkube/mkube/cri"
 )
 
 var hostIP = netip.MustParseAddr("10.240.1.1")
@@ -80,27 +84,56 @@ func newTestPod() *corev1.Pod {
 	}
 }
 
-// startAll runs the pod's containers in a fresh runtime, at t0.
-func startAll(t *testing.T, pod *corev1.Pod) (*fakeruntime.Runtime, fakeruntime.PodSandbox) {
+// startAll runs the pod's containers in a fresh in-process runtime,
+// through the CRI calls the kubelet makes, and returns the runtime and
+// what it reports for the pod.
+func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *podSandbox) {
 	t.Helper()
-	rt, err := fakeruntime.New(netip.MustParsePrefix("10.244.1.0/24"), 0, nil)
+	rs := testRuntime(t)
+	ctx, logs := context.Background(), t.TempDir()
+	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.RunPodSandbox(fakeruntime.PodRef{UID: pod.UID}); err != nil {
+	for _, c := range pod.Spec.Containers {
+		startContainer(t, rs, pod, sb.GetPodSandboxId(), c, 0)
+	}
+	return rs, podSandboxOf(t, rs, pod)
+}
+
+// startContainer pulls c's image, creates its attempt-th instance in the
+// sandbox and starts it.
+func startContainer(t *testing.T, rs *runtimeService, pod *corev1.Pod, sandboxID string, c corev1.Container, attempt uint32) {
+	t.Helper()
+	ctx := context.Background()
+	pulled, err := rs.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range pod.Spec.Containers {
-		rt.AddImage(fakeruntime.NewImage(c.Image))
-		if _, err := rt.CreateContainer(pod.UID, c.Name, c.Image); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rt.StartContainer(pod.UID, c.Name); err != nil {
-			t.Fatal(err)
-		}
+	created, err := rs.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
+		Config: containerConfig(pod, c, attempt, pulled.GetImageRef())})
+	if err != nil {
+		t.Fatal(err)
 	}
-	sb, _ := rt.PodSandboxStatus(pod.UID)
-	return rt, sb
+	if _, err := rs.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func podSandboxOf(t *testing.T, rs *runtimeService, pod *corev1.Pod) *podSandbox {
+	t.Helper()
+	sb, err := rs.podSandbox(context.Background(), pod.UID)
+	if err != nil || sb == nil {
+		t.Fatalf("pod sandbox of %s: %v, %v", pod.Name, sb, err)
+	}
+	return sb
+}
+
+// imageID is the ID mkube's runtime gives an image pulled from Docker Hub
+// by a one-component name: the SHA-256 of its full name.
+func imageID(name string) string {
+	sum := sha256.Sum256([]byte("docker.io/library/" + name))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func TestGeneratePodStatusBeforeTheSandboxExists(t *testing.T) {
@@ -134,7 +167,7 @@ func TestGeneratePodStatusBeforeTheSandboxExists(t *testing.T) {
 func TestGeneratePodStatusOnceTheContainersRun(t *testing.T) {
 	pod := newTestPod()
 	_, sb := startAll(t, pod)
-	st := generatePodStatus(pod, &sb, nil, hostIP, t0)
+	st := generatePodStatus(pod, sb, nil, hostIP, t0)
 
 	if st.Phase != corev1.PodRunning || st.PodIP != "10.244.1.2" || len(st.PodIPs) != 1 {
 		t.Errorf("phase %s podIP %q podIPs %v", st.Phase, st.PodIP, st.PodIPs)
@@ -143,7 +176,7 @@ func TestGeneratePodStatusOnceTheContainersRun(t *testing.T) {
 		if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.RestartCount != 0 {
 			t.Errorf("container %s: %+v, want running, ready and started", cs.Name, cs)
 		}
-		if len(cs.ContainerID) < len("mkube://") || cs.ContainerID[:8] != "mkube://" || cs.ImageID != fakeruntime.NewImage(cs.Image).ID {
+		if len(cs.ContainerID) < len("mkube://") || cs.ContainerID[:8] != "mkube://" || cs.ImageID != imageID(cs.Image) {
 			t.Errorf("container %s: containerID %q imageID %q", cs.Name, cs.ContainerID, cs.ImageID)
 		}
 	}
@@ -154,13 +187,15 @@ func TestGeneratePodStatusOnceTheContainersRun(t *testing.T) {
 
 func TestGeneratePodStatusOfAPodBeingDeleted(t *testing.T) {
 	pod := newTestPod()
-	rt, _ := startAll(t, pod)
-	for _, c := range pod.Spec.Containers {
-		rt.StopContainer(pod.UID, c.Name)
+	rs, sb := startAll(t, pod)
+	for _, c := range sb.Containers {
+		if _, err := rs.runtime.StopContainer(context.Background(), &runtimeapi.StopContainerRequest{ContainerId: c.RawID, Timeout: 30}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	sb, _ := rt.PodSandboxStatus(pod.UID)
+	sb = podSandboxOf(t, rs, pod)
 	pod.DeletionTimestamp = &metav1.Time{Time: t0.Add(30 * time.Second)}
-	st := generatePodStatus(pod, &sb, nil, hostIP, t0)
+	st := generatePodStatus(pod, sb, nil, hostIP, t0)
 
 	if st.Phase != corev1.PodSucceeded {
 		t.Errorf("phase = %s, want Succeeded: all containers exited 0 and a deleted pod restarts nothing", st.Phase)
@@ -204,8 +239,8 @@ func TestAStatusThatWasStoredIsNotWrittenAgain(t *testing.T) {
 	_, sb := startAll(t, pod)
 	for _, tc := range []struct {
 		name string
-		sb   *fakeruntime.PodSandbox
-	}{{"while creating", nil}, {"while running", &sb}} {
+		sb   *podSandbox
+	}{{"while creating", nil}, {"while running", sb}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod.DeepCopy()
 			p.Status = generatePodStatus(p, tc.sb, nil, hostIP, t0.Add(123*time.Millisecond))
@@ -220,32 +255,37 @@ func TestAStatusThatWasStoredIsNotWrittenAgain(t *testing.T) {
 	}
 }
 
-// A restarted kubelet rebuilds the runtime from the pod's status; the pod's
-// next status must be the one it has.
+// A restarted kubelet rebuilds the in-process runtime from the pod's
+// status; the pod's next status must be the one it has.
 func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
 	pod := newTestPod()
-	rt, _ := startAll(t, pod)
-	rt.StopContainer(pod.UID, "web")
-	rt.CreateContainer(pod.UID, "web", "nginx:1.25") // restarted once
-	rt.StartContainer(pod.UID, "web")
-	sb, _ := rt.PodSandboxStatus(pod.UID)
-	pod.Status = generatePodStatus(pod, &sb, nil, hostIP, t0)
-	stored := roundTrip(t, pod)
-
-	var containers []fakeruntime.Container
-	for _, cs := range stored.Status.ContainerStatuses {
-		c, ok := containerFromStatus(cs)
-		if !ok {
-			t.Fatalf("container %s was not restored", cs.Name)
-		}
-		containers = append(containers, c)
-	}
-	fresh, _ := fakeruntime.New(netip.MustParsePrefix("10.244.1.0/24"), 0, nil)
-	restored, err := fresh.RestorePodSandbox(fakeruntime.PodRef{UID: pod.UID}, netip.MustParseAddr(stored.Status.PodIP), containers, t0)
-	if err != nil {
+	rs, sb := startAll(t, pod)
+	ctx := context.Background()
+	if _, err := rs.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: sb.Containers["web"].RawID, Timeout: 30}); err != nil {
 		t.Fatal(err)
 	}
-	again := generatePodStatus(stored, &restored, nil, hostIP, t0.Add(time.Hour))
+	startContainer(t, rs, pod, sb.ID, pod.Spec.Containers[0], 1) // restarted once
+	pod.Status = generatePodStatus(pod, podSandboxOf(t, rs, pod), nil, hostIP, t0)
+	stored := roundTrip(t, pod)
+
+	var containers []cri.RestoredContainer
+	for _, cs := range stored.Status.ContainerStatuses {
+		rc := restoredContainers(stored, cs)
+		if len(rc) == 0 {
+			t.Fatalf("container %s was not restored", cs.Name)
+		}
+		containers = append(containers, rc...)
+	}
+	fresh := testRuntime(t)
+	for _, c := range pod.Spec.Containers {
+		if err := fresh.inProcess.RestoreImage(c.Image); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fresh.inProcess.RestoreSandbox(sandboxConfig(stored, 0, t.TempDir()), netip.MustParseAddr(stored.Status.PodIP), t0, containers); err != nil {
+		t.Fatal(err)
+	}
+	again := generatePodStatus(stored, podSandboxOf(t, fresh, stored), nil, hostIP, t0.Add(time.Hour))
 	if !equality.Semantic.DeepEqual(stored.Status, again) {
 		a, _ := json.Marshal(stored.Status)
 		b, _ := json.Marshal(again)

@@ -1,64 +1,85 @@
 package kubelet
 
 import (
+	"context"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/kubelet/fakeruntime"
+	"github.com/mkube/mkube/cri"
 )
 
-// restorePods takes back the pods this node ran before the kubelet
-// restarted. Run calls it once the informer has listed the node's pods and
+// After a restart the kubelet takes back the pods this node ran.
+//
+// With an external runtime there is nothing to do: the runtime outlived
+// the kubelet, as containerd does, and each sync finds the pod's sandbox
+// and containers by their labels (runtimepod.go).
+//
+// The in-process runtime died with the old kubelet, so its state is
+// rebuilt from what the API server remembers: the images the node
+// reported, and each pod's sandbox with its IP and its containers with
+// their IDs, start times and restart counts, from the pod's status. Then
+// the pod's next status is the one it already has, and nothing is
+// written. Run does this once the informer has listed the node's pods and
 // before any worker starts, so that no new pod takes an old pod's IP.
-func (k *Kubelet) restorePods() {
+
+// restoreImages puts back the images the node reported before.
+func (k *Kubelet) restoreImages(images []corev1.ContainerImage) {
+	if k.runtime.inProcess == nil {
+		return
+	}
+	for _, img := range images {
+		if len(img.Names) == 0 {
+			continue
+		}
+		if err := k.runtime.inProcess.RestoreImage(img.Names[0]); err != nil {
+			k.log.Warn("could not restore image", "image", img.Names[0], "err", err)
+		}
+	}
+}
+
+// restorePods takes back the pods of the node's earlier kubelet.
+func (k *Kubelet) restorePods(ctx context.Context) {
+	if k.runtime.inProcess == nil {
+		return
+	}
 	for _, obj := range k.informer.Cache().List() {
 		pod := obj.(*corev1.Pod) // only read
-		if err := k.restorePod(pod); err != nil {
+		if err := k.restorePod(ctx, pod); err != nil {
 			// syncPod will start it as a new pod, with a new IP.
 			k.log.Warn("could not take back pod", "pod", client.KeyOf(pod), "err", err)
 		}
 	}
 }
 
-// restorePod takes back one pod, if it ran here.
-//
-// A real node's containers keep running while the kubelet restarts, and
-// the new kubelet finds them in the container runtime. The fake runtime
-// lived in the old kubelet's memory, so its state is rebuilt from the
-// pod's status, which the old kubelet reported: the sandbox with its pod
-// IP, and each container that was running or had exited, with its ID,
-// start time and restart count. Then the pod's next status is the one it
-// already has, and nothing is written. A finished pod has nothing left to
-// take back.
-func (k *Kubelet) restorePod(pod *corev1.Pod) error {
-	if _, ok := k.containerRuntime.PodSandboxStatus(pod.UID); ok || !ranHere(pod) || podFinished(pod) {
+// restorePod takes back one pod, if it ran here and may still run. A
+// finished pod has nothing left to take back.
+func (k *Kubelet) restorePod(ctx context.Context, pod *corev1.Pod) error {
+	if !ranHere(pod) || podFinished(pod) {
 		return nil
 	}
-	var containers []fakeruntime.Container
+	if sb, err := k.runtime.podSandbox(ctx, pod.UID); sb != nil || err != nil {
+		return err
+	}
+	var containers []cri.RestoredContainer
 	for _, cs := range pod.Status.ContainerStatuses {
-		c, ok := containerFromStatus(cs)
-		if !ok {
-			continue
+		if err := k.runtime.inProcess.RestoreImage(cs.Image); err != nil { // it ran, so its image is here
+			return err
 		}
-		containers = append(containers, c)
-		if _, present := k.containerRuntime.ImageStatus(cs.Image); !present {
-			k.containerRuntime.AddImage(fakeruntime.NewImage(cs.Image)) // it ran, so its image is here
-		}
+		containers = append(containers, restoredContainers(pod, cs)...)
 	}
 	ip, _ := netip.ParseAddr(pod.Status.PodIP)
 	created := k.clock.Now()
 	if pod.Status.StartTime != nil {
 		created = pod.Status.StartTime.Time
 	}
-	sb, err := k.containerRuntime.RestorePodSandbox(
-		fakeruntime.PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, ip, containers, created)
-	if err != nil {
+	if _, err := k.runtime.inProcess.RestoreSandbox(sandboxConfig(pod, 0, k.cfg.PodLogsDir), ip, created, containers); err != nil {
 		return err
 	}
 	k.log.Info("took back a pod that ran here before the kubelet restarted", "pod", client.KeyOf(pod),
-		"podIP", sb.IP.String(), "containers", len(containers))
+		"podIP", pod.Status.PodIP, "containers", len(containers))
 	return nil
 }
 
@@ -81,30 +102,46 @@ func ranHere(pod *corev1.Pod) bool {
 	return false
 }
 
-// containerFromStatus is the runtime record a reported container status
-// describes; containers that never got created have none.
-func containerFromStatus(cs corev1.ContainerStatus) (fakeruntime.Container, bool) {
-	c := fakeruntime.Container{Name: cs.Name, ID: cs.ContainerID, Image: cs.Image, ImageID: cs.ImageID, Attempt: cs.RestartCount}
+// restoredContainers are the runtime records a reported container status
+// describes: the current instance and, if it restarted, the one before
+// (lastState). A container that never got created has none.
+func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus) []cri.RestoredContainer {
+	if cs.ContainerID == "" {
+		return nil
+	}
+	attempt := uint32(max(cs.RestartCount, 0))
+	cur := cri.RestoredContainer{ID: rawContainerID(cs.ContainerID), Config: restoredConfig(pod, cs, attempt)}
 	switch {
-	case cs.ContainerID == "":
-		return c, false
 	case cs.State.Running != nil:
-		c.State, c.StartedAt = fakeruntime.ContainerRunning, cs.State.Running.StartedAt.Time
+		cur.State, cur.StartedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, cs.State.Running.StartedAt.Time
 	case cs.State.Terminated != nil:
-		c.State = fakeruntime.ContainerExited
-		setTerminated(&c, cs.State.Terminated)
+		setTerminated(&cur, cs.State.Terminated)
 	default:
-		c.State = fakeruntime.ContainerCreated
+		cur.State = runtimeapi.ContainerState_CONTAINER_CREATED
 	}
-	if t := cs.LastTerminationState.Terminated; t != nil {
-		prev := fakeruntime.Container{Name: cs.Name, ID: t.ContainerID, Image: cs.Image, ImageID: cs.ImageID,
-			State: fakeruntime.ContainerExited, Attempt: max(cs.RestartCount-1, 0)}
+	out := []cri.RestoredContainer{cur}
+	if t := cs.LastTerminationState.Terminated; t != nil && t.ContainerID != "" && attempt > 0 {
+		prev := cri.RestoredContainer{ID: rawContainerID(t.ContainerID), Config: restoredConfig(pod, cs, attempt-1)}
 		setTerminated(&prev, t)
-		c.Previous = &prev
+		out = append(out, prev)
 	}
-	return c, true
+	return out
 }
 
-func setTerminated(c *fakeruntime.Container, t *corev1.ContainerStateTerminated) {
+// restoredConfig is the config the container was created with, as far as
+// the status tells: the spec's container, with the image it ran.
+func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32) *runtimeapi.ContainerConfig {
+	c := corev1.Container{Name: cs.Name}
+	for _, sc := range pod.Spec.Containers {
+		if sc.Name == cs.Name {
+			c = sc
+		}
+	}
+	c.Image = cs.Image
+	return containerConfig(pod, c, attempt, cs.Image)
+}
+
+func setTerminated(c *cri.RestoredContainer, t *corev1.ContainerStateTerminated) {
+	c.State = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.StartedAt, c.FinishedAt, c.ExitCode, c.Reason = t.StartedAt.Time, t.FinishedAt.Time, t.ExitCode, t.Reason
 }

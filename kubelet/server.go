@@ -7,12 +7,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mkube/mkube/kubelet/fakeruntime"
 )
 
 // The kubelet's own HTTP API, on the port it reports in
@@ -47,8 +44,12 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pod := obj.(*corev1.Pod)
-	ctr, ok := k.container(pod, name)
-	if !ok {
+	ctr, err := k.container(r.Context(), pod, name)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("container %q in pod %q: %v", name, podName, err), http.StatusInternalServerError)
+		return
+	}
+	if ctr == nil {
 		http.Error(w, fmt.Sprintf("container %q in pod %q is waiting to start: ContainerCreating", name, podName), http.StatusBadRequest)
 		return
 	}
@@ -58,46 +59,14 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", name, podName), http.StatusBadRequest)
 			return
 		}
-		ctr = *ctr.Previous
+		ctr = ctr.Previous
 	}
-	tail := -1
+	opts := logOptions{tail: -1, follow: q.Get("follow") == "true", timestamps: q.Get("timestamps") == "true"}
 	if v := q.Get("tailLines"); v != "" {
-		tail, _ = strconv.Atoi(v)
+		opts.tail, _ = strconv.Atoi(v)
 	}
-	follow, timestamps := q.Get("follow") == "true", q.Get("timestamps") == "true"
 	w.Header().Set("Content-Type", "text/plain")
-	flusher, _ := w.(http.Flusher)
-	lines, next, wait, ended := k.containerRuntime.ReadLog(ctr.ID, 0)
-	if tail >= 0 && len(lines) > tail {
-		lines = lines[len(lines)-tail:]
+	if err := k.writeContainerLog(r.Context(), w, ctr, opts); err != nil {
+		k.log.Debug("container log", "pod", ns+"/"+podName, "container", name, "err", err)
 	}
-	for {
-		if err := writeLogLines(w, lines, timestamps); err != nil {
-			return // the client went away
-		}
-		if !follow || ended {
-			return
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-wait:
-		}
-		lines, next, wait, ended = k.containerRuntime.ReadLog(ctr.ID, next)
-	}
-}
-
-func writeLogLines(w http.ResponseWriter, lines []fakeruntime.LogLine, timestamps bool) error {
-	var b strings.Builder
-	for _, l := range lines {
-		if timestamps {
-			b.WriteString(l.Time.UTC().Format(time.RFC3339Nano) + " ")
-		}
-		b.WriteString(l.Text + "\n")
-	}
-	_, err := w.Write([]byte(b.String()))
-	return err
 }

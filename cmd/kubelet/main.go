@@ -1,7 +1,10 @@
 // Command kubelet runs mkube's fake kubelet: it registers one Node and
-// "runs" the pods bound to it without running any container.
+// runs the pods bound to it through a container runtime over CRI, mkube's
+// own (package cri) started in-process or, with
+// --container-runtime-endpoint, a bin/runtime of its own.
 //
 //	kubelet --server http://127.0.0.1:8080 --node-name node01 --cpu 4 --memory 8Gi
+//	kubelet --server http://127.0.0.1:8080 --node-name node01 --container-runtime-endpoint unix:///var/run/mkube/runtime.sock
 package main
 
 import (
@@ -30,7 +33,9 @@ func main() {
 	nodeIP := flag.String("node-ip", "", "the node's InternalIP (default: 10.240.N.1, N from the number the node name ends with)")
 	podCIDR := flag.String("pod-cidr", "", "range of the node's pod IPs (default: 10.244.N.0/24, N as for --node-ip)")
 	statusInterval := flag.Duration("status-interval", 10*time.Second, "how often the node status and lease are renewed")
-	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long a fake image pull takes")
+	runtimeEndpoint := flag.String("container-runtime-endpoint", "", "the CRI runtime's socket, unix:///path/to/runtime.sock (default: start mkube's runtime in this process, on a private socket)")
+	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long an image pull takes in the in-process runtime (an external runtime has its own --image-pull-delay)")
+	podLogsDir := flag.String("pod-logs-dir", kubelet.DefaultPodLogsDir, "where the runtime writes container logs and the kubelet reads them")
 	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
 	port := flag.Int("port", 10250, "port of the kubelet API")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
@@ -45,7 +50,7 @@ func main() {
 	}
 	log := logging.New("kubelet", *logLevel)
 	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log,
-		Address: *address, Port: *port}
+		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir}
 	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
@@ -70,13 +75,16 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := client.New(*server, "kubelet/"+*nodeName)
+	// The runtime first: a kubelet that cannot reach it exits at once,
+	// saying why, rather than wait for the API server.
+	k, err := kubelet.New(c, cfg)
+	if err != nil {
+		log.Error("kubelet", "err", err)
+		os.Exit(1)
+	}
 	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
 		log.Error("api server", "err", err)
 		os.Exit(1)
-	}
-	k, err := kubelet.New(c, cfg)
-	if err != nil {
-		fail("%v", err)
 	}
 	if err := k.Run(ctx); err != nil && ctx.Err() == nil {
 		log.Error("kubelet", "err", err)

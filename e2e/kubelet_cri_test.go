@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
+)
+
+// TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees runs a kubelet with
+// --container-runtime-endpoint pointing at a bin/runtime of its own, as a
+// real node's kubelet points at containerd. The pod the kubelet runs is
+// then in that runtime for crictl to see, under the kubelet's labels, and
+// `kubectl logs` reads the log file the runtime wrote.
+func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
+	dir, err := os.MkdirTemp("", "mkube-kcri") // short: a socket path has at most 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
+	crictl := newCrictl(t, endpoint)
+
+	c := startCluster(t, nil) // no nodes yet
+	c.startAs("runtime", "runtime", "--listen", endpoint, "--pod-cidr", "10.88.0.0/16")
+	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
+		out, errOut, code := crictl.run(t, "version")
+		return code == 0, out + errOut
+	})
+	c.startKubelet("kubelet-node01", kubeletNode{name: "node01", flags: []string{"--container-runtime-endpoint", endpoint}})
+
+	k := newKubectl(t, c)
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 is Ready", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "nodes", "node01", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status} {.status.nodeInfo.containerRuntimeVersion}")
+		return out == "True mkube://v0.1.0", out
+	})
+	k.mustKubectl(t, "run", "web", "--image=nginx:1.25")
+	testserver.EventuallyWithin(t, 30*time.Second, "pod web is Running", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.phase} {.status.podIP}")
+		return strings.HasPrefix(out, "Running 10.88."), out
+	})
+
+	// crictl finds the kubelet's container by the kubelet's labels.
+	ps := parseTable(t, crictl.must(t, "ps", "--label", "io.kubernetes.pod.name=web"))
+	if len(ps.rows) != 1 {
+		t.Fatalf("crictl ps --label io.kubernetes.pod.name=web: %v, want the one container of pod web", ps.rows)
+	}
+	row := ps.rows[0]
+	if row["NAME"] != "web" || row["STATE"] != "Running" || row["POD"] != "web" || row["NAMESPACE"] != "default" || row["ATTEMPT"] != "0" {
+		t.Errorf("crictl ps row %v, want container web Running in pod default/web, attempt 0", row)
+	}
+	ins := crictl.inspect(t, "inspect", row["CONTAINER"])
+	labels, _ := field(ins, "status", "labels").(map[string]any)
+	for key, want := range map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default",
+		"io.kubernetes.container.name": "web"} {
+		if labels[key] != want {
+			t.Errorf("container label %s = %v, want %s (labels %v)", key, labels[key], want, labels)
+		}
+	}
+	uid := strings.TrimSpace(k.mustKubectl(t, "get", "pod", "web", "-o", "jsonpath={.metadata.uid}"))
+	if labels["io.kubernetes.pod.uid"] != uid {
+		t.Errorf("container label io.kubernetes.pod.uid = %v, want the pod's uid %s", labels["io.kubernetes.pod.uid"], uid)
+	}
+	// The pod status names the container as the runtime does.
+	if id := k.mustKubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].containerID}"); id != "mkube://"+field(ins, "status", "id").(string) {
+		t.Errorf("containerID %q, want mkube:// and the runtime's ID %v", id, field(ins, "status", "id"))
+	}
+
+	// kubectl logs reads the file the runtime wrote.
+	if out := k.mustKubectl(t, "logs", "web"); !strings.Contains(out, `mkube container "web" (attempt 0) of pod default/web`) {
+		t.Errorf("kubectl logs web:\n%s\nwant the runtime's description of the container", out)
+	}
+
+	// A new image is a new container, attempt 1; the one it replaced
+	// stays exited in the runtime, for lastState and `logs --previous`.
+	k.mustKubectl(t, "set", "image", "pod/web", "web=nginx:1.26")
+	testserver.EventuallyWithin(t, 30*time.Second, "web restarted with nginx:1.26", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].image} {.status.containerStatuses[0].restartCount}")
+		return out == "nginx:1.26 1", out
+	})
+	if out := k.mustKubectl(t, "logs", "web", "--previous"); !strings.Contains(out, "(attempt 0)") || !strings.HasSuffix(out, "received SIGTERM; exiting with code 0\n") {
+		t.Errorf("kubectl logs web --previous:\n%s\nwant attempt 0, ending with its SIGTERM line", out)
+	}
+	if out := k.mustKubectl(t, "logs", "web", "--timestamps", "--tail=1"); !timestamped.MatchString(out) || !strings.HasSuffix(out, " started; running until stopped\n") {
+		t.Errorf("kubectl logs web --timestamps --tail=1: %q, want the last line after its time", out)
+	}
+	all := parseTable(t, crictl.must(t, "ps", "-a", "--label", "io.kubernetes.container.name=web"))
+	if len(all.rows) != 2 {
+		t.Errorf("crictl ps -a: %v, want attempt 1 running and attempt 0 exited", all.rows)
+	}
+
+	// Deleting the pod stops and removes its sandbox in the runtime.
+	k.mustKubectl(t, "delete", "pod", "web")
+	testserver.EventuallyWithin(t, 30*time.Second, "the pod's sandbox is gone from the runtime", func() (bool, string) {
+		out := crictl.must(t, "pods", "--label", "io.kubernetes.pod.name=web", "-q")
+		return strings.TrimSpace(out) == "", out
+	})
+}
+
+var timestamped = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z `)
+
+// A kubelet whose runtime does not answer exits at once, saying why,
+// rather than wait for the API server or hang.
+func TestAKubeletWithoutItsRuntimeExitsSayingWhy(t *testing.T) {
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "nobody.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubelet"), "--server", "http://127.0.0.1:1",
+		"--node-name", "node01", "--container-runtime-endpoint", endpoint, "--pod-logs-dir", t.TempDir())
+	_, errOut, code := runCommand(t, cmd)
+	if code != 1 || !strings.Contains(errOut, "container runtime "+endpoint+" is not answering") {
+		t.Errorf("kubelet without its runtime: exit %d, stderr:\n%s\nwant exit 1 saying the runtime is not answering", code, errOut)
+	}
+}

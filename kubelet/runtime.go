@@ -1,0 +1,84 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri"
+)
+
+// The kubelet is a CRI client, as every kubelet since Kubernetes 1.24
+// (when dockershim went): it reaches its container runtime over gRPC on a
+// unix socket, --container-runtime-endpoint, with the generated clients
+// of k8s.io/cri-api. Without that flag it starts mkube's runtime (package
+// cri) in its own process on a private socket and dials that, so the
+// calls cross the same boundary either way.
+
+// runtimeConnectTimeout bounds the Version call a kubelet makes first: a
+// runtime that does not answer within it is not there, and the kubelet
+// exits saying so rather than hang (the real kubelet's
+// --runtime-request-timeout is 2 minutes; a local socket answers in
+// microseconds, so 5 s is generous).
+const runtimeConnectTimeout = 5 * time.Second
+
+// runtimeService is the kubelet's connection to its runtime.
+type runtimeService struct {
+	runtime runtimeapi.RuntimeServiceClient
+	images  runtimeapi.ImageServiceClient
+	conn    *grpc.ClientConn
+	// name is the runtime's runtime_name from Version: container IDs in
+	// pod statuses are "<name>://<id>", as "containerd://..." on a real
+	// node. version is what node.status.nodeInfo reports:
+	// "<name>://<runtime_version>".
+	name, version string
+	// inProcess is the runtime started by this kubelet, nil for an
+	// external one. Only restore.go uses it, to rebuild what the API
+	// server says ran before the kubelet restarted.
+	inProcess *cri.InProcess
+}
+
+// connectRuntime dials endpoint, or starts an in-process runtime with
+// opts if endpoint is "", and checks that the runtime answers Version.
+func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*runtimeService, error) {
+	rs := &runtimeService{}
+	if endpoint == "" {
+		p, err := cri.StartInProcess(opts)
+		if err != nil {
+			return nil, fmt.Errorf("start in-process runtime: %w", err)
+		}
+		rs.inProcess, endpoint = p, p.Endpoint
+	}
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		rs.close()
+		return nil, fmt.Errorf("container runtime %s: %w", endpoint, err)
+	}
+	rs.conn = conn
+	rs.runtime, rs.images = runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn)
+	vctx, cancel := context.WithTimeout(ctx, runtimeConnectTimeout)
+	defer cancel()
+	// gRPC fails fast: a socket nobody listens on is an error at once,
+	// not a wait for the timeout.
+	v, err := rs.runtime.Version(vctx, &runtimeapi.VersionRequest{})
+	if err != nil {
+		rs.close()
+		return nil, fmt.Errorf("container runtime %s is not answering: version: %w", endpoint, err)
+	}
+	rs.name, rs.version = v.GetRuntimeName(), v.GetRuntimeName()+"://"+v.GetRuntimeVersion()
+	return rs, nil
+}
+
+// close drops the connection and stops an in-process runtime.
+func (rs *runtimeService) close() {
+	if rs.conn != nil {
+		rs.conn.Close()
+	}
+	if rs.inProcess != nil {
+		rs.inProcess.Stop()
+	}
+}
