@@ -95,7 +95,7 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	dir := t.TempDir()
 	port := freePort(t)
 	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}, dir: dir}
-	c.start("apiserver", append([]string{"--port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "--data-dir", filepath.Join(dir, "etcd")}, flags.apiserver...)...)
+	c.startAPIServer(filepath.Join(dir, "etcd"), flags.apiserver...)
 	c.waitReady()
 	c.start("controller-manager", append([]string{"--server", c.URL}, flags.controllerManager...)...)
 	c.start("scheduler", "--server", c.URL)

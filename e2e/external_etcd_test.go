@@ -17,11 +17,10 @@ import (
 func TestTwoAPIServersShareOneEtcd(t *testing.T) {
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	a := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}}
-	a.start("apiserver", "--port", portOf(a.URL), "--bind-address", "127.0.0.1",
-		"--data-dir", filepath.Join(t.TempDir(), "etcd"), "--etcd-client-url", etcdURL)
+	a.startAPIServer(filepath.Join(t.TempDir(), "etcd"), "--etcd-client-url", etcdURL)
 	a.waitReady()
 	b := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}}
-	b.start("apiserver", "--port", portOf(b.URL), "--bind-address", "127.0.0.1", "--etcd-servers", etcdURL)
+	b.startAPIServer(t.TempDir(), "--etcd-servers", etcdURL)
 	b.waitReady()
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -67,8 +67,7 @@ const benchClients = 16
 // only once every pod exists.
 func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}}
-	c.start("apiserver", "--port", portOf(c.URL), "--bind-address", "127.0.0.1",
-		"--data-dir", filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
+	c.startAPIServer(filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
 	c.waitReady()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
 

@@ -80,8 +80,7 @@ type fanoutWatcher struct {
 // watchFanout runs one measurement with a fresh API server.
 func watchFanout(b *testing.B, watchers int, contentType string) {
 	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}}
-	c.start("apiserver", "--port", portOf(c.URL), "--bind-address", "127.0.0.1",
-		"--data-dir", filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
+	c.startAPIServer(filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
 	c.waitReady()
 	b.Cleanup(func() {
 		if b.Failed() {

@@ -4,13 +4,14 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/tls"
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,7 +26,9 @@ import (
 )
 
 func main() {
-	port := flag.Int("port", 8080, "port to serve the Kubernetes API on")
+	port := flag.Int("port", 8080, "the learner's port: plain HTTP, no authentication (0 disables)")
+	securePort := flag.Int("secure-port", 6443, "port to serve the Kubernetes API on over HTTPS (HTTP/2), as kube-apiserver (0 disables)")
+	certDir := flag.String("cert-dir", "", "where the CA, the serving and client certificates and admin.kubeconfig are kept (default DATA-DIR/pki)")
 	bind := flag.String("bind-address", "0.0.0.0", "address to listen on")
 	dataDir := flag.String("data-dir", "mkube-data", "directory of the embedded etcd")
 	etcdServers := flag.String("etcd-servers", "", "comma-separated URLs of an external etcd cluster; empty runs etcd embedded")
@@ -47,6 +50,43 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	if *certDir == "" {
+		*certDir = filepath.Join(*dataDir, "pki")
+	}
+
+	// Listen first: a port in use stops the start at once, saying so.
+	var servers []*http.Server
+	var listeners []net.Listener
+	if *port != 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(*bind, strconv.Itoa(*port)))
+		if err != nil {
+			log.Error("listen", "err", err)
+			os.Exit(1)
+		}
+		listeners = append(listeners, ln)
+		servers = append(servers, &http.Server{ReadHeaderTimeout: 10 * time.Second})
+		log.Warn("the plain port serves anyone without authentication, as kube-apiserver's old insecure port did: for curl and learners", "addr", ln.Addr().String())
+	}
+	kubeconfig := ""
+	if *securePort != 0 {
+		tlsConfig, path, err := secureServing(*certDir, *bind, *securePort)
+		if err != nil {
+			log.Error("certificates", "err", err)
+			os.Exit(1)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(*bind, strconv.Itoa(*securePort)))
+		if err != nil {
+			log.Error("listen", "err", err)
+			os.Exit(1)
+		}
+		kubeconfig = path
+		listeners = append(listeners, tls.NewListener(ln, tlsConfig))
+		servers = append(servers, &http.Server{ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig})
+	}
+	if len(servers) == 0 {
+		log.Error("nothing to serve: --port and --secure-port are both 0")
+		os.Exit(1)
+	}
 
 	client, closeEtcd, err := connectEtcd(*etcdServers, *dataDir, *etcdClientURL)
 	if err != nil {
@@ -63,23 +103,28 @@ func main() {
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)
 
-	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", *bind, *port))
-	if err != nil {
-		log.Error("listen", "err", err)
-		os.Exit(1)
+	addrs := make([]string, len(listeners))
+	for i, ln := range listeners {
+		addrs[i] = ln.Addr().String()
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("serving the Kubernetes API", "addr", ln.Addr().String(), "etcd", etcdDescription(*etcdServers, *dataDir),
-		"admission", strings.Join(chain.Enabled(), ","), "startup", time.Since(start).Round(time.Millisecond))
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shutdown)
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	log.Info("serving the Kubernetes API", "addrs", strings.Join(addrs, ","), "kubeconfig", kubeconfig,
+		"etcd", etcdDescription(*etcdServers, *dataDir), "admission", strings.Join(chain.Enabled(), ","),
+		"startup", time.Since(start).Round(time.Millisecond))
+	failed := make(chan error, len(servers))
+	for i, hs := range servers {
+		hs.Handler = srv
+		go func() { failed <- hs.Serve(listeners[i]) }() // returns at Shutdown
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-failed:
 		log.Error("serve", "err", err)
 		os.Exit(1)
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, hs := range servers {
+		hs.Shutdown(shutdown)
 	}
 }
 

@@ -1,0 +1,185 @@
+// Package pki is the cluster's public-key infrastructure, created by the
+// API server at its first start as kubeadm would (seed 000: every
+// component talks to the API server "over https on port 6443"):
+//
+//   - a CA (ca.crt, ca.key) that signs everything below and that every
+//     client trusts;
+//   - the API server's serving certificate (apiserver.crt), valid for the
+//     names clients dial: localhost, 127.0.0.1, the host name, apiserver,
+//     kubernetes, kubernetes.default, kubernetes.default.svc,
+//     kubernetes.default.svc.cluster.local and the first ClusterIP;
+//   - client certificates, whose subject is the identity: CN the user
+//     name, O the groups (admin: kubernetes-admin in system:masters);
+//   - admin.kubeconfig, to point kubectl at the secure port.
+//
+// Everything is kept in one directory; a restart reuses what is there.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Lifetimes, kubeadm's: the CA ten years, what it signs one year.
+const (
+	caLifetime   = 10 * 365 * 24 * time.Hour
+	certLifetime = 365 * 24 * time.Hour
+)
+
+// Identity is who a client certificate says its holder is.
+type Identity struct {
+	Name   string   // file name: <Name>.crt, <Name>.key
+	User   string   // the certificate's CN
+	Groups []string // its O
+}
+
+// Admin is the cluster administrator kubectl uses: a member of
+// system:masters, the group Kubernetes lets do anything.
+var Admin = Identity{Name: "admin", User: "kubernetes-admin", Groups: []string{"system:masters"}}
+
+// Components are the identities the control plane's own programs get, the
+// users Kubernetes' default RBAC policy gives their roles to.
+var Components = []Identity{
+	{Name: "controller-manager", User: "system:kube-controller-manager"},
+	{Name: "scheduler", User: "system:kube-scheduler"},
+}
+
+// PKI is the CA and the API server's serving certificate, loaded or made.
+type PKI struct {
+	Dir     string
+	CA      *x509.Certificate
+	caKey   crypto.Signer
+	Serving string // path of apiserver.crt (apiserver.key beside it)
+}
+
+// Ensure loads the PKI in dir, creating what is missing: the CA, the
+// serving certificate for hosts (names and IPs), and the client
+// certificates of Admin and Components.
+func Ensure(dir string, hosts []string, now time.Time) (*PKI, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := &PKI{Dir: dir, Serving: filepath.Join(dir, "apiserver.crt")}
+	ca, key, err := load(dir, "ca")
+	if errors.Is(err, os.ErrNotExist) {
+		ca, key, err = p.create("ca", &x509.Certificate{
+			Subject: pkix.Name{CommonName: "mkube-ca"}, IsCA: true, BasicConstraintsValid: true,
+			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		}, now, caLifetime)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CA: %w", err)
+	}
+	p.CA, p.caKey = ca, key
+	serving := &x509.Certificate{Subject: pkix.Name{CommonName: "kube-apiserver"},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			serving.IPAddresses = append(serving.IPAddresses, ip)
+		} else {
+			serving.DNSNames = append(serving.DNSNames, h)
+		}
+	}
+	if err := p.ensure("apiserver", serving, now); err != nil {
+		return nil, err
+	}
+	for _, id := range append([]Identity{Admin}, Components...) {
+		if err := p.ensure(id.Name, clientTemplate(id), now); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func clientTemplate(id Identity) *x509.Certificate {
+	return &x509.Certificate{Subject: pkix.Name{CommonName: id.User, Organization: id.Groups},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+}
+
+// ensure signs name's certificate from template unless it is already there.
+func (p *PKI) ensure(name string, template *x509.Certificate, now time.Time) error {
+	if _, _, err := load(p.Dir, name); err == nil {
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	_, _, err := p.create(name, template, now, certLifetime)
+	return err
+}
+
+// create makes a key and a certificate for it, signed by the CA (or by
+// itself, for the CA), and writes both.
+func (p *PKI) create(name string, template *x509.Certificate, now time.Time, lifetime time.Duration) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	template.SerialNumber = serial
+	template.NotBefore, template.NotAfter = now.Add(-time.Minute), now.Add(lifetime) // a minute of leeway for clocks
+	parent, signer := template, crypto.Signer(key)
+	if p.CA != nil {
+		parent, signer = p.CA, p.caKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, key.Public(), signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(p.Dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(p.Dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, err
+}
+
+// load reads name.crt and name.key.
+func load(dir, name string) (*x509.Certificate, crypto.Signer, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("%s.crt or %s.key is not PEM", name, name)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s.key is not a signing key", name)
+	}
+	return cert, signer, nil
+}

@@ -1,0 +1,88 @@
+package pki
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func TestEnsureCreatesOnceAndSignsWhatClientsNeed(t *testing.T) {
+	dir := t.TempDir()
+	hosts := []string{"localhost", "127.0.0.1", "kubernetes.default.svc", "10.96.0.1"}
+	p, err := Ensure(dir, hosts, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA)
+	serving := readCert(t, p.Serving)
+	for _, name := range []string{"localhost", "kubernetes.default.svc", "127.0.0.1", "10.96.0.1"} {
+		if err := serving.VerifyHostname(name); err != nil {
+			t.Errorf("the serving certificate is not valid for %s: %v", name, err)
+		}
+	}
+	if _, err := serving.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		t.Errorf("the CA does not vouch for the serving certificate: %v", err)
+	}
+	admin := readCert(t, filepath.Join(dir, "admin.crt"))
+	if admin.Subject.CommonName != "kubernetes-admin" || !slices.Equal(admin.Subject.Organization, []string{"system:masters"}) {
+		t.Errorf("admin subject: %v", admin.Subject)
+	}
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the admin certificate is not a client certificate of the CA: %v", err)
+	}
+	if got := readCert(t, filepath.Join(dir, "scheduler.crt")).Subject.CommonName; got != "system:kube-scheduler" {
+		t.Errorf("scheduler CN %q", got)
+	}
+
+	again, err := Ensure(dir, hosts, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.CA.Equal(p.CA) || !readCert(t, again.Serving).Equal(serving) {
+		t.Fatal("a restart made new certificates instead of reusing them")
+	}
+}
+
+func TestTheAdminKubeconfigTrustsTheCAAndPresentsTheAdmin(t *testing.T) {
+	p, err := Ensure(t.TempDir(), []string{"127.0.0.1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := p.WriteKubeconfig(Admin, "https://127.0.0.1:6443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://127.0.0.1:6443" || len(cfg.TLSClientConfig.CAData) == 0 || len(cfg.TLSClientConfig.CertData) == 0 || len(cfg.TLSClientConfig.KeyData) == 0 {
+		t.Fatalf("kubeconfig: host %s, ca %d, cert %d, key %d bytes", cfg.Host, len(cfg.TLSClientConfig.CAData), len(cfg.TLSClientConfig.CertData), len(cfg.TLSClientConfig.KeyData))
+	}
+}
+
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s is not PEM", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}

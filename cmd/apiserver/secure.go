@@ -1,0 +1,56 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/mkube/mkube/apiserver/pki"
+)
+
+// firstClusterIP is the "kubernetes" Service's address, the first of the
+// service range: pods reach the API server there, so it is in the
+// serving certificate.
+const firstClusterIP = "10.96.0.1"
+
+// servingHosts are the names and addresses clients dial the API server by.
+func servingHosts(bind string) []string {
+	hosts := []string{"localhost", "127.0.0.1", "apiserver", "kubernetes", "kubernetes.default",
+		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local", firstClusterIP}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	if ip := net.ParseIP(bind); ip != nil && !ip.IsUnspecified() {
+		hosts = append(hosts, bind)
+	}
+	return hosts
+}
+
+// secureServing makes (or reuses) the PKI in certDir and the TLS setup of
+// the secure port: the serving certificate, and client certificates
+// checked against the CA when a client presents one (who they name is the
+// authentication the security issue brings next). It writes
+// admin.kubeconfig for that port and returns its path.
+func secureServing(certDir, bind string, port int) (*tls.Config, string, error) {
+	p, err := pki.Ensure(certDir, servingHosts(bind), time.Now())
+	if err != nil {
+		return nil, "", fmt.Errorf("certificates in %s: %w", certDir, err)
+	}
+	serving, err := tls.LoadX509KeyPair(p.Serving, filepath.Join(certDir, "apiserver.key"))
+	if err != nil {
+		return nil, "", err
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AddCert(p.CA)
+	kubeconfig, err := p.WriteKubeconfig(pki.Admin, "https://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, "", err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{serving},
+		ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCAs, NextProtos: []string{"h2", "http/1.1"}}, kubeconfig, nil
+}
