@@ -85,20 +85,29 @@ func (s *Server) ListImages(ctx context.Context, req *runtimeapi.ListImagesReque
 // error, when it is not on the node: that is how the kubelet decides to
 // pull it.
 func (s *Server) ImageStatus(ctx context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
-	name := req.GetImage().GetImage()
-	if name == "" {
-		return nil, status.Error(codes.InvalidArgument, "image is required")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	img, err := s.findImage(name)
-	if status.Code(err) == codes.NotFound {
-		return &runtimeapi.ImageStatusResponse{}, nil
-	}
+	img, err := s.imageNamed(req.GetImage())
 	if err != nil {
 		return nil, err
 	}
+	if img == nil {
+		return &runtimeapi.ImageStatusResponse{}, nil
+	}
 	return &runtimeapi.ImageStatusResponse{Image: img.toCRI()}, nil
+}
+
+// imageNamed is the image a request names, nil if it is not on the node.
+// Callers hold s.mu.
+func (s *Server) imageNamed(spec *runtimeapi.ImageSpec) (*image, error) {
+	if spec.GetImage() == "" {
+		return nil, status.Error(codes.InvalidArgument, "image is required")
+	}
+	img, err := s.findImage(spec.GetImage())
+	if status.Code(err) == codes.NotFound {
+		return nil, nil
+	}
+	return img, err
 }
 
 // PullImage "downloads" the image: it waits the pull delay on the
@@ -130,21 +139,17 @@ func (s *Server) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest
 // from it are not checked; keeping images in use is the kubelet's image
 // garbage collector's job.
 func (s *Server) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
-	name := req.GetImage().GetImage()
-	if name == "" {
-		return nil, status.Error(codes.InvalidArgument, "image is required")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	img, err := s.findImage(name)
-	if status.Code(err) == codes.NotFound {
-		return &runtimeapi.RemoveImageResponse{}, nil
-	}
+	img, err := s.imageNamed(req.GetImage())
 	if err != nil {
 		return nil, err
 	}
+	if img == nil {
+		return &runtimeapi.RemoveImageResponse{}, nil
+	}
 	delete(s.images, img.id)
-	s.log.Info("removed image", "image", name, "id", img.id)
+	s.log.Info("removed image", "image", req.GetImage().GetImage(), "id", img.id)
 	return &runtimeapi.RemoveImageResponse{}, nil
 }
 
