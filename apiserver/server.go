@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/store"
@@ -30,7 +31,10 @@ type Config struct {
 	Registry *Registry
 	// Admission is the admission chain; nil runs every plugin.
 	Admission *admission.Chain
-	Log       *slog.Logger
+	// Authenticator says who sent each request; nil takes every request
+	// for system:unsecured (in system:masters), as the plain port does.
+	Authenticator *authentication.Authenticator
+	Log           *slog.Logger
 	// WatchCacheSize is how many recent events each resource keeps for
 	// watchers; 0 means 4096, enough for a few seconds of a busy cluster.
 	WatchCacheSize int
@@ -162,7 +166,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer)
+	r.Use(s.recoverer, s.authenticate)
 	r.Get("/healthz", s.health)
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
@@ -216,6 +220,22 @@ var Version = map[string]string{
 
 func (s *Server) version(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Version)
+}
+
+// authenticate puts who sent the request into its context, or answers
+// 401 Unauthorized for a credential that cannot be believed.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user := authentication.UnsecuredUser()
+		if a := s.cfg.Authenticator; a != nil {
+			var err error
+			if user, err = a.Authenticate(r); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(authentication.WithUser(r.Context(), user)))
+	})
 }
 
 // recoverer turns a handler panic into a 500 Status instead of a dropped

@@ -2,13 +2,19 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mkube/mkube/apiserver/pki"
 )
 
 // startAPIServer starts an API server on c.URL's plain port and a free
@@ -50,11 +56,54 @@ func TestTheSecurePortServesKubectlWithTheAdminKubeconfig(t *testing.T) {
 			}
 			t.Fatalf("round %d: a client that does not trust the CA got: %v", round, err)
 		}
+		// Who each port takes the client for: the admin's certificate on the
+		// secure port, anyone-as-a-master on the plain one.
+		for _, tc := range []struct{ args, want []string }{
+			{[]string{"--kubeconfig", kubeconfig}, []string{"kubernetes-admin", "[system:masters system:authenticated]"}},
+			{[]string{"--server", c.URL}, []string{"system:unsecured", "[system:masters system:authenticated]"}},
+		} {
+			out, err := exec.Command("kubectl", append(tc.args, "--cache-dir", t.TempDir(), "auth", "whoami")...).CombinedOutput()
+			for _, w := range tc.want {
+				if err != nil || !strings.Contains(string(out), w) {
+					t.Fatalf("round %d: kubectl %v auth whoami: %v\n%s\nwant %q", round, tc.args, err, out, w)
+				}
+			}
+		}
 		ca, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
 		if round == 0 {
 			firstCA = ca
 		} else if !bytes.Equal(ca, firstCA) {
 			t.Fatal("a restart made a new CA")
 		}
+		// A certificate from another cluster's CA: 401, in Kubernetes' words.
+		if code, body := foreignCertGet(t, certDir, fmt.Sprintf("https://127.0.0.1:%d/api/v1/namespaces", secure)); code != http.StatusUnauthorized ||
+			!strings.Contains(body, `"reason":"Unauthorized"`) {
+			t.Fatalf("round %d: a foreign certificate got %d %s, want 401 Unauthorized", round, code, body)
+		}
 	}
+}
+
+// foreignCertGet GETs url trusting the cluster's CA in certDir but
+// presenting an admin certificate made by another CA.
+func foreignCertGet(t *testing.T, certDir, url string) (int, string) {
+	t.Helper()
+	other, err := pki.Ensure(t.TempDir(), []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCert, err := tls.LoadX509KeyPair(filepath.Join(other.Dir, "admin.crt"), filepath.Join(other.Dir, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{clientCert}}}}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }

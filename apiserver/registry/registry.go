@@ -6,6 +6,7 @@ package registry
 import (
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/registry/apps"
+	"github.com/mkube/mkube/apiserver/registry/authentication"
 	"github.com/mkube/mkube/apiserver/registry/authorization"
 	"github.com/mkube/mkube/apiserver/registry/coordination"
 	"github.com/mkube/mkube/apiserver/registry/core"
@@ -32,6 +33,7 @@ var Resources = []*apiserver.Resource{
 	coordination.Leases,
 	scheduling.PriorityClasses,
 	policy.PodDisruptionBudgets,
+	authentication.SelfSubjectReviews,
 	authorization.SelfSubjectAccessReviews,
 	events.Events,
 	storage.StorageClasses,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/store"
@@ -68,8 +69,9 @@ func main() {
 		log.Warn("the plain port serves anyone without authentication, as kube-apiserver's old insecure port did: for curl and learners", "addr", ln.Addr().String())
 	}
 	kubeconfig := ""
+	var authenticator *authentication.Authenticator
 	if *securePort != 0 {
-		tlsConfig, path, err := secureServing(*certDir, *bind, *securePort)
+		tlsConfig, path, p, err := secureServing(*certDir, *bind, *securePort)
 		if err != nil {
 			log.Error("certificates", "err", err)
 			os.Exit(1)
@@ -79,7 +81,7 @@ func main() {
 			log.Error("listen", "err", err)
 			os.Exit(1)
 		}
-		kubeconfig = path
+		kubeconfig, authenticator = path, authentication.New(p.CA, nil)
 		listeners = append(listeners, tls.NewListener(ln, tlsConfig))
 		servers = append(servers, &http.Server{ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig})
 	}
@@ -95,7 +97,7 @@ func main() {
 	}
 	defer closeEtcd()
 	st := store.New(client)
-	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Log: log,
+	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Authenticator: authenticator, Log: log,
 		WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -32,25 +31,23 @@ func servingHosts(bind string) []string {
 }
 
 // secureServing makes (or reuses) the PKI in certDir and the TLS setup of
-// the secure port: the serving certificate, and client certificates
-// checked against the CA when a client presents one (who they name is the
-// authentication the security issue brings next). It writes
-// admin.kubeconfig for that port and returns its path.
-func secureServing(certDir, bind string, port int) (*tls.Config, string, error) {
+// the secure port, writes admin.kubeconfig for that port and returns its
+// path, and the PKI. TLS asks for a client certificate but does not judge
+// it: the authenticator does, so that a bad one is a 401 Status, as in
+// kube-apiserver, not a failed handshake.
+func secureServing(certDir, bind string, port int) (*tls.Config, string, *pki.PKI, error) {
 	p, err := pki.Ensure(certDir, servingHosts(bind), time.Now())
 	if err != nil {
-		return nil, "", fmt.Errorf("certificates in %s: %w", certDir, err)
+		return nil, "", nil, fmt.Errorf("certificates in %s: %w", certDir, err)
 	}
 	serving, err := tls.LoadX509KeyPair(p.Serving, filepath.Join(certDir, "apiserver.key"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	clientCAs := x509.NewCertPool()
-	clientCAs.AddCert(p.CA)
 	kubeconfig, err := p.WriteKubeconfig(pki.Admin, "https://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{serving},
-		ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCAs, NextProtos: []string{"h2", "http/1.1"}}, kubeconfig, nil
+		ClientAuth: tls.RequestClientCert, NextProtos: []string{"h2", "http/1.1"}}, kubeconfig, p, nil
 }
