@@ -21,6 +21,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/testserver"
 )
@@ -34,7 +35,8 @@ func startControllers(t *testing.T) *client.Client {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	testserver.Run(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
-			GarbageCollector: garbagecollector.Options{Workers: 2}, TaintEviction: tainteviction.Options{Workers: 1}})
+			GarbageCollector: garbagecollector.Options{Workers: 2}, TaintEviction: tainteviction.Options{Workers: 1},
+			RootCACertPublisher: rootcacertpublisher.Options{CA: []byte(testCA)}})
 	})
 	return c
 }
@@ -204,4 +206,40 @@ func TestEveryNamespaceHasADefaultServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	testserver.Eventually(t, "a deleted default ServiceAccount comes back", hasDefault)
+}
+
+// testCA stands for the cluster's CA certificate: the publisher copies
+// bytes, it does not read them.
+const testCA = "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"
+
+func TestEveryNamespaceGetsTheClusterCA(t *testing.T) {
+	c := startControllers(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}
+	if err := c.Create(ctx, client.Namespaces, "", ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	published := func() (bool, string) {
+		var cm corev1.ConfigMap
+		if err := c.Get(ctx, client.ConfigMaps, "team-b", rootcacertpublisher.Name, &cm); err != nil {
+			return false, err.Error()
+		}
+		return cm.Data[rootcacertpublisher.Key] == testCA, fmt.Sprint(cm.Data)
+	}
+	testserver.Eventually(t, "kube-root-ca.crt holds the CA in a new namespace", published)
+	testserver.Eventually(t, "and in the built-in ones", func() (bool, string) {
+		err := c.Get(ctx, client.ConfigMaps, "kube-system", rootcacertpublisher.Name, &corev1.ConfigMap{})
+		return err == nil, fmt.Sprint(err)
+	})
+
+	// Edited: put back. Deleted: recreated.
+	patch := []byte(`{"data":{"ca.crt":"tampered"}}`)
+	if err := c.Patch(ctx, client.ConfigMaps, "team-b", rootcacertpublisher.Name, types.MergePatchType, patch, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "an edited kube-root-ca.crt is put back", published)
+	if err := c.Delete(ctx, client.ConfigMaps, "team-b", rootcacertpublisher.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "a deleted kube-root-ca.crt comes back", published)
 }

@@ -22,6 +22,8 @@
 //     finalizer and the namespace (seed 003 八);
 //   - serviceaccount: gives every namespace its "default" ServiceAccount
 //     (seed 003 六.3), and gives it back if it is deleted;
+//   - rootcacertpublisher (with --root-ca-file): puts the cluster's CA into
+//     every namespace as the ConfigMap kube-root-ca.crt;
 //   - garbagecollector: deletes objects whose owners are gone, and honours
 //     the orphan and foreground deletion finalizers, so deleting a
 //     Deployment takes its ReplicaSets and pods with it (seed 003 三);

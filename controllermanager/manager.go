@@ -14,6 +14,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/serviceaccount"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 )
@@ -28,11 +29,19 @@ type Options struct {
 	Disruption            disruption.Options
 	Namespace             namespace.Options
 	ServiceAccount        serviceaccount.Options
-	GarbageCollector      garbagecollector.Options
-	TaintEviction         tainteviction.Options
+	// RootCACertPublisher runs only when it has a CA to publish.
+	RootCACertPublisher rootcacertpublisher.Options
+	GarbageCollector    garbagecollector.Options
+	TaintEviction       tainteviction.Options
 	// NodeLifecycle also says how often node health is checked and how
 	// long a kubelet may be silent.
 	NodeLifecycle nodelifecycle.Options
+}
+
+// named is a controller and the name the log gives it.
+type named struct {
+	name string
+	ctrl interface{ Run(context.Context) }
 }
 
 // Run builds the deps every controller shares (one informer per resource,
@@ -43,10 +52,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 	d := controller.NewDeps(c, log, nil)
 	// Built in this order, each asks d.Informers for what it watches and
 	// adds its handlers and indexes before anything runs.
-	controllers := []struct {
-		name string
-		ctrl interface{ Run(context.Context) }
-	}{
+	controllers := []named{
 		{"replicaset", replicaset.New(d, opts.ReplicaSet)},
 		{"replicationcontroller", replicaset.NewReplicationManager(d, opts.ReplicationController)},
 		{"deployment", deployment.New(d, opts.Deployment)},
@@ -57,6 +63,9 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"garbagecollector", garbagecollector.New(d, opts.GarbageCollector)},
 		{"taint-eviction-controller", tainteviction.New(d, opts.TaintEviction)},
 		{"node-lifecycle-controller", nodelifecycle.New(d, opts.NodeLifecycle)},
+	}
+	if len(opts.RootCACertPublisher.CA) > 0 {
+		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(d, opts.RootCACertPublisher)})
 	}
 
 	var wg sync.WaitGroup // owner: Run; every goroutine returns when ctx ends

@@ -14,7 +14,7 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 
 bin/apiserver --port "$PORT" --data-dir mkube-data >logs/apiserver.log 2>&1 & pids+=($!)
 until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
-bin/controller-manager --server "$SERVER" >logs/controller-manager.log 2>&1 & pids+=($!)
+bin/controller-manager --server "$SERVER" --root-ca-file mkube-data/pki/ca.crt >logs/controller-manager.log 2>&1 & pids+=($!)
 bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),

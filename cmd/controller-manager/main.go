@@ -15,6 +15,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/logging"
 )
@@ -29,6 +30,7 @@ func main() {
 	monitorPeriod := flag.Duration("node-monitor-period", d.MonitorPeriod, "how often the node lifecycle controller checks node health")
 	monitorGrace := flag.Duration("node-monitor-grace-period", d.MonitorGracePeriod, "how long a node's kubelet may be silent before its conditions become Unknown and it is tainted unreachable")
 	startupGrace := flag.Duration("node-startup-grace-period", d.StartupGracePeriod, "the same, for a node that never reported Ready")
+	rootCAFile := flag.String("root-ca-file", "", "the cluster's CA certificate (the API server's CERT-DIR/ca.crt), published into every namespace as the ConfigMap kube-root-ca.crt; empty: not published")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -40,6 +42,15 @@ func main() {
 		log.Error("api server unreachable", "err", err)
 		os.Exit(1)
 	}
+	// Read once the API server answers: it makes its CA at its first start.
+	var rootCA []byte
+	if *rootCAFile != "" {
+		var err error
+		if rootCA, err = os.ReadFile(*rootCAFile); err != nil {
+			log.Error("root CA", "err", err)
+			os.Exit(1)
+		}
+	}
 	// -replicaset-workers serves ReplicationControllers too, as it always
 	// has: they are the same controller. The controllers without a flag
 	// run their Kubernetes defaults.
@@ -50,5 +61,6 @@ func main() {
 		GarbageCollector:      garbagecollector.Options{Workers: *gcWorkers},
 		TaintEviction:         tainteviction.Options{Workers: *taintWorkers},
 		NodeLifecycle:         nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace},
+		RootCACertPublisher:   rootcacertpublisher.Options{CA: rootCA},
 	})
 }
