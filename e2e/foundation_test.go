@@ -169,20 +169,33 @@ func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
 		return len(all.Items) == 0 && len(rsl.Items) == 0, fmt.Sprintf("%d pods, %d ReplicaSets", len(all.Items), len(rsl.Items))
 	})
 
-	// The watch saw every change, each at a higher resourceVersion.
-	cancel()
+	// The watch saw every change, each at a higher resourceVersion. The
+	// list is empty before the last DELETED events have reached this
+	// watch, so read it until every pod it saw added it also saw go.
 	seen := map[string]int{}
 	last := mustAtoi(t, first.ResourceVersion)
-	for ev := range events {
-		rv := mustAtoi(t, ev.Object.Metadata.ResourceVersion)
-		if rv <= last {
-			t.Fatalf("%s %s at rv %d after rv %d", ev.Type, ev.Object.Metadata.Name, rv, last)
+	testserver.EventuallyWithin(t, 30*time.Second, "the watch saw every pod added, then deleted", func() (bool, string) {
+		for more := true; more; {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatalf("the watch ended early; it saw %v", seen)
+				}
+				rv := mustAtoi(t, ev.Object.Metadata.ResourceVersion)
+				if rv <= last {
+					t.Fatalf("%s %s at rv %d after rv %d", ev.Type, ev.Object.Metadata.Name, rv, last)
+				}
+				last = rv
+				seen[ev.Type]++
+			default:
+				more = false
+			}
 		}
-		last = rv
-		seen[ev.Type]++
-	}
-	// 5 web pods + 1 replacement... at least: every pod was added and deleted.
-	if seen["ADDED"] < 8 || seen["DELETED"] != seen["ADDED"] || seen["MODIFIED"] < seen["ADDED"] {
+		// 5 web pods + 1 replacement... at least: every pod was added and deleted.
+		return seen["ADDED"] >= 8 && seen["DELETED"] == seen["ADDED"], fmt.Sprint(seen)
+	})
+	cancel()
+	if seen["MODIFIED"] < seen["ADDED"] {
 		t.Fatalf("events seen: %v", seen)
 	}
 
