@@ -33,7 +33,7 @@ func (q *Request) Log() *slog.Logger { return q.srv.log }
 
 // StorageFor is the storage of another resource (pods/eviction reads the
 // PodDisruptionBudgets, pods/log the Nodes); nil if it is not served.
-func (q *Request) StorageFor(gvr schema.GroupVersionResource) *Storage { return q.srv.storageFor(gvr) }
+func (q *Request) StorageFor(gvr schema.GroupVersionResource) *Storage { return q.srv.StorageFor(gvr) }
 
 // DecodeBody reads the body as an object of the resource's own kind,
 // honouring ?fieldValidation.

@@ -276,16 +276,17 @@ func (s *Server) logWrite(q *Request, obj runtime.Object) {
 type objects struct{ s *Server }
 
 func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
-	st := o.s.storageFor(gvr)
+	st := o.s.StorageFor(gvr)
 	if st == nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("admission reads %s, which this server does not serve", gvr))
 	}
 	return st, nil
 }
 
-// storageFor is the storage of a resource by its full name; nil if the
-// server does not serve it.
-func (s *Server) storageFor(gvr schema.GroupVersionResource) *Storage {
+// StorageFor is the storage of a resource by its full name, for what the
+// API server itself keeps in place (the default/kubernetes Service); nil
+// if the server does not serve it.
+func (s *Server) StorageFor(gvr schema.GroupVersionResource) *Storage {
 	res, ok := s.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
 	if !ok {
 		return nil

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/registry"
+	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/store"
 )
@@ -29,6 +31,7 @@ import (
 func main() {
 	port := flag.Int("port", 8080, "the learner's port: plain HTTP, no authentication (0 disables)")
 	securePort := flag.Int("secure-port", 6443, "port to serve the Kubernetes API on over HTTPS (HTTP/2), as kube-apiserver (0 disables)")
+	advertise := flag.String("advertise-address", "", "the address the default/kubernetes Service's Endpoints give for this API server (default: the host's first non-loopback IPv4)")
 	certDir := flag.String("cert-dir", "", "where the CA, the serving and client certificates and admin.kubeconfig are kept (default DATA-DIR/pki)")
 	bind := flag.String("bind-address", "0.0.0.0", "address to listen on")
 	dataDir := flag.String("data-dir", "mkube-data", "directory of the embedded etcd")
@@ -104,6 +107,17 @@ func main() {
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)
+	if *securePort != 0 {
+		ip, err := advertiseAddress(*advertise)
+		if err != nil {
+			log.Error("advertise address", "err", err)
+			os.Exit(1)
+		}
+		k := &core.KubernetesService{Services: srv.StorageFor(core.Services.GroupVersionResource()),
+			Endpoints: srv.StorageFor(core.Endpoints.GroupVersionResource()), IP: ip, Port: int32(*securePort),
+			Clock: clock.RealClock{}, Log: log}
+		go k.Run(ctx) // returns when ctx ends
+	}
 
 	addrs := make([]string, len(listeners))
 	for i, ln := range listeners {

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,4 +51,20 @@ func secureServing(certDir, bind string, port int) (*tls.Config, string, *pki.PK
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{serving},
 		ClientAuth: tls.RequestClientCert, NextProtos: []string{"h2", "http/1.1"}}, kubeconfig, p, nil
+}
+
+// advertiseAddress is the --advertise-address, or the host's first
+// non-loopback IPv4 address (kube-apiserver's default), or 127.0.0.1.
+func advertiseAddress(flagValue string) (netip.Addr, error) {
+	if flagValue != "" {
+		return netip.ParseAddr(flagValue)
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok && !ipnet.IP.IsLoopback() && ipnet.IP.To4() != nil {
+			ip, _ := netip.AddrFromSlice(ipnet.IP.To4())
+			return ip, nil
+		}
+	}
+	return netip.MustParseAddr("127.0.0.1"), nil
 }

@@ -31,6 +31,7 @@ type Server struct {
 	t     testing.TB
 	URL   string
 	Store *store.Store
+	API   *apiserver.Server
 }
 
 // StartServer runs an API server with every kind until the test ends;
@@ -57,7 +58,7 @@ func StartServer(t testing.TB, configure ...func(*apiserver.Config)) *Server {
 	t.Cleanup(hs.Close)
 	t.Cleanup(hs.CloseClientConnections)
 	t.Cleanup(cancel) // runs first: watches end, so Close can return
-	return &Server{t: t, URL: hs.URL, Store: st}
+	return &Server{t: t, URL: hs.URL, Store: st, API: srv}
 }
 
 // Do sends a request and decodes the JSON answer into out (if non-nil);

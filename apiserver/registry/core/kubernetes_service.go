@@ -1,0 +1,110 @@
+package core
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/apiserver"
+)
+
+// KubernetesServiceIP is the first address of the service range: where
+// pods reach the API server (kubernetes.default.svc).
+const KubernetesServiceIP = "10.96.0.1"
+
+// reconcileEvery is how often kube-apiserver's bootstrap controller puts
+// the Service and its Endpoints back (--endpoint-reconciler-type=lease
+// aside, a fixed 10 s).
+const reconcileEvery = 10 * time.Second
+
+// KubernetesService keeps the default/kubernetes Service and its
+// Endpoints in place, as kube-apiserver's bootstrap controller does: port
+// 443 ("https") of 10.96.0.1 leads to this API server's secure port. The
+// Service has no selector, so the endpoints controller leaves its
+// Endpoints to the API server.
+type KubernetesService struct {
+	Services, Endpoints *apiserver.Storage
+	IP                  netip.Addr // where clients reach this API server (--advertise-address)
+	Port                int32      // its secure port
+	Clock               clock.Clock
+	Log                 *slog.Logger
+}
+
+// Run reconciles at once, then every 10 s, until ctx ends.
+func (k *KubernetesService) Run(ctx context.Context) {
+	for {
+		if err := k.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			k.Log.Warn("could not keep the kubernetes Service in place", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.Clock.After(reconcileEvery):
+		}
+	}
+}
+
+// Reconcile creates the Service and Endpoints if they are missing, and
+// puts back what somebody changed.
+func (k *KubernetesService) Reconcile(ctx context.Context) error {
+	meta := metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+		Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}}
+	ports := []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(k.Port)}}
+	svc := &corev1.Service{ObjectMeta: meta, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP,
+		ClusterIP: KubernetesServiceIP, Ports: ports, SessionAffinity: corev1.ServiceAffinityNone}}
+	if err := k.ensure(ctx, k.Services, svc, func(cur runtime.Object) bool {
+		s := cur.(*corev1.Service)
+		if equality.Semantic.DeepEqual(s.Spec.Ports, ports) {
+			return false
+		}
+		s.Spec.Ports = ports
+		return true
+	}); err != nil {
+		return err
+	}
+	subsets := []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: k.IP.String()}},
+		Ports: []corev1.EndpointPort{{Name: "https", Port: k.Port, Protocol: corev1.ProtocolTCP}}}}
+	return k.ensure(ctx, k.Endpoints, &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}, func(cur runtime.Object) bool {
+		e := cur.(*corev1.Endpoints)
+		if equality.Semantic.DeepEqual(e.Subsets, subsets) {
+			return false
+		}
+		e.Subsets = subsets
+		return true
+	})
+}
+
+// ensure creates want if it is missing, or lets fix repair the stored one
+// (fix reports whether it changed anything).
+func (k *KubernetesService) ensure(ctx context.Context, st *apiserver.Storage, want runtime.Object, fix func(cur runtime.Object) bool) error {
+	m := want.(metav1.Object)
+	_, err := st.Get(ctx, m.GetNamespace(), m.GetName())
+	if apierrors.IsNotFound(err) {
+		if _, err := st.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		k.Log.Info("created the kubernetes service's "+st.Resource().Kind, "object", "default/kubernetes")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	changed := false
+	_, err = st.Update(ctx, m.GetNamespace(), m.GetName(), func(cur runtime.Object) (runtime.Object, error) {
+		changed = fix(cur)
+		return cur, nil
+	})
+	if err == nil && changed {
+		k.Log.Info("put the kubernetes service's "+st.Resource().Kind+" back", "object", "default/kubernetes")
+	}
+	return err
+}
