@@ -34,8 +34,8 @@ const DefaultWorkers = 1
 // Options: the CA to publish (kube-controller-manager's --root-ca-file),
 // and Workers, 0 meaning DefaultWorkers.
 type Options struct {
-	CA      []byte
-	Workers int
+	controller.Options
+	CA []byte
 }
 
 // Controller keeps kube-root-ca.crt in every namespace.
@@ -54,7 +54,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), configMaps: d.Informers.For(client.ConfigMaps),
 		queue: workqueue.New[string](d.Clock), data: map[string]string{Key: string(o.CA)},
-		workers: controller.Options{Workers: o.Workers}.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "root-ca-cert-publisher")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "root-ca-cert-publisher")}
 	enqueue := func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) }
 	ctrl.namespaces.AddHandler(client.Handler{OnAdd: enqueue, OnUpdate: func(_, obj runtime.Object) { enqueue(obj) }})
 	// Somebody deleting or editing the ConfigMap gets it back as it was.
@@ -73,8 +73,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) sync(ctx context.Context, ns string) error {
-	obj, ok := c.namespaces.Cache().Get(ns)
-	if !ok || obj.(*corev1.Namespace).Status.Phase != corev1.NamespaceActive {
+	if !controller.NamespaceActive(c.namespaces, ns) {
 		return nil // gone or going: nothing new may be created in it
 	}
 	cur, ok := c.configMaps.Cache().Get(ns + "/" + Name)

@@ -63,8 +63,7 @@ func (c *Controller) Run(ctx context.Context) {
 // sync creates the namespace's default ServiceAccount if it has none. A
 // namespace being deleted gets nothing new: the API server would refuse it.
 func (c *Controller) sync(ctx context.Context, ns string) error {
-	obj, ok := c.namespaces.Cache().Get(ns)
-	if !ok || obj.(*corev1.Namespace).Status.Phase != corev1.NamespaceActive {
+	if !controller.NamespaceActive(c.namespaces, ns) {
 		return nil
 	}
 	if _, ok := c.serviceAccounts.Cache().Get(ns + "/" + defaultName); ok {
