@@ -83,27 +83,23 @@ func (k *KubernetesService) Reconcile(ctx context.Context) error {
 	})
 }
 
-// ensure creates want if it is missing, or lets fix repair the stored one
-// (fix reports whether it changed anything).
+// ensure lets fix repair the stored object (fix reports whether it
+// changed anything), or creates want if there is none.
 func (k *KubernetesService) ensure(ctx context.Context, st *apiserver.Storage, want runtime.Object, fix func(cur runtime.Object) bool) error {
 	m := want.(metav1.Object)
-	_, err := st.Get(ctx, m.GetNamespace(), m.GetName())
-	if apierrors.IsNotFound(err) {
+	changed := false
+	_, err := st.Update(ctx, m.GetNamespace(), m.GetName(), func(cur runtime.Object) (runtime.Object, error) {
+		changed = fix(cur)
+		return cur, nil
+	})
+	switch {
+	case apierrors.IsNotFound(err):
 		if _, err := st.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		k.Log.Info("created the kubernetes service's "+st.Resource().Kind, "object", "default/kubernetes")
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	changed := false
-	_, err = st.Update(ctx, m.GetNamespace(), m.GetName(), func(cur runtime.Object) (runtime.Object, error) {
-		changed = fix(cur)
-		return cur, nil
-	})
-	if err == nil && changed {
+	case err == nil && changed:
 		k.Log.Info("put the kubernetes service's "+st.Resource().Kind+" back", "object", "default/kubernetes")
 	}
 	return err
