@@ -54,7 +54,7 @@ func deploymentRow(obj runtime.Object, now time.Time) []any {
 
 // defaultDeployment is Kubernetes' apps/v1 defaulting.
 func defaultDeployment(d *appsv1.Deployment) {
-	defaultReplicas(&d.Spec.Replicas)
+	core.DefaultReplicas(&d.Spec.Replicas)
 	core.DefaultPodSpec(&d.Spec.Template.Spec)
 	s := &d.Spec.Strategy
 	if s.Type == "" {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/registry/core"
@@ -26,7 +25,7 @@ var ReplicaSets = &apiserver.Resource{
 	PrepareForCreate: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status = appsv1.ReplicaSetStatus{} },
 	Default: func(obj runtime.Object) {
 		rs := obj.(*appsv1.ReplicaSet)
-		defaultReplicas(&rs.Spec.Replicas)
+		core.DefaultReplicas(&rs.Spec.Replicas)
 		core.DefaultPodSpec(&rs.Spec.Template.Spec)
 	},
 	Validate: func(obj, old runtime.Object) field.ErrorList {
@@ -48,11 +47,4 @@ func replicaSetRow(obj runtime.Object, now time.Time) []any {
 	names, images := core.ContainersAndImages(&rs.Spec.Template.Spec)
 	return []any{int64(*rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
 		apiserver.Age(rs.CreationTimestamp, now), names, images, core.SelectorString(rs.Spec.Selector)}
-}
-
-// defaultReplicas: one replica unless asked otherwise.
-func defaultReplicas(r **int32) {
-	if *r == nil {
-		*r = ptr.To[int32](1)
-	}
 }

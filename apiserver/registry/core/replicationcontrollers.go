@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver"
 )
@@ -39,9 +38,7 @@ var ReplicationControllers = &apiserver.Resource{
 	},
 	Default: func(obj runtime.Object) {
 		rc := obj.(*corev1.ReplicationController)
-		if rc.Spec.Replicas == nil {
-			rc.Spec.Replicas = ptr.To[int32](1)
-		}
+		DefaultReplicas(&rc.Spec.Replicas)
 		if rc.Spec.Template != nil {
 			if len(rc.Spec.Selector) == 0 {
 				rc.Spec.Selector = rc.Spec.Template.Labels

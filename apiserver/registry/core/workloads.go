@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/internal/seedstep"
@@ -55,6 +56,13 @@ func validateSelector(sel *metav1.LabelSelector, tmplLabels map[string]string, p
 		errs = append(errs, field.Invalid(path.Child("template", "metadata", "labels"), tmplLabels, "`selector` does not match template `labels`"))
 	}
 	return errs
+}
+
+// DefaultReplicas: one replica unless asked otherwise.
+func DefaultReplicas(r **int32) {
+	if *r == nil {
+		*r = ptr.To[int32](1)
+	}
 }
 
 // WorkloadWriteStep: a new workload is seed 000's step 3, as a pod is.
