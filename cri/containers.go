@@ -25,7 +25,8 @@ type container struct {
 	state                            runtimeapi.ContainerState
 	createdAt, startedAt, finishedAt int64 // ns since the epoch; 0 until it happens
 	exitCode                         int32
-	reason, message                  string // why it exited: "Completed", "Error", ...
+	reason, message                  string   // why it exited: "Completed", "Error", ...
+	proc                             *process // its process once started (process.go)
 }
 
 // CreateContainer creates a container in a ready sandbox from an image
@@ -99,12 +100,12 @@ func (s *Server) StartContainer(ctx context.Context, req *runtimeapi.StartContai
 // of a stopped one and containerd does for a created one.
 func (s *Server) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	_, c, err := find(s.containers, "container", req.GetContainerId())
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	s.stop(c, req.GetTimeout())
+	s.stop(c, req.GetTimeout()) // waits for the grace period without the lock
 	return &runtimeapi.StopContainerResponse{}, nil
 }
 
@@ -209,7 +210,7 @@ func (s *Server) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerS
 // the command, args, envs and mounts the kubelet asked for.
 type containerInfo struct {
 	SandboxID string                      `json:"sandboxID"`
-	Pid       uint32                      `json:"pid"` // no process runs yet: 0
+	Pid       uint32                      `json:"pid"` // no real process runs: 0
 	Config    *runtimeapi.ContainerConfig `json:"config"`
 }
 

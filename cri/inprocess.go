@@ -133,6 +133,11 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 		}
 		s.containers[c.id] = c
 		s.names[cname] = c.id
+		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if err := s.resume(c, sb); err != nil {
+				return "", fmt.Errorf("restore container %s: %w", cmd.GetName(), err)
+			}
+		}
 	}
 	s.sandboxes[sb.id] = sb
 	s.names[name] = sb.id

@@ -3,10 +3,13 @@ package cri
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // A container's log is a file the runtime writes and the kubelet reads
@@ -15,11 +18,11 @@ import (
 // with the container's log_path (<container>/<attempt>.log), so each
 // restart gets its own file. Each line is in the CRI logging format,
 //
-//	2026-08-03T10:15:42.123456789Z stdout F started; running until stopped
+//	2026-08-03T10:15:42.123456789Z stdout F Hello, Kubernetes!
 //
-// the time the line was written, the stream, and F for a full line (P
-// would mark a partial one, continued on the next line). This runtime
-// prints on stdout only and always whole lines.
+// the time the line was written, the stream (stdout or stderr), and F
+// for a full line (P would mark a partial one, continued on the next
+// line; this runtime always writes whole lines).
 
 // logPath is where a container's log file goes, or "" when the kubelet
 // (or crictl) gave no log directory or path: then, as in containerd, the
@@ -31,30 +34,80 @@ func logPath(logDirectory, containerLogPath string) string {
 	return filepath.Join(logDirectory, containerLogPath)
 }
 
-// appendLog writes text to the log file at path, one CRI line per line of
-// text, all stamped now. It creates the file and its directory if needed,
-// as containerd does. A path of "" keeps no log.
-func appendLog(path string, now time.Time, text string) error {
+// logWriter is a running container's log file, open while its process
+// runs. Its two streams share it, each line stamped with the clock when
+// it is written; a line not yet ended waits for its end (or the exit).
+type logWriter struct {
+	mu      sync.Mutex
+	f       *os.File // nil: no log is kept, or closed
+	clock   clock.PassiveClock
+	pending map[string][]byte // by stream: the start of a line not ended yet
+}
+
+// openLog opens (creates, or appends to) the log file at path, and its
+// directory, as containerd does. A path of "" keeps no log.
+func openLog(path string, clk clock.PassiveClock) (*logWriter, error) {
+	w := &logWriter{clock: clk, pending: map[string][]byte{}}
 	if path == "" {
-		return nil
-	}
-	var b bytes.Buffer
-	for line := range strings.SplitSeq(text, "\n") {
-		fmt.Fprintf(&b, "%s stdout F %s\n", now.Format(time.RFC3339Nano), line)
+		return w, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write container log: %w", err)
+		return nil, fmt.Errorf("open container log: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
-		return fmt.Errorf("write container log: %w", err)
+		return nil, fmt.Errorf("open container log: %w", err)
 	}
-	_, err = f.Write(b.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	w.f = f
+	return w, nil
+}
+
+// stream is what the process writes to as its stdout or stderr.
+func (w *logWriter) stream(name string) io.Writer {
+	return writerFunc(func(b []byte) (int, error) { return w.write(name, b) })
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func (w *logWriter) write(stream string, b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return len(b), nil // a process never fails to write: the log is lost
 	}
-	if err != nil {
-		return fmt.Errorf("write container log %s: %w", path, err)
+	now := w.clock.Now().Format(time.RFC3339Nano)
+	var out bytes.Buffer
+	data := append(w.pending[stream], b...)
+	for {
+		line, rest, ok := bytes.Cut(data, []byte("\n"))
+		if !ok {
+			break
+		}
+		fmt.Fprintf(&out, "%s %s F %s\n", now, stream, line)
+		data = rest
 	}
-	return nil
+	w.pending[stream] = data
+	// A full disk loses log lines; the process goes on, as with a real
+	// runtime's log driver.
+	w.f.Write(out.Bytes())
+	return len(b), nil
+}
+
+// close writes what is left of unended lines and closes the file.
+func (w *logWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return
+	}
+	now := w.clock.Now().Format(time.RFC3339Nano)
+	for _, stream := range []string{"stdout", "stderr"} {
+		if rest := w.pending[stream]; len(rest) > 0 {
+			fmt.Fprintf(w.f, "%s %s F %s\n", now, stream, rest)
+		}
+	}
+	w.f.Close()
+	w.f = nil
 }

@@ -1,21 +1,30 @@
 package cri
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/cri/shell"
 )
 
-// What a container's process does. No process runs yet: a started
-// container describes itself in its log and then waits to be stopped,
-// and a stop signal ends it at once. (Simulated processes, which exit on
-// their own, come next.)
+// What a container's process does. A started container runs its command
+// line in the simulated shell (package shell) with what its image holds
+// (package catalog): it prints to its log, sleeps, serves, exits on its
+// own with a code, or is stopped or killed. Its exit is what the kubelet
+// turns into the pod's containerStatuses and restart decisions.
 
 // Exit codes and reasons as a container reports them. A process killed by
-// signal N exits 128+N; containerd's reason is "Completed" for 0 and
-// "Error" for anything else (or "OOMKilled"), and the kubelet copies it
-// into the pod's lastState.terminated.
+// signal N exits 128+N; containerd's reason is "Completed" for 0,
+// "OOMKilled" for a process the kernel's OOM killer ended, and "Error"
+// for anything else, and the kubelet copies it into the pod's
+// lastState.terminated.
 const (
 	exitCodeSIGKILL = 128 + 9 // 137
 	// exitCodeStartError is what containerd records when a container
@@ -24,45 +33,156 @@ const (
 
 	reasonCompleted  = "Completed"
 	reasonError      = "Error"
+	reasonOOMKilled  = "OOMKilled"
 	reasonStartError = "StartError"
 )
 
-// start makes c RUNNING and prints its description. If the log cannot be
-// written, c has failed to start and is EXITED, as in containerd. Callers
-// hold s.mu.
+// process is a started container's running program.
+type process struct {
+	sh     *shell.Process
+	kill   context.CancelFunc // SIGKILL: ends Exec at once
+	log    *logWriter
+	exited chan struct{} // closed once the exit is recorded
+}
+
+// commandLine is Kubernetes' rule for what a container runs, which the
+// runtime applies (containerd does it when it builds the OCI spec):
+//
+//	command  args   runs
+//	-        -      the image's ENTRYPOINT + CMD
+//	-        yes    the image's ENTRYPOINT + args
+//	yes      -      command (the image's CMD is ignored)
+//	yes      yes    command + args
+func commandLine(img catalog.Image, command, args []string) []string {
+	if len(command) == 0 {
+		command = img.Entrypoint
+		if len(args) == 0 {
+			args = img.Cmd
+		}
+	}
+	return append(slices.Clone(command), args...)
+}
+
+// start makes c RUNNING and starts its process. If it cannot start (no
+// command, or its log cannot be written), c has failed to start and is
+// EXITED with reason StartError, as in containerd. Callers hold s.mu.
 func (s *Server) start(c *container, sb *sandbox) error {
 	now := s.clock.Now()
-	if err := appendLog(c.logPath, now, describe(c, sb)); err != nil {
+	img := catalog.Lookup(c.image.ref)
+	argv := commandLine(img, c.config.GetCommand(), c.config.GetArgs())
+	var err error
+	if len(argv) == 0 {
+		err = errors.New("no command specified")
+	}
+	var log *logWriter
+	if err == nil {
+		log, err = openLog(c.logPath, s.clock)
+	}
+	if err != nil {
 		c.state, c.finishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, now.UnixNano()
 		c.exitCode, c.reason, c.message = exitCodeStartError, reasonStartError, err.Error()
+		s.publish(c, sb, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 		return err
 	}
 	c.state, c.startedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, now.UnixNano()
+	s.run(c, sb, img, argv, log)
+	s.publish(c, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return nil
+}
+
+// run starts c's process running argv, in a goroutine that records its
+// exit. Callers hold s.mu.
+func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string, log *logWriter) {
+	fs := shell.NewFS()
+	for name, data := range img.Files {
+		fs.WriteFile(name, []byte(data))
+	}
+	sh := shell.New(shell.Options{Clock: s.clock, FS: fs, Stdout: log.stream("stdout"), Stderr: log.stream("stderr"),
+		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
+		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes()})
+	if !img.Known {
+		// An image the catalog does not know serves the ports its pod
+		// declares, as the app it stands for would.
+		for _, pm := range sb.config.GetPortMappings() {
+			sh.Listen(pm.GetContainerPort())
+		}
+	}
+	ctx, kill := context.WithCancel(context.Background())
+	p := &process{sh: sh, kill: kill, log: log, exited: make(chan struct{})}
+	c.proc = p
+	s.log.Info("running container process", "container", c.config.GetMetadata().GetName(), "id", c.id, "argv", quoteArgs(argv))
+	go func() {
+		code, err := sh.Exec(ctx, argv)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c.proc != p || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return // killed: the exit is recorded already
+		}
+		reason := reasonError
+		switch {
+		case errors.Is(err, shell.ErrOOMKilled):
+			reason = reasonOOMKilled
+		case code == 0:
+			reason = reasonCompleted
+		}
+		s.exit(c, int32(code), reason)
+		s.log.Info("container exited", "container", c.config.GetMetadata().GetName(), "id", c.id,
+			"exitCode", code, "reason", reason)
+	}()
+}
+
+// environment is the process's environment: the image's ENV, then
+// HOSTNAME, then what the container config sets, later names overriding
+// earlier ones, as containerd builds it.
+func environment(img catalog.Image, cfg *runtimeapi.ContainerConfig, sb *sandbox) []string {
+	env := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, img.Env...)
+	env = append(env, "HOSTNAME="+hostname(sb))
+	for _, kv := range cfg.GetEnvs() {
+		env = append(env, kv.GetKey()+"="+string(kv.GetValue()))
+	}
+	return env
+}
+
+// hostname is the pod's: the sandbox's hostname, which the kubelet sets
+// to the pod's name (or spec.hostname).
+func hostname(sb *sandbox) string {
+	if h := sb.config.GetHostname(); h != "" {
+		return h
+	}
+	return sb.config.GetMetadata().GetName()
 }
 
 // stop ends a running c as StopContainer asks. CRI's timeout is the grace
 // period: containerd sends the stop signal (SIGTERM) and kills with
-// SIGKILL when it runs out — and with a timeout of 0, as `crictl stop`
-// sends by default, it sends SIGKILL straight away (exit 137, "Error").
-// Given any grace period, as the kubelet always gives (at least 2 s), the
-// container honours SIGTERM at once and exits 0 ("Completed"), the way
-// nginx does, and as mkube's containers always have. Callers hold s.mu.
+// SIGKILL when it runs out, or straight away with a timeout of 0, as
+// `crictl stop` sends by default. A process that handles SIGTERM (nginx,
+// redis...) exits on its own before that; a shell as PID 1 does not, so
+// `sleep 3600` is killed when the grace period ends, as in a real
+// container. stop waits without holding s.mu.
 func (s *Server) stop(c *container, timeout int64) {
+	s.mu.Lock()
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		s.mu.Unlock()
 		return
 	}
 	if timeout <= 0 {
 		s.kill(c)
+		s.mu.Unlock()
 		return
 	}
-	now := s.clock.Now()
-	if err := appendLog(c.logPath, now, "received SIGTERM; exiting with code 0"); err != nil {
-		s.log.Warn("container log", "id", c.id, "err", err)
+	p := c.proc
+	p.sh.Terminate()
+	s.log.Info("sent SIGTERM to container", "container", c.config.GetMetadata().GetName(), "id", c.id, "timeout", timeout)
+	s.mu.Unlock()
+	select {
+	case <-p.exited:
+	case <-s.clock.After(time.Duration(timeout) * time.Second):
+		s.mu.Lock()
+		if c.proc == p {
+			s.kill(c)
+		}
+		s.mu.Unlock()
 	}
-	s.exit(c, 0, reasonCompleted)
-	s.log.Info("stopped container", "container", c.config.GetMetadata().GetName(), "id", c.id,
-		"signal", "SIGTERM", "timeout", timeout, "exitCode", 0)
 }
 
 // kill ends a running c with SIGKILL: the process prints nothing more and
@@ -76,50 +196,16 @@ func (s *Server) kill(c *container) {
 		"signal", "SIGKILL", "exitCode", exitCodeSIGKILL)
 }
 
+// exit records that c's process ended. Callers hold s.mu.
 func (s *Server) exit(c *container, code int32, reason string) {
 	c.state, c.finishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, s.clock.Now().UnixNano()
 	c.exitCode, c.reason = code, reason
-}
-
-// describe is what a started container prints: where it came from and
-// what it would see, so `crictl logs` (and later `kubectl logs`) teaches
-// how a container config becomes a process. Environment values are left
-// out: they may come from Secrets.
-func describe(c *container, sb *sandbox) string {
-	md, pod := c.config.GetMetadata(), sb.config.GetMetadata()
-	lines := []string{
-		fmt.Sprintf("mkube container %q (attempt %d) of pod %s/%s", md.GetName(), md.GetAttempt(), pod.GetNamespace(), pod.GetName()),
-		fmt.Sprintf("image: %s (%s)", c.image.ref, c.image.id),
+	if p := c.proc; p != nil {
+		p.kill()
+		p.log.close() // what a killed process still prints is lost
+		close(p.exited)
 	}
-	cmd, args := c.config.GetCommand(), c.config.GetArgs()
-	switch {
-	case len(cmd) == 0 && len(args) == 0:
-		lines = append(lines, "command: the image's default entrypoint and command")
-	case len(cmd) == 0:
-		lines = append(lines, "command: the image's entrypoint, with args: "+quoteArgs(args))
-	default:
-		lines = append(lines, "command: "+quoteArgs(append(append([]string{}, cmd...), args...)))
-	}
-	if wd := c.config.GetWorkingDir(); wd != "" {
-		lines = append(lines, "working directory: "+wd)
-	}
-	var names []string
-	for _, e := range c.config.GetEnvs() {
-		names = append(names, e.GetKey())
-	}
-	if len(names) == 0 {
-		names = []string{"none"}
-	}
-	lines = append(lines, "environment variables: "+strings.Join(names, " "))
-	for _, m := range c.config.GetMounts() {
-		ro := ""
-		if m.GetReadonly() {
-			ro = " (read-only)"
-		}
-		lines = append(lines, fmt.Sprintf("mount: %s <- %s%s", m.GetContainerPath(), m.GetHostPath(), ro))
-	}
-	lines = append(lines, "started; running until stopped")
-	return strings.Join(lines, "\n")
+	s.publish(c, s.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
 // quoteArgs joins a command line, quoting the words a shell would split.
@@ -132,4 +218,18 @@ func quoteArgs(words []string) string {
 		out[i] = w
 	}
 	return strings.Join(out, " ")
+}
+
+// resume starts the process of a restored RUNNING container again: the
+// in-process runtime died with its kubelet, and its processes with it,
+// so a restored container runs its command line from the start, keeping
+// its startedAt. Callers hold s.mu.
+func (s *Server) resume(c *container, sb *sandbox) error {
+	img := catalog.Lookup(c.image.ref)
+	log, err := openLog(c.logPath, s.clock)
+	if err != nil {
+		return err
+	}
+	s.run(c, sb, img, commandLine(img, c.config.GetCommand(), c.config.GetArgs()), log)
+	return nil
 }

@@ -30,8 +30,8 @@ type Options struct {
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
 // generated Unimplemented servers, so the calls it does not serve yet
-// (Exec, Attach, PortForward, the stats calls, UpdateContainerResources,
-// the streaming lists) answer codes.Unimplemented, which CRI clients such
+// (Exec, Attach, PortForward, the stats calls, UpdateContainerResources)
+// answer codes.Unimplemented, which CRI clients such
 // as crictl and the kubelet understand.
 type Server struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
@@ -51,8 +51,9 @@ type Server struct {
 	// removed, as containerd does: a second RunPodSandbox for the same
 	// pod and attempt, or a second CreateContainer for the same container
 	// and attempt, is refused. That is why the kubelet counts attempts.
-	names map[string]string // name → ID
-	ips   *podIPs
+	names       map[string]string // name → ID
+	ips         *podIPs
+	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
 }
 
 // New returns an empty runtime.
@@ -66,7 +67,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, clock: opts.Clock, log: opts.Log, ips: ips,
 		sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
-		images: map[string]*image{}, names: map[string]string{}}
+		images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}

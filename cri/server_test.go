@@ -186,24 +186,23 @@ func TestContainerLifecycle(t *testing.T) {
 		t.Fatalf("after stop: state %s exit %d reason %q finishedAt %d, want EXITED 0 Completed at t0+3s", st.State, st.ExitCode, st.Reason, st.FinishedAt)
 	}
 
+	// The log is what nginx printed, on the stream it uses, stamped when
+	// it printed it: at its start, and when the stop signal reached it.
 	ts := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339Nano) }
-	want := strings.Join([]string{
-		ts(2*time.Second) + ` stdout F mkube container "nginx" (attempt 0) of pod default/web`,
-		ts(2*time.Second) + " stdout F image: docker.io/library/nginx:1.25 (" + imageRef + ")",
-		ts(2*time.Second) + ` stdout F command: nginx -g "daemon off;"`,
-		ts(2*time.Second) + " stdout F environment variables: PASSWORD MODE",
-		ts(2*time.Second) + " stdout F mount: /etc/nginx/conf.d <- /var/lib/kubelet/pods/uid-web/volumes/conf (read-only)",
-		ts(2*time.Second) + " stdout F started; running until stopped",
-		ts(3*time.Second) + " stdout F received SIGTERM; exiting with code 0",
-	}, "\n") + "\n"
-	if got, err := os.ReadFile(wantLog); err != nil || string(got) != want {
-		t.Errorf("log file (err %v):\n%s\nwant:\n%s", err, got, want)
+	got, err := os.ReadFile(wantLog)
+	for _, line := range []string{
+		ts(2*time.Second) + " stderr F 2026/08/03 10:15:44 [notice] 1#1: start worker processes\n",
+		ts(3*time.Second) + " stderr F 2026/08/03 10:15:45 [notice] 1#1: signal 3 (SIGQUIT) received, shutting down\n",
+	} {
+		if err != nil || !strings.Contains(string(got), line) {
+			t.Errorf("log file (err %v):\n%s\nwant a line\n%s", err, got, line)
+		}
 	}
 
 	if _, err := h.rt.RemoveContainer(h.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.rt.ContainerStatus(h.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	_, err = h.rt.ContainerStatus(h.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
 	if status.Code(err) != codes.NotFound {
 		t.Fatalf("ContainerStatus after remove: %v, want NotFound", err)
 	}

@@ -72,10 +72,11 @@ func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
 		t.Errorf("containerID %q, want mkube:// and the runtime's ID %v", id, field(ins, "status", "id"))
 	}
 
-	// kubectl logs reads the file the runtime wrote.
-	if out := k.mustKubectl(t, "logs", "web"); !strings.Contains(out, `mkube container "web" (attempt 0) of pod default/web`) {
-		t.Errorf("kubectl logs web:\n%s\nwant the runtime's description of the container", out)
-	}
+	// kubectl logs reads the file the runtime wrote: what nginx printed.
+	testserver.EventuallyWithin(t, 30*time.Second, "kubectl logs web shows nginx's startup", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "logs", "web")
+		return strings.Contains(out, "[notice] 1#1: start worker processes\n"), out
+	})
 
 	// A new image is a new container, attempt 1; the one it replaced
 	// stays exited in the runtime, for lastState and `logs --previous`.
@@ -84,10 +85,14 @@ func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
 		out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].image} {.status.containerStatuses[0].restartCount}")
 		return out == "nginx:1.26 1", out
 	})
-	if out := k.mustKubectl(t, "logs", "web", "--previous"); !strings.Contains(out, "(attempt 0)") || !strings.HasSuffix(out, "received SIGTERM; exiting with code 0\n") {
-		t.Errorf("kubectl logs web --previous:\n%s\nwant attempt 0, ending with its SIGTERM line", out)
+	if out := k.mustKubectl(t, "logs", "web", "--previous"); !strings.Contains(out, "signal 3 (SIGQUIT) received, shutting down\n") || !strings.HasSuffix(out, "[notice] 1#1: exit\n") {
+		t.Errorf("kubectl logs web --previous:\n%s\nwant attempt 0's shutdown, ending with its exit", out)
 	}
-	if out := k.mustKubectl(t, "logs", "web", "--timestamps", "--tail=1"); !timestamped.MatchString(out) || !strings.HasSuffix(out, " started; running until stopped\n") {
+	testserver.EventuallyWithin(t, 30*time.Second, "attempt 1 printed its startup", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "logs", "web")
+		return strings.Contains(out, "start worker process 29\n"), out
+	})
+	if out := k.mustKubectl(t, "logs", "web", "--timestamps", "--tail=1"); !timestamped.MatchString(out) || !strings.HasSuffix(out, " start worker process 29\n") {
 		t.Errorf("kubectl logs web --timestamps --tail=1: %q, want the last line after its time", out)
 	}
 	all := parseTable(t, crictl.must(t, "ps", "-a", "--label", "io.kubernetes.container.name=web"))

@@ -2,7 +2,10 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +52,20 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
+	// A container that exited and restarts now is first reported as it
+	// ended (Completed, Error, OOMKilled), as the kubelet reports what it
+	// found before acting on it: that is the STATUS a user sees between
+	// two runs.
+	for _, c := range pod.Spec.Containers {
+		if k.restartsNow(pod, sb.Containers[c.Name]) {
+			stored, err := k.reportStatus(ctx, pod, sb, nil)
+			if err != nil || stored == nil {
+				return err // retried, or absorbed: the pod is gone
+			}
+			pod = stored
+			break
+		}
+	}
 	waiting := map[string]*corev1.ContainerStateWaiting{}
 	for _, c := range pod.Spec.Containers {
 		w, err := k.syncContainer(ctx, pod, sb, c)
@@ -67,12 +84,14 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // syncContainer makes container c run with the image its spec names, in
-// the pod's sandbox sb. It returns a waiting state if c cannot start for
-// now.
+// the pod's sandbox sb, as the pod's restart policy allows. It returns a
+// waiting state if c cannot start for now.
 func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
 	cur := sb.Containers[c.Name]
-	if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+	switch {
+	case cur == nil:
+	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		if cur.Image == c.Image {
 			return nil, nil // nothing to do: the common case
 		}
@@ -81,6 +100,22 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		if err := k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}
+	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
+		if !shouldRestart(pod.Spec.RestartPolicy, cur.ExitCode) {
+			return nil, nil // it stays terminated
+		}
+		bkey := backOffKey(string(pod.UID), c.Name)
+		if remaining, delay := k.backOff.wait(bkey, cur.FinishedAt); remaining > 0 {
+			k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
+			k.log.Info("container keeps exiting: waiting before its restart (CrashLoopBackOff)", "pod", key, "container", c.Name,
+				"exitCode", cur.ExitCode, "backOff", delay, "restartIn", remaining.Round(time.Millisecond))
+			k.queue.AddAfter(key, remaining)
+			return &corev1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff,
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podRef(pod))}, nil
+		}
+		k.backOff.next(bkey, cur.FinishedAt)
+		k.log.Info("container exited: restarting it as its restart policy says", "pod", key, "container", c.Name,
+			"exitCode", cur.ExitCode, "reason", cur.Reason, "restartPolicy", pod.Spec.RestartPolicy, "restartCount", cur.Attempt+1)
 	}
 	id := ""
 	if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -133,6 +168,37 @@ func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *runtimeContain
 	}
 }
 
+// reasonCrashLoopBackOff is a container's waiting reason while its
+// restart is delayed (backoff.go).
+const reasonCrashLoopBackOff = "CrashLoopBackOff"
+
+// shouldRestart is the restart policy (seed 003 §5.2): Always restarts
+// a container whatever its exit code, OnFailure only after a non-zero one
+// (an OOM kill is 137), Never never.
+func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// restartsNow: rc exited and is restarted on this sync, not delayed.
+func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
+	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !shouldRestart(pod.Spec.RestartPolicy, rc.ExitCode) {
+		return false
+	}
+	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)
+	return remaining == 0
+}
+
+// podRef names a pod as the kubelet's messages do: "name_namespace(uid)".
+func podRef(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
 // minGracePeriod is the kubelet's minimumGracePeriodInSeconds: a
 // container is always given 2 s to stop, even when asked for less.
 const minGracePeriod = 2
@@ -162,6 +228,31 @@ func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (
 	return sb.Containers[name], nil
 }
 
+// terminate runs terminatePod for pod in its own goroutine, once at a
+// time per pod: stopping containers waits out their grace periods (30 s
+// for a `sleep` that ignores SIGTERM), which must not hold a worker that
+// other pods need. When it is done the pod is synced again, which
+// finishes the deletion if a stop had failed.
+func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.terminating[pod.UID] {
+		return nil
+	}
+	k.terminating[pod.UID] = true
+	go func() {
+		err := k.terminatePod(ctx, pod)
+		k.mu.Lock()
+		delete(k.terminating, pod.UID)
+		k.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			k.log.Warn("pod termination failed; retrying", "pod", client.KeyOf(pod), "err", err)
+			k.queue.AddRateLimited(client.KeyOf(pod))
+		}
+	}()
+	return nil
+}
+
 // terminatePod finishes a graceful deletion (seed 003, the pod's end).
 // `kubectl delete pod` made the API server only set deletionTimestamp;
 // the kubelet now stops the containers, reports them terminated, and
@@ -169,7 +260,8 @@ func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (
 // keeps it from deleting a new pod that took the same name meanwhile.
 //
 // The runtime stops each container with the deletion's grace period as
-// StopContainer's timeout; mkube's containers honour SIGTERM at once.
+// StopContainer's timeout, all at once: a server that handles SIGTERM
+// exits at once, a PID 1 that does not is killed when the time is up.
 func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := client.KeyOf(pod)
 	sb, err := k.runtime.podSandbox(ctx, pod.UID)
@@ -180,15 +272,19 @@ func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 		grace := gracePeriod(pod.DeletionGracePeriodSeconds)
 		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
 			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
-		for _, c := range pod.Spec.Containers {
+		var stops sync.WaitGroup
+		errs := make([]error, len(pod.Spec.Containers))
+		for i, c := range pod.Spec.Containers {
 			cur := sb.Containers[c.Name]
 			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				continue
 			}
 			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			if err := k.stopContainer(ctx, cur, grace); err != nil {
-				return err // retried
-			}
+			stops.Go(func() { errs[i] = k.stopContainer(ctx, cur, grace) })
+		}
+		stops.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err // retried
 		}
 		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
 			return err // retried

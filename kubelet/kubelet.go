@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -53,6 +54,9 @@ type Config struct {
 	// host). The node status reports the port actually used.
 	Address string
 	Port    int
+	// BackOffInitial and BackOffMax bound the crash-loop back-off
+	// (backoff.go); 0 means Kubernetes' 10 s and 5 min.
+	BackOffInitial, BackOffMax time.Duration
 	// Workers is how many pods are synced at once; 0 means 5. A real
 	// kubelet has one goroutine per pod; a few workers are enough for a
 	// fake whose only slow step is the pull delay.
@@ -70,8 +74,14 @@ type Kubelet struct {
 	recorder *record.Recorder
 	informer *client.Informer         // pods with spec.nodeName = this node
 	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
+	backOff  *backOff
 	clock    clock.WithTickerAndDelayedExecution
 	log      *slog.Logger
+
+	// terminating holds the pods whose containers are being stopped
+	// (pods.go), each by its own goroutine.
+	mu          sync.Mutex
+	terminating map[types.UID]bool
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -106,6 +116,12 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 5
 	}
+	if cfg.BackOffInitial <= 0 {
+		cfg.BackOffInitial = DefaultBackOffInitial
+	}
+	if cfg.BackOffMax <= 0 {
+		cfg.BackOffMax = DefaultBackOffMax
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -126,7 +142,9 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 		// Step 12: the kubelet list-watches only the pods bound to its node.
 		informer: client.NewInformer(c, client.Pods, "",
 			client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.NodeName}, log),
-		queue: workqueue.New[string](cfg.Clock),
+		queue:       workqueue.New[string](cfg.Clock),
+		backOff:     newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		terminating: map[types.UID]bool{},
 	}
 	k.informer.AddHandler(client.Handler{
 		OnAdd:    k.enqueue,
@@ -141,7 +159,8 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 // before the node could be registered.
 //
 // Goroutines, all stopped by ctx: the event recorder, the heartbeat loop,
-// the pod informer, and Workers pod workers (stopped by shutting down the
+// the pod informer, the container-event watch (pleg.go), and Workers pod
+// workers (stopped by shutting down the
 // queue once ctx ends). Run returns after all of them have.
 func (k *Kubelet) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -167,6 +186,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if !client.WaitForSync(ctx, k.informer) {
 		return nil
 	}
+	wg.Go(func() { k.watchContainerEvents(ctx) })
 	k.restorePods(ctx)
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)

@@ -75,7 +75,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	}
 	switch podActionFor(pod) {
 	case actionTerminate:
-		return k.terminatePod(ctx, pod)
+		return k.terminate(ctx, pod)
 	case actionRelease:
 		return k.releasePod(ctx, pod, "pod finished") // an error is retried
 	}
@@ -104,14 +104,16 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		if err := os.RemoveAll(dir); err != nil {
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
+		k.backOff.forget(string(uid))
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}
 	return nil
 }
 
 // releasePod frees the sandboxes (and IP) of a pod that will not run
-// again: StopPodSandbox, then RemovePodSandbox, as the kubelet's pod
-// cleanup does. Its logs stay, for `kubectl logs` of a finished pod.
+// again: StopPodSandbox, as the kubelet's pod cleanup does. Its dead
+// containers stay, with their logs, for `kubectl logs` of a finished pod,
+// until the pod is deleted (forgetPod).
 func (k *Kubelet) releasePod(ctx context.Context, pod *corev1.Pod, why string) error {
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		LabelSelector: map[string]string{labelPodUID: string(pod.UID)}}})
@@ -119,10 +121,13 @@ func (k *Kubelet) releasePod(ctx context.Context, pod *corev1.Pod, why string) e
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}
 	for _, sb := range list.GetItems() {
-		if err := k.removeSandbox(ctx, sb.GetId()); err != nil {
-			return err
+		if sb.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
 		}
-		k.log.Info("removed pod sandbox: "+why, "pod", client.KeyOf(pod), "sandbox", sb.GetId())
+		if _, err := k.runtime.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.GetId()}); err != nil && status.Code(err) != codes.NotFound {
+			return fmt.Errorf("stop pod sandbox: %w", err)
+		}
+		k.log.Info("stopped pod sandbox: "+why, "pod", client.KeyOf(pod), "sandbox", sb.GetId())
 	}
 	return nil
 }

@@ -81,6 +81,11 @@ func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.C
 	if rc.Previous != nil {
 		cs.LastTerminationState.Terminated = terminated(rc.Previous)
 	}
+	if rc.State == runtimeapi.ContainerState_CONTAINER_EXITED && cs.State.Waiting != nil {
+		// Waiting to run again (CrashLoopBackOff): the exit it waits after
+		// is its last state.
+		cs.LastTerminationState.Terminated = terminated(rc)
+	}
 	return cs
 }
 

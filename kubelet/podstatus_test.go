@@ -76,7 +76,7 @@ func newTestPod() *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "uid-1"},
 		Spec: corev1.PodSpec{NodeName: "node01", RestartPolicy: corev1.RestartPolicyAlways, Containers: []corev1.Container{
-			{Name: "web", Image: "nginx:1.25"}, {Name: "sidecar", Image: "busybox:1.36"},
+			{Name: "web", Image: "nginx:1.25"}, {Name: "sidecar", Image: "redis:7"},
 		}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(-time.Minute))},

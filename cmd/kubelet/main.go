@@ -38,6 +38,8 @@ func main() {
 	podLogsDir := flag.String("pod-logs-dir", kubelet.DefaultPodLogsDir, "where the runtime writes container logs and the kubelet reads them")
 	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
 	port := flag.Int("port", 10250, "port of the kubelet API")
+	backOffInitial := flag.Duration("crash-loop-backoff-initial", kubelet.DefaultBackOffInitial, "delay before restarting a container that exited again soon after its restart; doubles each time")
+	backOffMax := flag.Duration("crash-loop-backoff-max", kubelet.DefaultBackOffMax, "the longest delay before restarting a crashing container (CrashLoopBackOff); running twice as long resets it")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -50,7 +52,8 @@ func main() {
 	}
 	log := logging.New("kubelet", *logLevel)
 	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log,
-		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir}
+		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir,
+		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax}
 	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)

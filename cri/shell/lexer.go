@@ -28,10 +28,13 @@ func (w word) literal() (string, bool) {
 	return b.String(), true
 }
 
-// token is a word or an operator: ";", "\n", "&&", "||", ">", ">>".
+// token is a word or an operator: ";", "\n", "&&", "||", ">", ">>" or
+// ">&". A redirection's fd is the stream it redirects (1, or 2 for
+// "2>"), and ">&N"'s dup is N.
 type token struct {
-	word word
-	op   string
+	word    word
+	op      string
+	fd, dup int
 }
 
 // lex splits a script into tokens. A '#' at the start of a word begins a
@@ -95,12 +98,22 @@ func lex(script string) ([]token, error) {
 			toks = append(toks, token{op: string([]byte{c, c})})
 			i++
 		case c == '>':
+			fd := 1
+			if s := text.String(); inWord && cur == nil && (s == "1" || s == "2") { // "2>" redirects stderr
+				fd = int(s[0] - '0')
+				text.Reset()
+				inWord = false
+			}
 			endWord()
-			if i+1 < len(script) && script[i+1] == '>' {
-				toks = append(toks, token{op: ">>"})
+			switch {
+			case i+1 < len(script) && script[i+1] == '>':
+				toks = append(toks, token{op: ">>", fd: fd})
 				i++
-			} else {
-				toks = append(toks, token{op: ">"})
+			case i+2 < len(script) && script[i+1] == '&' && (script[i+2] == '1' || script[i+2] == '2'):
+				toks = append(toks, token{op: ">&", fd: fd, dup: int(script[i+2] - '0')})
+				i += 2
+			default:
+				toks = append(toks, token{op: ">", fd: fd})
 			}
 		default:
 			text.WriteByte(c)

@@ -35,16 +35,18 @@ type (
 		els          *list   // nil if there is no else
 	}
 	simple struct {
-		assigns  []assignment
-		words    []word
-		redirect *redirect
+		assigns   []assignment
+		words     []word
+		redirects []redirect // in order: "> /dev/null 2>&1" differs from "2>&1 > /dev/null"
 	}
 	assignment struct {
 		name  string
 		value word
 	}
 	redirect struct {
-		append bool
+		fd     int  // 1 (stdout) or 2 (stderr)
+		dup    int  // ">&N": the stream fd now goes where N goes; 0 for a file
+		append bool // ">>"
 		target word
 	}
 )
@@ -266,15 +268,18 @@ func (p *parser) simple() (node, error) {
 	for p.pos < len(p.toks) {
 		t := p.toks[p.pos]
 		switch {
+		case t.op == ">&":
+			s.redirects = append(s.redirects, redirect{fd: t.fd, dup: t.dup})
+			p.pos++
 		case t.op == ">" || t.op == ">>":
 			p.pos++
 			if p.pos >= len(p.toks) || p.toks[p.pos].op != "" {
 				return nil, fmt.Errorf("syntax error: a redirection needs a file name")
 			}
-			s.redirect = &redirect{append: t.op == ">>", target: p.toks[p.pos].word}
+			s.redirects = append(s.redirects, redirect{fd: t.fd, append: t.op == ">>", target: p.toks[p.pos].word})
 			p.pos++
 		case t.op != "":
-			if len(s.words) == 0 && len(s.assigns) == 0 && s.redirect == nil {
+			if len(s.words) == 0 && len(s.assigns) == 0 && len(s.redirects) == 0 {
 				return nil, p.unexpected()
 			}
 			return s, nil

@@ -28,6 +28,7 @@ type Process struct {
 	programs map[string]Program
 	term     chan struct{} // closed by Terminate
 	termOnce sync.Once
+	res      resources
 }
 
 // Options start a Process.
@@ -41,12 +42,16 @@ type Options struct {
 	// Programs are what the image has besides the shell's own (nginx,
 	// redis-server...), by name.
 	Programs map[string]Program
+	// MemoryLimit is the container's limits.memory in bytes (0: none):
+	// using more is an OOM kill.
+	MemoryLimit int64
 }
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
 	p := &Process{Clock: o.Clock, FS: o.FS, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname,
-		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{})}
+		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
+		res: resources{limit: o.MemoryLimit}}
 	if p.Clock == nil {
 		p.Clock = clock.RealClock{}
 	}
@@ -63,7 +68,8 @@ func New(o Options) *Process {
 }
 
 // ErrKilled is what Exec returns when ctx ends first: the process was
-// killed (SIGKILL), and its exit code is 137.
+// killed (SIGKILL), and its exit code is 137. (ErrOOMKilled is the other
+// way a process is killed.)
 var ErrKilled = errors.New("killed")
 
 // exitError unwinds the interpreter on `exit N`.
@@ -72,7 +78,8 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Exec runs argv as the container's process (argv[0] is the program:
-// "sh", "/bin/echo", ...) and returns its exit code, or ErrKilled.
+// "sh", "/bin/echo", ...) and returns its exit code, and ErrKilled or
+// ErrOOMKilled if it did not end on its own.
 func (p *Process) Exec(ctx context.Context, argv []string) (int, error) {
 	if len(argv) == 0 {
 		return 0, nil
@@ -82,6 +89,8 @@ func (p *Process) Exec(ctx context.Context, argv []string) (int, error) {
 	switch {
 	case errors.As(err, &exit):
 		return exit.code, nil
+	case errors.Is(err, ErrOOMKilled):
+		return 137, ErrOOMKilled
 	case err != nil:
 		return 137, ErrKilled
 	}
@@ -215,15 +224,30 @@ func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error
 		}
 		defer func() { p.env = saved }()
 	}
-	if s.redirect != nil {
-		target := strings.Join(p.expandWord(s.redirect.target), " ")
-		f, err := p.FS.openWrite(target, s.redirect.append)
-		if err != nil {
-			fmt.Fprintf(p.Stderr, "sh: can't create %s: %v\n", target, err)
-			p.status = 1
-			return nil
+	if len(s.redirects) > 0 {
+		// Programs print errors on p.Stderr: it is swapped for the command.
+		savedErr := p.Stderr
+		defer func() { p.Stderr = savedErr }()
+		streams := map[int]io.Writer{1: out, 2: p.Stderr}
+		for _, r := range s.redirects {
+			if r.dup != 0 {
+				streams[r.fd] = streams[r.dup]
+				continue
+			}
+			target := strings.Join(p.expandWord(r.target), " ")
+			if target == "/dev/null" {
+				streams[r.fd] = io.Discard
+				continue
+			}
+			f, err := p.FS.openWrite(target, r.append)
+			if err != nil {
+				fmt.Fprintf(p.Stderr, "sh: can't create %s: %v\n", target, err)
+				p.status = 1
+				return nil
+			}
+			streams[r.fd] = f
 		}
-		out = f
+		out, p.Stderr = streams[1], streams[2]
 	}
 	return p.call(ctx, argv, out)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,9 @@ func TestScripts(t *testing.T) {
 		{"the liveness example's file dance", `touch /tmp/healthy; test -f /tmp/healthy && echo up; rm -f /tmp/healthy; [ -e /tmp/healthy ] || echo gone`,
 			nil, "up\ngone\n", "", 0},
 		{"redirects write and append", `echo a > /tmp/f; echo b >> /tmp/f; cat /tmp/f`, nil, "a\nb\n", "", 0},
+		{"2> and >&2 move stderr and stdout", `cat /nope 2> /tmp/err; echo to-err >&2; cat /tmp/err`, nil,
+			"cat: can't open '/nope': No such file or directory\n", "to-err\n", 0},
+		{"> /dev/null 2>&1 silences both, in order", `cat /nope > /dev/null 2>&1; echo out 2>&1 > /dev/null`, nil, "", "", 0},
 		{"mkdir and ls", `mkdir -p /data/x; touch /data/b /data/a; ls /data`, nil, "a\nb\nx\n", "", 0},
 		{"if, elif, else", `for n in 1 2 3; do if [ $n -eq 1 ]; then echo one; elif [ $n = 2 ]; then echo two; else echo many; fi; done`,
 			nil, "one\ntwo\nmany\n", "", 0},
@@ -178,6 +182,26 @@ func waitUntil(t *testing.T, cond func() bool) {
 	for end := time.Now().Add(5 * time.Second); !cond(); runtime.Gosched() {
 		if time.Now().After(end) {
 			t.Fatal("the process never got there")
+		}
+	}
+}
+
+// A program that holds more memory than the limit is OOM-killed: exit
+// 137, ErrOOMKilled; under the limit it runs on.
+func TestMemoryAboveTheLimitIsAnOOMKill(t *testing.T) {
+	hog := func(_ context.Context, p *Process, args []string, _ io.Writer) (int, error) {
+		n, _ := strconv.ParseInt(args[0], 10, 64)
+		return 0, p.UseMemory(n)
+	}
+	for _, tc := range []struct {
+		use, limit int64
+		code       int
+		err        error
+	}{{use: 50, limit: 100}, {use: 200, limit: 0}, {use: 101, limit: 100, code: 137, err: ErrOOMKilled}} {
+		p := New(Options{MemoryLimit: tc.limit, Programs: map[string]Program{"hog": hog}})
+		code, err := p.Exec(context.Background(), []string{"sh", "-c", "hog " + strconv.FormatInt(tc.use, 10) + "; echo after"})
+		if code != tc.code || !errors.Is(err, tc.err) || p.MemoryUsage() != tc.use {
+			t.Errorf("use %d of %d: exit %d, %v, memory %d; want %d, %v", tc.use, tc.limit, code, err, p.MemoryUsage(), tc.code, tc.err)
 		}
 	}
 }

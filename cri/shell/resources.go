@@ -1,0 +1,61 @@
+package shell
+
+import (
+	"errors"
+	"slices"
+	"sync"
+)
+
+// What a process holds besides its output: memory, which a container's
+// limit bounds, and the ports it listens on, which probes and Services
+// reach. Programs of the image (stress, nginx...) set them; the runtime
+// reads them.
+
+// ErrOOMKilled is what Exec returns when the process used more memory
+// than its limit: the kernel's OOM killer ended it with SIGKILL (exit
+// 137), and the runtime reports the reason "OOMKilled".
+var ErrOOMKilled = errors.New("OOM killed")
+
+// resources are guarded by their own lock: the runtime reads them while
+// the process runs.
+type resources struct {
+	mu        sync.Mutex
+	limit     int64 // bytes; 0 is no limit
+	memory    int64 // bytes in use
+	listening []int32
+}
+
+// UseMemory sets how much memory the process holds now. Above the limit
+// it returns ErrOOMKilled, which the program returns to end the process.
+func (p *Process) UseMemory(bytes int64) error {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	p.res.memory = bytes
+	if p.res.limit > 0 && bytes > p.res.limit {
+		return ErrOOMKilled
+	}
+	return nil
+}
+
+// MemoryUsage is the memory the process holds, in bytes.
+func (p *Process) MemoryUsage() int64 {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	return p.res.memory
+}
+
+// Listen opens a TCP port: the process accepts connections on it.
+func (p *Process) Listen(port int32) {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	if !slices.Contains(p.res.listening, port) {
+		p.res.listening = append(p.res.listening, port)
+	}
+}
+
+// Listening reports whether the process accepts connections on port.
+func (p *Process) Listening(port int32) bool {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	return slices.Contains(p.res.listening, port)
+}
