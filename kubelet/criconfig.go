@@ -81,9 +81,30 @@ func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageR
 		Envs:       containerEnvs(pod, c),
 		Mounts:     containerMounts(pod, c),
 		Labels:     labels,
+		Linux:      &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
 		// Relative to the sandbox's log directory: one file per attempt.
 		LogPath: fmt.Sprintf("%s/%d.log", c.Name, attempt),
 	}
+}
+
+// containerResources is how the kubelet turns requests and limits into
+// cgroup settings (kuberuntime's generateLinuxContainerResources): the
+// memory limit is what the runtime OOM-kills above; cpu requests become
+// shares (1024 per CPU, at least 2) and cpu limits a CFS quota per 100 ms
+// period.
+func containerResources(c corev1.Container) *runtimeapi.LinuxContainerResources {
+	const cfsPeriod = 100_000 // µs
+	r := &runtimeapi.LinuxContainerResources{CpuShares: 2}
+	if cpu, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		r.CpuShares = max(cpu.MilliValue()*1024/1000, 2)
+	}
+	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		r.CpuPeriod, r.CpuQuota = cfsPeriod, max(cpu.MilliValue()*cfsPeriod/1000, 1000)
+	}
+	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		r.MemoryLimitInBytes = mem.Value()
+	}
+	return r
 }
 
 // containerEnvs are the variables whose values the kubelet knows without
