@@ -56,7 +56,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	// ended (Completed, Error, OOMKilled), as the kubelet reports what it
 	// found before acting on it: that is the STATUS a user sees between
 	// two runs.
-	for _, c := range pod.Spec.Containers {
+	for _, c := range allContainers(pod) {
 		if k.restartsNow(pod, sb.Containers[c.Name]) {
 			stored, err := k.reportStatus(ctx, pod, sb, nil)
 			if err != nil || stored == nil {
@@ -67,7 +67,14 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 	waiting := map[string]*corev1.ContainerStateWaiting{}
+	initialized, err := k.syncInitContainers(ctx, pod, sb, waiting)
+	if err != nil {
+		return err // retried
+	}
 	for _, c := range pod.Spec.Containers {
+		if !initialized {
+			break
+		}
 		w, err := k.syncContainer(ctx, pod, sb, c)
 		if err != nil {
 			return err // retried
@@ -83,8 +90,77 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
+// syncInitContainers runs the pod's init containers in order, each to
+// completion before the next starts (Kubernetes' init containers): it
+// starts the first one not done yet, restarts it after a failure unless
+// the pod's policy is Never, and reports whether all are done, so that
+// the app containers may start. A sidecar (an init container with
+// restartPolicy Always) is started in its turn and kept running, and
+// the next one starts once it has started.
+func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) (bool, error) {
+	for _, c := range pod.Spec.InitContainers {
+		cur := sb.Containers[c.Name]
+		switch {
+		case isSidecar(c):
+			w, err := k.syncContainer(ctx, pod, sb, c)
+			if err != nil {
+				return false, err
+			}
+			if w != nil {
+				waiting[c.Name] = w
+			}
+			if cur == nil || cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
+				return false, nil // the next one waits until it has started
+			}
+		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0:
+			// Done: an init container that succeeded never runs again.
+		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			return false, nil
+		default:
+			w, err := k.syncContainer(ctx, pod, sb, c)
+			if w != nil {
+				waiting[c.Name] = w
+			}
+			if err == nil && cur == nil {
+				k.log.Info("running init container", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name)
+			}
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// isSidecar: an init container that keeps running beside the app
+// containers (restartPolicy: Always on the init container).
+func isSidecar(c corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// allContainers are the pod's init containers, then its app containers.
+func allContainers(pod *corev1.Pod) []corev1.Container {
+	return append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+}
+
+// restartPolicyOf is the policy a container restarts by: the pod's for
+// an app container; for an init container, OnFailure (a completed one
+// never runs again) unless the pod's is Never; Always for a sidecar.
+func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
+	for _, c := range pod.Spec.InitContainers {
+		switch {
+		case c.Name != name:
+		case isSidecar(c):
+			return corev1.RestartPolicyAlways
+		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+			return corev1.RestartPolicyNever
+		default:
+			return corev1.RestartPolicyOnFailure
+		}
+	}
+	return pod.Spec.RestartPolicy
+}
+
 // syncContainer makes container c run with the image its spec names, in
-// the pod's sandbox sb, as the pod's restart policy allows. It returns a
+// the pod's sandbox sb, as its restart policy allows. It returns a
 // waiting state if c cannot start for now.
 func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
@@ -101,7 +177,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 			return nil, err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-		if !shouldRestart(pod.Spec.RestartPolicy, cur.ExitCode) {
+		if !shouldRestart(restartPolicyOf(pod, c.Name), cur.ExitCode) {
 			return nil, nil // it stays terminated
 		}
 		bkey := backOffKey(string(pod.UID), c.Name)
@@ -115,7 +191,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		}
 		k.backOff.next(bkey, cur.FinishedAt)
 		k.log.Info("container exited: restarting it as its restart policy says", "pod", key, "container", c.Name,
-			"exitCode", cur.ExitCode, "reason", cur.Reason, "restartPolicy", pod.Spec.RestartPolicy, "restartCount", cur.Attempt+1)
+			"exitCode", cur.ExitCode, "reason", cur.Reason, "restartPolicy", restartPolicyOf(pod, c.Name), "restartCount", cur.Attempt+1)
 	}
 	id := ""
 	if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -187,7 +263,7 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 
 // restartsNow: rc exited and is restarted on this sync, not delayed.
 func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
-	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !shouldRestart(pod.Spec.RestartPolicy, rc.ExitCode) {
+	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !shouldRestart(restartPolicyOf(pod, rc.Name), rc.ExitCode) {
 		return false
 	}
 	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)

@@ -41,26 +41,67 @@ func generatePodStatus(pod *corev1.Pod, sb *podSandbox, waiting map[string]*core
 	case sb != nil && sb.IP != "":
 		st.PodIP, st.PodIPs = sb.IP, []corev1.PodIP{{IP: sb.IP}}
 	}
-	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
-	for _, c := range pod.Spec.Containers {
-		var rc *runtimeContainer
-		if sb != nil {
-			rc = sb.Containers[c.Name]
-		}
-		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(c, rc, waiting[c.Name]))
+	// Until the pod is initialized, a container not yet created waits
+	// "PodInitializing", as on a real node; without init containers it is
+	// "ContainerCreating".
+	notCreated := reasonContainerCreating
+	if len(pod.Spec.InitContainers) > 0 {
+		notCreated = reasonPodInitializing
 	}
-	st.Phase = podPhase(pod.Spec.RestartPolicy, st.ContainerStatuses, pod.DeletionTimestamp != nil)
-	st.Conditions = podConditions(pod.Status.Conditions, sb != nil && sb.Ready, st.ContainerStatuses, st.Phase, t)
+	statuses := func(containers []corev1.Container) []corev1.ContainerStatus {
+		out := make([]corev1.ContainerStatus, 0, len(containers))
+		for _, c := range containers {
+			var rc *runtimeContainer
+			if sb != nil {
+				rc = sb.Containers[c.Name]
+			}
+			out = append(out, containerStatus(c, rc, waiting[c.Name], notCreated))
+		}
+		return out
+	}
+	st.InitContainerStatuses = nil
+	if len(pod.Spec.InitContainers) > 0 {
+		st.InitContainerStatuses = statuses(pod.Spec.InitContainers)
+	}
+	st.ContainerStatuses = statuses(pod.Spec.Containers)
+	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses)
+	st.Conditions = podConditions(pod, sb != nil && sb.Ready, st.InitContainerStatuses, st.ContainerStatuses, st.Phase, t)
 	return st
 }
 
+// reasonPodInitializing is what a container waits for while the pod's
+// init containers run.
+const reasonPodInitializing = "PodInitializing"
+
+// initPending lists the init containers that are not done: a regular one
+// that has not exited 0, a sidecar that has not started.
+func initPending(pod *corev1.Pod, initStatuses []corev1.ContainerStatus) []string {
+	var out []string
+	for i, cs := range initStatuses {
+		switch {
+		case isSidecar(pod.Spec.InitContainers[i]):
+			if !hasStarted(cs) {
+				out = append(out, cs.Name)
+			}
+		case cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0:
+			out = append(out, cs.Name)
+		}
+	}
+	return out
+}
+
+// hasStarted: the container has run at least once.
+func hasStarted(cs corev1.ContainerStatus) bool {
+	return cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil
+}
+
 // containerStatus reports one container from its runtime record rc (nil if
-// it was never created). A running container is ready at once: readiness
+// it was never created: then it waits for the reason notCreated). A running container is ready at once: readiness
 // probes are not simulated.
-func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.ContainerStateWaiting) corev1.ContainerStatus {
+func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.ContainerStateWaiting, notCreated string) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
 	if rc == nil || rc.State == runtimeapi.ContainerState_CONTAINER_CREATED {
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: notCreated}
 	}
 	if waiting != nil && (rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
 		cs.State.Waiting = waiting.DeepCopy()
@@ -96,15 +137,40 @@ func terminated(rc *runtimeContainer) *corev1.ContainerStateTerminated {
 
 // podPhase is the kubelet's getPhase, seed 003 sections 5.1 and 5.3:
 //
-//   - Pending while a container has not started yet;
+//   - Pending while an init container is not done, or a container has
+//     not started yet;
+//   - Failed when an init container failed and the policy is Never;
 //   - Running while a container runs, or all have exited but one will be
 //     restarted (restartPolicy Always, or OnFailure after a failure);
 //   - Succeeded when all exited with 0 and none will restart;
 //   - Failed when all exited, one failed, and none will restart.
 //
-// A terminating pod (being deleted) restarts nothing whatever its policy,
+// Sidecars do not count: a pod whose app containers are done is done. A
+// terminating pod (being deleted) restarts nothing whatever its policy,
 // so once its containers have stopped it is Succeeded or Failed.
-func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, terminating bool) corev1.PodPhase {
+func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus) corev1.PodPhase {
+	policy, terminating := pod.Spec.RestartPolicy, pod.DeletionTimestamp != nil
+	var initFailed bool
+	for i, cs := range initStatuses {
+		if isSidecar(pod.Spec.InitContainers[i]) {
+			continue
+		}
+		last := cs.State.Terminated
+		if cs.State.Waiting != nil {
+			last = cs.LastTerminationState.Terminated
+		}
+		initFailed = initFailed || (last != nil && last.ExitCode != 0)
+	}
+	if initFailed && policy == corev1.RestartPolicyNever {
+		return corev1.PodFailed
+	}
+	anyStarted := false
+	for _, cs := range statuses {
+		anyStarted = anyStarted || hasStarted(cs)
+	}
+	if len(initPending(pod, initStatuses)) > 0 && !anyStarted {
+		return corev1.PodPending
+	}
 	var waiting, running, stopped, succeeded int
 	for _, cs := range statuses {
 		switch {
@@ -147,12 +213,23 @@ func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, te
 // by the scheduler's binding, and any a controller added) as they were.
 // A pod created with spec.nodeName never met the scheduler, so the kubelet
 // adds PodScheduled=True itself, as a real kubelet does.
-func podConditions(old []corev1.PodCondition, sandbox bool, statuses []corev1.ContainerStatus, phase corev1.PodPhase, now metav1.Time) []corev1.PodCondition {
+func podConditions(pod *corev1.Pod, sandbox bool, initStatuses, statuses []corev1.ContainerStatus, phase corev1.PodPhase, now metav1.Time) []corev1.PodCondition {
+	old := pod.Status.Conditions
 	var unready []string
+	for i, cs := range initStatuses {
+		if isSidecar(pod.Spec.InitContainers[i]) && !cs.Ready {
+			unready = append(unready, cs.Name) // a sidecar must be ready too
+		}
+	}
 	for _, cs := range statuses {
 		if !cs.Ready {
 			unready = append(unready, cs.Name)
 		}
+	}
+	initialized := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	if pending := initPending(pod, initStatuses); len(pending) > 0 && !wasInitialized(old) {
+		initialized = corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionFalse, Reason: "ContainersNotInitialized",
+			Message: fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(pending, " "))}
 	}
 	ready := corev1.PodCondition{Status: corev1.ConditionTrue}
 	switch {
@@ -166,7 +243,7 @@ func podConditions(old []corev1.PodCondition, sandbox bool, statuses []corev1.Co
 	ready.Type, containersReady.Type = corev1.PodReady, corev1.ContainersReady
 	want := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(sandbox)},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, // no init containers are simulated
+		initialized,
 		ready,
 		containersReady,
 	}
@@ -194,6 +271,17 @@ func podConditions(old []corev1.PodCondition, sandbox bool, statuses []corev1.Co
 		}
 	}
 	return want
+}
+
+// wasInitialized: the pod was initialized once, which it stays even if
+// an init container's record is gone.
+func wasInitialized(old []corev1.PodCondition) bool {
+	for _, c := range old {
+		if c.Type == corev1.PodInitialized && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func conditionStatus(b bool) corev1.ConditionStatus {

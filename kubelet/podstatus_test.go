@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
 )
@@ -63,7 +64,40 @@ func TestPodPhase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := podPhase(tt.policy, tt.statuses, tt.terminating); got != tt.want {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tt.policy}}
+			if tt.terminating {
+				pod.DeletionTimestamp = &metav1.Time{}
+			}
+			if got := podPhase(pod, nil, tt.statuses); got != tt.want {
+				t.Errorf("podPhase = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// With init containers, getPhase also looks at them first.
+func TestPodPhaseWithInitContainers(t *testing.T) {
+	always, never := corev1.RestartPolicyAlways, corev1.RestartPolicyNever
+	sidecar := corev1.Container{Name: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}
+	tests := []struct {
+		name     string
+		policy   corev1.RestartPolicy
+		inits    []corev1.Container
+		init     []corev1.ContainerStatus
+		statuses []corev1.ContainerStatus
+		want     corev1.PodPhase
+	}{
+		{"an init container running: Pending", always, []corev1.Container{{}}, []corev1.ContainerStatus{running()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
+		{"an init container that failed under Never: Failed", never, []corev1.Container{{}}, []corev1.ContainerStatus{exited(1)}, []corev1.ContainerStatus{waiting()}, corev1.PodFailed},
+		{"an init container crash-looping under Always: Pending", always, []corev1.Container{{}}, []corev1.ContainerStatus{restarting()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
+		{"init done, app running: Running", always, []corev1.Container{{}}, []corev1.ContainerStatus{exited(0)}, []corev1.ContainerStatus{running()}, corev1.PodRunning},
+		{"a sidecar not started yet: Pending", always, []corev1.Container{sidecar}, []corev1.ContainerStatus{waiting()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
+		{"app done under Never, sidecar still running: Succeeded", never, []corev1.Container{sidecar}, []corev1.ContainerStatus{running()}, []corev1.ContainerStatus{exited(0)}, corev1.PodSucceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tt.policy, InitContainers: tt.inits}}
+			if got := podPhase(pod, tt.init, tt.statuses); got != tt.want {
 				t.Errorf("podPhase = %s, want %s", got, tt.want)
 			}
 		})

@@ -22,3 +22,10 @@ func IsReady(pod *corev1.Pod) bool {
 	c := Get(pod, corev1.PodReady)
 	return c != nil && c.Status == corev1.ConditionTrue
 }
+
+// IsInitialized says whether the pod's Initialized condition is True:
+// its init containers are done.
+func IsInitialized(pod *corev1.Pod) bool {
+	c := Get(pod, corev1.PodInitialized)
+	return c != nil && c.Status == corev1.ConditionTrue
+}

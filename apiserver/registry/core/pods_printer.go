@@ -24,44 +24,74 @@ var podColumns = []apiserver.Column{
 
 func podRow(obj runtime.Object, now time.Time) []any {
 	pod := obj.(*corev1.Pod)
-	ready, restarts := 0, 0
+	ready, restarts, total := 0, 0, len(pod.Spec.Containers)
 	var lastRestart time.Time
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Ready {
-			ready++
-		}
+	count := func(c corev1.ContainerStatus) {
 		restarts += int(c.RestartCount)
 		if t := c.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(lastRestart) {
 			lastRestart = t.FinishedAt.Time
 		}
 	}
+	sidecars := sidecarNames(pod)
+	for _, c := range pod.Status.InitContainerStatuses {
+		count(c)
+		if sidecars[c.Name] && c.Ready {
+			ready++ // a sidecar counts among the pod's containers
+		}
+	}
+	total += len(sidecars)
+	for _, c := range pod.Status.ContainerStatuses {
+		count(c)
+		if c.Ready {
+			ready++
+		}
+	}
 	restartCell := fmt.Sprint(restarts)
-	if !lastRestart.IsZero() {
+	if restarts != 0 && !lastRestart.IsZero() {
 		restartCell = fmt.Sprintf("%d (%s ago)", restarts, apiserver.Age(metav1.NewTime(lastRestart), now))
 	}
 	gates := "<none>"
 	if n := len(pod.Spec.ReadinessGates); n > 0 {
 		gates = fmt.Sprintf("0/%d", n)
 	}
-	return []any{fmt.Sprintf("%d/%d", ready, len(pod.Spec.Containers)), podStatusReason(pod), restartCell,
+	return []any{fmt.Sprintf("%d/%d", ready, total), podStatusReason(pod), restartCell,
 		apiserver.Age(pod.CreationTimestamp, now), apiserver.OrNone(pod.Status.PodIP), apiserver.OrNone(pod.Spec.NodeName),
 		apiserver.OrNone(pod.Status.NominatedNodeName), gates}
 }
 
-// podStatusReason is the STATUS column: the phase, unless a container has
-// a more telling reason (ContainerCreating, CrashLoopBackOff, Completed,
-// ExitCode:1...), or the pod is being deleted (Terminating).
+// sidecarNames are the pod's init containers with restartPolicy Always.
+func sidecarNames(pod *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			out[c.Name] = true
+		}
+	}
+	return out
+}
+
+// podStatusReason is the STATUS column, as kubectl's printPod computes
+// it: the phase, unless an init container is not done (Init:1/2,
+// Init:Error, Init:CrashLoopBackOff), a container has a more telling
+// reason (ContainerCreating, CrashLoopBackOff, Completed, ExitCode:1...),
+// or the pod is being deleted and not finished (Terminating).
 func podStatusReason(pod *corev1.Pod) string {
 	reason := string(pod.Status.Phase)
 	if pod.Status.Reason != "" {
 		reason = pod.Status.Reason
 	}
+	sidecars := sidecarNames(pod)
+	initializing := false
 	for i, c := range pod.Status.InitContainerStatuses {
 		switch {
 		case c.State.Terminated != nil && c.State.Terminated.ExitCode == 0:
 			continue
+		case sidecars[c.Name] && c.Started != nil && *c.Started:
+			continue
 		case c.State.Terminated != nil && c.State.Terminated.Reason != "":
 			reason = "Init:" + c.State.Terminated.Reason
+		case c.State.Terminated != nil && c.State.Terminated.Signal != 0:
+			reason = fmt.Sprintf("Init:Signal:%d", c.State.Terminated.Signal)
 		case c.State.Terminated != nil:
 			reason = fmt.Sprintf("Init:ExitCode:%d", c.State.Terminated.ExitCode)
 		case c.State.Waiting != nil && c.State.Waiting.Reason != "" && c.State.Waiting.Reason != "PodInitializing":
@@ -69,34 +99,37 @@ func podStatusReason(pod *corev1.Pod) string {
 		default:
 			reason = fmt.Sprintf("Init:%d/%d", i, len(pod.Spec.InitContainers))
 		}
-		return reason
+		initializing = true
+		break
 	}
-	running := false
-	for i := len(pod.Status.ContainerStatuses) - 1; i >= 0; i-- {
-		c := pod.Status.ContainerStatuses[i]
-		switch {
-		case c.State.Waiting != nil && c.State.Waiting.Reason != "":
-			reason = c.State.Waiting.Reason
-		case c.State.Terminated != nil && c.State.Terminated.Reason != "":
-			reason = c.State.Terminated.Reason
-		case c.State.Terminated != nil && c.State.Terminated.Signal != 0:
-			reason = fmt.Sprintf("Signal:%d", c.State.Terminated.Signal)
-		case c.State.Terminated != nil:
-			reason = fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode)
-		case c.Ready && c.State.Running != nil:
-			running = true
+	if !initializing || podcondition.IsInitialized(pod) {
+		running := false
+		for i := len(pod.Status.ContainerStatuses) - 1; i >= 0; i-- {
+			c := pod.Status.ContainerStatuses[i]
+			switch {
+			case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+				reason = c.State.Waiting.Reason
+			case c.State.Terminated != nil && c.State.Terminated.Reason != "":
+				reason = c.State.Terminated.Reason
+			case c.State.Terminated != nil && c.State.Terminated.Signal != 0:
+				reason = fmt.Sprintf("Signal:%d", c.State.Terminated.Signal)
+			case c.State.Terminated != nil:
+				reason = fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode)
+			case c.Ready && c.State.Running != nil:
+				running = true
+			}
+		}
+		if reason == "Completed" && running {
+			reason = "Running"
+			if !podcondition.IsReady(pod) {
+				reason = "NotReady"
+			}
 		}
 	}
-	if reason == "Completed" && running {
-		reason = "Running"
-		if !podcondition.IsReady(pod) {
-			reason = "NotReady"
-		}
-	}
-	if pod.DeletionTimestamp != nil {
-		if pod.Status.Reason == "NodeLost" {
-			return string(corev1.PodUnknown)
-		}
+	switch {
+	case pod.DeletionTimestamp != nil && pod.Status.Reason == "NodeLost":
+		return string(corev1.PodUnknown)
+	case pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
 		return "Terminating"
 	}
 	return reason
