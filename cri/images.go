@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri/catalog"
 )
 
 // image is an image on the node. Nothing is downloaded: its ID and size
@@ -125,6 +128,17 @@ func (s *Server) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest
 			return nil, status.FromContextError(ctx.Err()).Err()
 		case <-s.clock.After(d):
 		}
+	}
+	// Some images cannot be had (catalog.PullError): a tag that does not
+	// exist is NotFound, as containerd reports it; a registry that does
+	// not resolve is Unknown.
+	if err := catalog.PullError(ref); err != nil {
+		code := codes.Unknown
+		if errors.Is(err, catalog.ErrNotFound) {
+			code = codes.NotFound
+		}
+		s.log.Info("image pull failed", "image", name, "ref", ref, "err", err)
+		return nil, status.Error(code, err.Error())
 	}
 	img := newImage(ref)
 	s.mu.Lock()

@@ -139,3 +139,21 @@ func TestContainerEvents(t *testing.T) {
 		}
 	}
 }
+
+// Some images cannot be pulled: a missing tag is NotFound, an
+// unresolvable registry Unknown, each in containerd's words.
+func TestPullFailures(t *testing.T) {
+	h := newHarness(t, Options{})
+	for image, want := range map[string]string{
+		"nginx:doesnotexist":     `code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:doesnotexist"`,
+		"registry.invalid/app:1": `code = Unknown desc = failed to pull and unpack image "registry.invalid/app:1"`,
+	} {
+		_, err := h.img.PullImage(h.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("PullImage %s: %v, want %s", image, err, want)
+		}
+		if st, _ := h.img.ImageStatus(h.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}}); st.GetImage() != nil {
+			t.Errorf("%s is on the node after a failed pull", image)
+		}
+	}
+}

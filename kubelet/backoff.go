@@ -63,6 +63,20 @@ func (b *backOff) wait(key string, finishedAt time.Time) (remaining, delay time.
 	return max(e.delay-b.clock.Since(finishedAt), 0), e.delay
 }
 
+// waitSinceUpdate is how much longer the back-off of key lasts, counted
+// from its last step (client-go's IsInBackOffSinceUpdate): what an image
+// pull waits after it failed.
+func (b *backOff) waitSinceUpdate(key string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[key]
+	now := b.clock.Now()
+	if !ok || b.expired(e, now) {
+		return 0
+	}
+	return max(e.delay-now.Sub(e.lastUpdate), 0)
+}
+
 // next records a restart of the container that exited at finishedAt: the
 // delay before the one after doubles, or starts again at the initial one.
 func (b *backOff) next(key string, finishedAt time.Time) {
@@ -79,12 +93,20 @@ func (b *backOff) next(key string, finishedAt time.Time) {
 	e.lastUpdate = b.clock.Now()
 }
 
-// forget drops the delays of a pod's containers: the pod is gone.
-func (b *backOff) forget(uid string) {
+// forget drops the delay of key.
+func (b *backOff) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.entries, key)
+}
+
+// forgetPod drops the delays of a pod's containers and images: the pod
+// is gone.
+func (b *backOff) forgetPod(uid string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key := range b.entries {
-		if strings.HasPrefix(key, uid+"/") {
+		if strings.HasPrefix(key, uid+"/") || strings.HasPrefix(key, uid+"_") {
 			delete(b.entries, key)
 		}
 	}

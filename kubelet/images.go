@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -26,9 +28,25 @@ func shouldPull(policy corev1.PullPolicy, present bool) bool {
 	return !present
 }
 
-// errImageNeverPull is the container status' waiting reason when the
-// policy is Never and the image is missing.
-const errImageNeverPull = "ErrImageNeverPull"
+// Waiting reasons of a container whose image is not there: the policy
+// is Never; a pull failed; a pull failed and waits for its back-off.
+const (
+	errImageNeverPull      = "ErrImageNeverPull"
+	reasonErrImagePull     = "ErrImagePull"
+	reasonImagePullBackOff = "ImagePullBackOff"
+)
+
+// imagePullBackOff is how long a failed pull waits before the next try,
+// and why it failed.
+func (k *Kubelet) imagePullBackOff(key string) (time.Duration, string) {
+	remaining := k.pullBackOff.waitSinceUpdate(key)
+	if remaining == 0 {
+		return 0, ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return remaining, k.pullErrors[key]
+}
 
 // ensureImage makes container c's image present, with the events `kubectl
 // describe pod` shows: Pulling and Pulled, or Pulled "already present". It
@@ -54,14 +72,38 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 		k.log.Warn("cannot start container: image not present", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image)
 		return "", &corev1.ContainerStateWaiting{Reason: errImageNeverPull, Message: msg}, nil
 	}
+	// A pull that failed is not tried again before its back-off (10 s
+	// doubling to 5 min, as the kubelet's image puller): meanwhile the
+	// container is ImagePullBackOff.
+	pullKey := string(pod.UID) + "_" + c.Image
+	if remaining, lastErr := k.imagePullBackOff(pullKey); remaining > 0 {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		k.recorder.Event(pod, corev1.EventTypeNormal, "BackOff", "%s", msg)
+		k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+		k.queue.AddAfter(client.KeyOf(pod), remaining)
+		return "", &corev1.ContainerStateWaiting{Reason: reasonImagePullBackOff, Message: msg + ": " + reasonErrImagePull + ": " + lastErr}, nil
+	}
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	k.log.Info("pulling image", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image, "policy", c.ImagePullPolicy)
 	start := k.clock.Now()
 	pulled, err := k.runtime.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec,
 		SandboxConfig: sandboxConfig(pod, 0, k.cfg.PodLogsDir)})
-	if err != nil {
-		return "", nil, fmt.Errorf("pull image %q: %w", c.Image, err)
+	if st, ok := status.FromError(err); ok && err != nil && st.Code() != codes.Canceled && st.Code() != codes.Unavailable {
+		// The registry said no: ErrImagePull, and the back-off starts.
+		k.pullBackOff.next(pullKey, k.clock.Now())
+		k.mu.Lock()
+		k.pullErrors[pullKey] = err.Error()
+		k.mu.Unlock()
+		k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
+		k.log.Warn("image pull failed", seedstep.Key, seedstep.KubeletStartsPod, "pod", client.KeyOf(pod), "container", c.Name, "image", c.Image, "err", st.Message())
+		k.queue.AddAfter(client.KeyOf(pod), k.cfg.BackOffInitial)
+		return "", &corev1.ContainerStateWaiting{Reason: reasonErrImagePull, Message: err.Error()}, nil
 	}
+	if err != nil {
+		return "", nil, fmt.Errorf("pull image %q: %w", c.Image, err) // the runtime went away: retried
+	}
+	k.pullBackOff.forget(pullKey)
 	took := k.clock.Since(start).Round(time.Millisecond)
 	// The event gives the size, which PullImage does not: ImageStatus does.
 	var size uint64

@@ -74,14 +74,18 @@ type Kubelet struct {
 	recorder *record.Recorder
 	informer *client.Informer         // pods with spec.nodeName = this node
 	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
-	backOff  *backOff
-	clock    clock.WithTickerAndDelayedExecution
-	log      *slog.Logger
+	backOff  *backOff                 // crash-loop back-off, by container
+	// pullBackOff delays the next pull of an image that failed, by pod
+	// and image; pullErrors (under mu) say why the last one failed.
+	pullBackOff *backOff
+	clock       clock.WithTickerAndDelayedExecution
+	log         *slog.Logger
 
 	// terminating holds the pods whose containers are being stopped
 	// (pods.go), each by its own goroutine.
 	mu          sync.Mutex
 	terminating map[types.UID]bool
+	pullErrors  map[string]string
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -144,7 +148,9 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 			client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.NodeName}, log),
 		queue:       workqueue.New[string](cfg.Clock),
 		backOff:     newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		pullBackOff: newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		terminating: map[types.UID]bool{},
+		pullErrors:  map[string]string{},
 	}
 	k.informer.AddHandler(client.Handler{
 		OnAdd:    k.enqueue,

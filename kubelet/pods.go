@@ -104,7 +104,15 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		if err := os.RemoveAll(dir); err != nil {
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
-		k.backOff.forget(string(uid))
+		k.backOff.forgetPod(string(uid))
+		k.pullBackOff.forgetPod(string(uid))
+		k.mu.Lock()
+		for key := range k.pullErrors {
+			if strings.HasPrefix(key, string(uid)+"_") {
+				delete(k.pullErrors, key)
+			}
+		}
+		k.mu.Unlock()
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}
 	return nil
