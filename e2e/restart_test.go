@@ -136,3 +136,35 @@ func TestCrashLoopBackOff(t *testing.T) {
 		t.Errorf("kubectl describe pod crash lacks the BackOff event:\n%s", out)
 	}
 }
+
+// TestActiveDeadlineSeconds: a pod active on its node longer than its
+// activeDeadlineSeconds is stopped and Failed, reason DeadlineExceeded,
+// whatever its restart policy.
+func TestActiveDeadlineSeconds(t *testing.T) {
+	c := startCluster(t, nil, "node01")
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "deadline.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: deadline
+spec:
+  activeDeadlineSeconds: 2
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox:1.36
+    command: [sh, -c, "echo working; sleep 3600"]
+`))
+	testserver.EventuallyWithin(t, 30*time.Second, "deadline is Failed, DeadlineExceeded", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "pod", "deadline", "-o", "jsonpath={.status.phase} {.status.reason} {.status.containerStatuses[0].state.terminated.exitCode}")
+		return out == "Failed DeadlineExceeded 137", out
+	})
+	// kubectl's STATUS prefers the container's reason (its SIGKILL was an
+	// Error) to the pod's, as it does on a real cluster.
+	if out := k.mustKubectl(t, "get", "pod", "deadline", "--no-headers"); !strings.Contains(out, " Error ") {
+		t.Errorf("kubectl get pod deadline: %q, want STATUS Error", out)
+	}
+	if out := k.mustKubectl(t, "describe", "pod", "deadline"); !strings.Contains(out, "Pod was active on the node longer than the specified deadline") {
+		t.Errorf("kubectl describe pod deadline lacks the deadline message:\n%s", out)
+	}
+}

@@ -52,6 +52,14 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
+	if f, failed := k.failure(pod.UID); failed {
+		return k.failPod(ctx, pod, sb, f)
+	}
+	if past, left := k.pastActiveDeadline(pod); past {
+		return k.failPod(ctx, pod, sb, podFailure{reasonDeadlineExceeded, messageDeadlineExceeded})
+	} else if left > 0 {
+		k.queue.AddAfter(key, left) // to notice the deadline when it comes
+	}
 	// A container that exited and restarts now is first reported as it
 	// ended (Completed, Error, OOMKilled), as the kubelet reports what it
 	// found before acting on it: that is the STATUS a user sees between
@@ -304,29 +312,58 @@ func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (
 	return sb.Containers[name], nil
 }
 
-// terminate runs terminatePod for pod in its own goroutine, once at a
-// time per pod: stopping containers waits out their grace periods (30 s
-// for a `sleep` that ignores SIGTERM), which must not hold a worker that
-// other pods need. When it is done the pod is synced again, which
-// finishes the deletion if a stop had failed.
+// terminate runs terminatePod for pod in the background (see
+// inBackground): stopping containers waits out their grace periods.
 func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
+	k.inBackground(ctx, pod, "pod termination", func() error { return k.terminatePod(ctx, pod) })
+	return nil
+}
+
+// inBackground runs fn for pod in its own goroutine, once at a time per
+// pod: stopping containers waits out their grace periods (30 s for a
+// `sleep` that ignores SIGTERM), which must not hold a worker that other
+// pods need. When fn is done the pod is synced again; if it failed, after
+// the queue's back-off.
+func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string, fn func() error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.terminating[pod.UID] {
-		return nil
+		return
 	}
 	k.terminating[pod.UID] = true
 	go func() {
-		err := k.terminatePod(ctx, pod)
+		err := fn()
 		k.mu.Lock()
 		delete(k.terminating, pod.UID)
 		k.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			k.log.Warn("pod termination failed; retrying", "pod", client.KeyOf(pod), "err", err)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			k.log.Warn(what+" failed; retrying", "pod", client.KeyOf(pod), "err", err)
 			k.queue.AddRateLimited(client.KeyOf(pod))
+		default:
+			k.queue.Add(client.KeyOf(pod))
 		}
 	}()
-	return nil
+}
+
+// stopContainers stops the pod's running containers, all at once, each
+// with timeout grace: a server that handles SIGTERM exits at once, a
+// PID 1 that does not is killed when the time is up.
+func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, grace int64) error {
+	var stops sync.WaitGroup
+	containers := allContainers(pod)
+	errs := make([]error, len(containers))
+	for i, c := range containers {
+		cur := sb.Containers[c.Name]
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+		stops.Go(func() { errs[i] = k.stopContainer(ctx, cur, grace) })
+	}
+	stops.Wait()
+	return errors.Join(errs...)
 }
 
 // terminatePod finishes a graceful deletion (seed 003, the pod's end).
@@ -336,8 +373,7 @@ func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
 // keeps it from deleting a new pod that took the same name meanwhile.
 //
 // The runtime stops each container with the deletion's grace period as
-// StopContainer's timeout, all at once: a server that handles SIGTERM
-// exits at once, a PID 1 that does not is killed when the time is up.
+// StopContainer's timeout (stopContainers).
 func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := client.KeyOf(pod)
 	sb, err := k.runtime.podSandbox(ctx, pod.UID)
@@ -348,18 +384,7 @@ func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 		grace := gracePeriod(pod.DeletionGracePeriodSeconds)
 		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
 			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
-		var stops sync.WaitGroup
-		errs := make([]error, len(pod.Spec.Containers))
-		for i, c := range pod.Spec.Containers {
-			cur := sb.Containers[c.Name]
-			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				continue
-			}
-			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			stops.Go(func() { errs[i] = k.stopContainer(ctx, cur, grace) })
-		}
-		stops.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := k.stopContainers(ctx, pod, sb, grace); err != nil {
 			return err // retried
 		}
 		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {

@@ -86,6 +86,7 @@ type Kubelet struct {
 	mu          sync.Mutex
 	terminating map[types.UID]bool
 	pullErrors  map[string]string
+	failures    map[types.UID]podFailure // pods the kubelet failed (deadline.go)
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -151,6 +152,7 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 		pullBackOff: newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		terminating: map[types.UID]bool{},
 		pullErrors:  map[string]string{},
+		failures:    map[types.UID]podFailure{},
 	}
 	k.informer.AddHandler(client.Handler{
 		OnAdd:    k.enqueue,

@@ -107,6 +107,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.backOff.forgetPod(string(uid))
 		k.pullBackOff.forgetPod(string(uid))
 		k.mu.Lock()
+		delete(k.failures, uid)
 		for key := range k.pullErrors {
 			if strings.HasPrefix(key, string(uid)+"_") {
 				delete(k.pullErrors, key)

@@ -32,6 +32,10 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSand
 	var stored *corev1.Pod
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status := generatePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
+		if f, failed := k.failure(pod.UID); failed {
+			// The kubelet failed the pod itself (activeDeadlineSeconds).
+			status.Phase, status.Reason, status.Message = corev1.PodFailed, f.reason, f.message
+		}
 		if equality.Semantic.DeepEqual(pod.Status, status) {
 			stored = pod
 			return nil

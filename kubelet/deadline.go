@@ -1,0 +1,75 @@
+package kubelet
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/client"
+)
+
+// A pod's spec.activeDeadlineSeconds bounds how long it may be active on
+// the node, counted from status.startTime (when the kubelet took it): a
+// Job's way to say "give up after N seconds". Past it the kubelet stops
+// the pod's containers and fails the pod: phase Failed, reason
+// DeadlineExceeded, whatever its restart policy.
+
+// podFailure is why the kubelet failed a pod itself.
+type podFailure struct{ reason, message string }
+
+const (
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// pastActiveDeadline reports whether pod has outlived its active
+// deadline and, if not, how long it has left (0: it has none).
+func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
+	if pod.Spec.ActiveDeadlineSeconds == nil || pod.Status.StartTime == nil {
+		return false, 0
+	}
+	left := pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second).Sub(k.clock.Now())
+	return left <= 0, max(left, 0)
+}
+
+// failPod fails pod for f: its running containers are stopped in the
+// background, and once none runs, the next sync reports the pod Failed
+// with f's reason and message (see failure).
+func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, f podFailure) error {
+	k.mu.Lock()
+	_, known := k.failures[pod.UID]
+	k.failures[pod.UID] = f
+	k.mu.Unlock()
+	if !known {
+		k.recorder.Event(pod, corev1.EventTypeWarning, f.reason, "%s", f.message)
+		k.log.Info("failing pod: "+f.message, "pod", client.KeyOf(pod), "reason", f.reason)
+	}
+	if sb != nil && anyRunning(sb) {
+		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
+			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
+		})
+		return nil
+	}
+	_, err := k.reportStatus(ctx, pod, sb, nil)
+	return err
+}
+
+// failure is why the kubelet failed the pod, if it did.
+func (k *Kubelet) failure(uid types.UID) (podFailure, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	f, ok := k.failures[uid]
+	return f, ok
+}
+
+func anyRunning(sb *podSandbox) bool {
+	for _, c := range sb.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return true
+		}
+	}
+	return false
+}
