@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,24 @@ func TestAKubeletWithoutItsRuntimeExitsSayingWhy(t *testing.T) {
 	_, errOut, code := runCommand(t, cmd)
 	if code != 1 || !strings.Contains(errOut, "container runtime "+endpoint+" is not answering") {
 		t.Errorf("kubelet without its runtime: exit %d, stderr:\n%s\nwant exit 1 saying the runtime is not answering", code, errOut)
+	}
+}
+
+// A kubelet whose port is taken exits at once, saying why, before it
+// waits for the API server.
+func TestAKubeletWhosePortIsTakenExitsSayingWhy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubelet"), "--server", "http://127.0.0.1:1",
+		"--node-name", "node01", "--address", "127.0.0.1", "--port", port, "--pod-logs-dir", t.TempDir())
+	_, errOut, code := runCommand(t, cmd)
+	if code != 1 || !strings.Contains(errOut, "kubelet API: listen tcp 127.0.0.1:"+port+": bind: address already in use") {
+		t.Errorf("kubelet on a taken port: exit %d, stderr:\n%s\nwant exit 1 saying the address is in use", code, errOut)
 	}
 }

@@ -71,6 +71,7 @@ type Kubelet struct {
 	cfg      Config
 	client   *client.Client
 	runtime  *runtimeService
+	listener net.Listener // the kubelet API's, opened by New
 	recorder *record.Recorder
 	informer *client.Informer         // pods with spec.nodeName = this node
 	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
@@ -95,8 +96,8 @@ type Kubelet struct {
 }
 
 // New returns a kubelet for cfg, talking to the API server through c. It
-// connects to the container runtime (or starts one in-process) and fails
-// at once if the runtime does not answer. Run releases the connection when
+// connects to the container runtime (or starts one in-process) and opens
+// the kubelet API's port, and fails at once if either cannot be had. Run releases the connection when
 // it returns.
 func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.NodeName == "" {
@@ -142,7 +143,15 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Kubelet{cfg: cfg, client: c, runtime: rt, clock: cfg.Clock, log: log,
+	// The kubelet's port, at once too: a kubelet that cannot serve its API
+	// exits saying why instead of registering a node nobody can reach.
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		rt.close()
+		return nil, fmt.Errorf("kubelet API: %w", err)
+	}
+	cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	k := &Kubelet{cfg: cfg, client: c, runtime: rt, clock: cfg.Clock, log: log, listener: ln,
 		recorder: record.New(c, "kubelet", cfg.NodeName, log),
 		// Step 12: the kubelet list-watches only the pods bound to its node.
 		informer: client.NewInformer(c, client.Pods, "",
@@ -175,12 +184,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	defer k.runtime.close() // after every goroutine that calls it is done
 	defer wg.Wait()
 	wg.Go(func() { k.recorder.Run(ctx) })
-	ln, err := net.Listen("tcp", net.JoinHostPort(k.cfg.Address, strconv.Itoa(k.cfg.Port)))
-	if err != nil {
-		return fmt.Errorf("kubelet API: %w", err)
-	}
-	k.cfg.Port = ln.Addr().(*net.TCPAddr).Port
-	wg.Go(func() { k.serve(ctx, ln) })
+	wg.Go(func() { k.serve(ctx, k.listener) })
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}
