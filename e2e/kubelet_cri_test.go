@@ -144,3 +144,24 @@ func TestAKubeletWhosePortIsTakenExitsSayingWhy(t *testing.T) {
 		t.Errorf("kubelet on a taken port: exit %d, stderr:\n%s\nwant exit 1 saying the address is in use", code, errOut)
 	}
 }
+
+// An extended resource a user patches into the node's status.capacity,
+// as the Kubernetes docs advertise one, survives the kubelet's heartbeats
+// and is allocatable to pods.
+func TestExtendedResourcesSurviveHeartbeats(t *testing.T) {
+	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--status-interval", "200ms"}})
+	k := newKubectl(t, c)
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 registered", func() (bool, string) {
+		out, _, code := k.kubectl(t, "get", "node", "node01")
+		return code == 0, out
+	})
+	k.mustKubectl(t, "patch", "node", "node01", "--subresource=status", "--type=json",
+		"-p", `[{"op":"add","path":"/status/capacity/example.com~1dongle","value":"4"}]`)
+	before := k.mustKubectl(t, "get", "node", "node01", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].lastHeartbeatTime}")
+	testserver.EventuallyWithin(t, 30*time.Second, "two heartbeats later the dongle is still there, and allocatable", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "node", "node01", "-o",
+			`jsonpath={.status.conditions[?(@.type=='Ready')].lastHeartbeatTime} {.status.capacity.example\.com/dongle} {.status.allocatable.example\.com/dongle}`)
+		f := strings.Fields(out)
+		return len(f) == 3 && f[0] != before && f[1] == "4" && f[2] == "4", out
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -155,4 +156,27 @@ func findNodeCondition(cs []corev1.NodeCondition, t corev1.NodeConditionType) *c
 		}
 	}
 	return nil
+}
+
+// An extended resource patched into status.capacity by a user survives
+// the kubelet's status updates, and is allocatable; the kubelet's own
+// resources are set to what it has.
+func TestNodeStatusKeepsExtendedResources(t *testing.T) {
+	capacity, err := Capacity("4", "8Gi", 110)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := corev1.NodeStatus{Capacity: corev1.ResourceList{
+		"example.com/dongle": resource.MustParse("4"),
+		corev1.ResourceCPU:   resource.MustParse("64"), // wrong: the kubelet's own
+	}}
+	st := nodeStatus(Config{NodeName: "node01", Capacity: capacity}, runtimeInfo{}, old, time.Now())
+	for name, want := range map[corev1.ResourceName]string{"example.com/dongle": "4", corev1.ResourceCPU: "4", corev1.ResourcePods: "110"} {
+		if q := st.Capacity[name]; q.String() != want {
+			t.Errorf("capacity %s = %s, want %s", name, q.String(), want)
+		}
+		if q := st.Allocatable[name]; q.String() != want {
+			t.Errorf("allocatable %s = %s, want %s", name, q.String(), want)
+		}
+	}
 }

@@ -44,8 +44,17 @@ type runtimeInfo struct {
 // are kept from old.
 func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time) corev1.NodeStatus {
 	st := *old.DeepCopy()
-	st.Capacity = cfg.Capacity.DeepCopy()
-	st.Allocatable = cfg.Capacity.DeepCopy()
+	// The kubelet sets the resources it knows and keeps the others: an
+	// extended resource a user patched into status.capacity (the
+	// Kubernetes docs' way to advertise a dongle) survives heartbeats.
+	// Allocatable is all of capacity: a fake node reserves nothing.
+	if st.Capacity == nil {
+		st.Capacity = corev1.ResourceList{}
+	}
+	for name, q := range cfg.Capacity {
+		st.Capacity[name] = q.DeepCopy()
+	}
+	st.Allocatable = st.Capacity.DeepCopy()
 	st.Addresses = []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: cfg.NodeIP.String()},
 		{Type: corev1.NodeHostName, Address: cfg.NodeName},
