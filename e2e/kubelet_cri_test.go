@@ -102,6 +102,20 @@ func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
 		t.Errorf("crictl ps -a: %v, want attempt 1 running and attempt 0 exited", all.rows)
 	}
 
+	// `crictl stop` behind the kubelet's back is a crash like any other:
+	// SIGKILL (exit 137), and the kubelet restarts the container as its
+	// restart policy (Always) says.
+	running := parseTable(t, crictl.must(t, "ps", "--label", "io.kubernetes.container.name=web"))
+	if len(running.rows) != 1 {
+		t.Fatalf("crictl ps: %v, want attempt 1 running", running.rows)
+	}
+	crictl.must(t, "stop", running.rows[0]["CONTAINER"])
+	testserver.EventuallyWithin(t, 30*time.Second, "the kubelet restarted web after crictl stop", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].lastState.terminated.exitCode} {.status.containerStatuses[0].state.running.startedAt}")
+		f := strings.Fields(out)
+		return len(f) == 3 && f[0] == "2" && f[1] == "137", out
+	})
+
 	// Deleting the pod stops and removes its sandbox in the runtime.
 	k.mustKubectl(t, "delete", "pod", "web")
 	testserver.EventuallyWithin(t, 30*time.Second, "the pod's sandbox is gone from the runtime", func() (bool, string) {
