@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch
+.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch proto
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -31,6 +31,21 @@ tools: bin/crictl
 
 bin/crictl:
 	GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+
+# mkube's own runtime service (proto/runtime.proto) as Go, which is
+# committed, so only a change to the .proto needs this: protoc from
+# Debian's protobuf-compiler (apt-get install protobuf-compiler), the Go
+# plugins at the versions go.mod's protobuf and grpc modules match.
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12-0.20260120151049-f2248ac996af
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+
+proto:
+	GOBIN=$(CURDIR)/bin go install $(PROTOC_GEN_GO)
+	GOBIN=$(CURDIR)/bin go install $(PROTOC_GEN_GO_GRPC)
+	protoc --plugin=protoc-gen-go=bin/protoc-gen-go --plugin=protoc-gen-go-grpc=bin/protoc-gen-go-grpc \
+		--go_out=. --go_opt=module=github.com/mkube/mkube \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/mkube/mkube \
+		proto/runtime.proto
 
 test: bin/crictl
 	go test ./...

@@ -51,7 +51,9 @@ func parseRequestInfo(r *http.Request) (RequestInfo, bool) {
 	if len(parts) > 2 {
 		info.Subresource = parts[2]
 	}
-	if len(parts) > 3 {
+	// Only a proxy subresource has a path below it:
+	// nodes/<name>/proxy/<path on the kubelet>.
+	if len(parts) > 3 && info.Subresource != "proxy" {
 		return info, false
 	}
 	info.Verb = verbOf(r, info.Name != "")

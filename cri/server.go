@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/proto/runtimev1"
 )
 
 // DefaultPodCIDR is where sandboxes get their IPs unless told otherwise:
@@ -54,6 +56,8 @@ type Server struct {
 	names       map[string]string // name → ID
 	ips         *podIPs
 	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
+
+	faults faultState // injected faults (faults.go), with their own lock
 }
 
 // New returns an empty runtime.
@@ -81,9 +85,11 @@ func New(opts Options) (*Server, error) {
 // calls in flight finish, and closing l removes its socket file. It
 // returns nil after such a stop, or why serving failed.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	g := grpc.NewServer(grpc.UnaryInterceptor(s.logFailures))
+	g := grpc.NewServer(grpc.ChainUnaryInterceptor(s.logFailures, s.waitWhileFrozen),
+		grpc.StreamInterceptor(s.waitWhileFrozenStream))
 	runtimeapi.RegisterRuntimeServiceServer(g, s)
 	runtimeapi.RegisterImageServiceServer(g, s)
+	runtimev1.RegisterFaultsServer(g, faultsServer{s: s}) // mkube's own, beside CRI (faults.go)
 	// One goroutine stops g: when ctx ends, or when g.Serve has failed
 	// (Serve closes servedc). It closes stoppedc once g is stopped, and
 	// Serve waits for that, so no goroutine outlives the call.
@@ -95,6 +101,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		case <-ctx.Done():
 		case <-servedc:
 		}
+		s.setFrozen(false) // calls a frozen runtime holds would keep GracefulStop waiting
 		g.GracefulStop()
 	}()
 	// g.Serve returns nil once GracefulStop is called, or ErrServerStopped

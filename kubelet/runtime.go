@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/proto/runtimev1"
 )
 
 // The kubelet is a CRI client, as every kubelet since Kubernetes 1.24
@@ -30,6 +31,7 @@ const runtimeConnectTimeout = 5 * time.Second
 type runtimeService struct {
 	runtime runtimeapi.RuntimeServiceClient
 	images  runtimeapi.ImageServiceClient
+	faults  runtimev1.FaultsClient // mkube's own service beside CRI (faults.go)
 	conn    *grpc.ClientConn
 	// name is the runtime's runtime_name from Version: container IDs in
 	// pod statuses are "<name>://<id>", as "containerd://..." on a real
@@ -60,6 +62,7 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 	}
 	rs.conn = conn
 	rs.runtime, rs.images = runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn)
+	rs.faults = runtimev1.NewFaultsClient(conn)
 	vctx, cancel := context.WithTimeout(ctx, runtimeConnectTimeout)
 	defer cancel()
 	// gRPC fails fast: a socket nobody listens on is an error at once,

@@ -25,6 +25,12 @@ import (
 func (k *Kubelet) serve(ctx context.Context, ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveContainerLogs)
+	// mkube's fault injection for teaching, through the runtime (faults.go).
+	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/crash", k.serveCrash)
+	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/oom", k.serveOOMKill)
+	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/fail-probes", k.serveFailProbes)
+	mux.HandleFunc("GET /mkube/faults/{namespace}/{pod}/{container}/process", k.serveInspectProcess)
+	mux.HandleFunc("POST /mkube/faults/freeze", k.serveFreeze)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -1,9 +1,14 @@
 // Command mkube is mkube's own small client for what no real cluster
-// shows. One subcommand so far:
+// shows, or lets you do:
 //
-//	mkube explain pod NAME [-n NAMESPACE] [--server URL]
+//	mkube explain pod NAME [-n NAMESPACE]
+//	mkube crash POD [-c CONTAINER] [--exit N] [-n NAMESPACE]
+//	mkube oom POD [-c CONTAINER] [-n NAMESPACE]
+//	mkube fail-probes POD [-c CONTAINER] [--count N] [-n NAMESPACE]
+//	mkube freeze NODE | mkube thaw NODE
+//	mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
 //
-// prints why the scheduler put the pod where it did: for every node it
+// explain prints why the scheduler put the pod where it did: for every node it
 // evaluated, the filter that rejected it and why, or each score plugin's
 // score (0-100), its weight and the node's total. The scheduler stores
 // this in the pod's annotation mkube.io/scheduling-explanation when it
@@ -30,38 +35,62 @@
 // A pod that preempted lower-priority pods says, while it waits, which
 // node it is nominated to, and once bound, which pods it evicted there.
 //
+// The others inject faults, for teaching, into the simulated container
+// runtime of a pod's node (see faults.go): crash makes the container's
+// process exit with a code (default 1), oom has the OOM killer end it
+// (137, OOMKilled), fail-probes makes its next probes fail, freeze makes
+// the node's runtime hang until thaw, and inspect prints the process's
+// command line, memory, listening ports and files. Watch the kubelet
+// restart the container with `kubectl get pod -w`.
+//
 // The API server's address comes from --server, else $MKUBE_SERVER, else
 // http://127.0.0.1:8080.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/scheduler/explanation"
 )
 
-// requestTimeout bounds the one GET: an API server that does not answer
-// in 30 seconds is not going to.
+// requestTimeout bounds each command's requests: an API server that does
+// not answer in 30 seconds is not going to.
 const requestTimeout = 30 * time.Second
 
 const usage = `usage: mkube explain pod NAME [-n NAMESPACE] [--server URL]
+       mkube crash POD [-c CONTAINER] [--exit N] [-n NAMESPACE]
+       mkube oom POD [-c CONTAINER] [-n NAMESPACE]
+       mkube fail-probes POD [-c CONTAINER] [--count N] [-n NAMESPACE]
+       mkube freeze NODE
+       mkube thaw NODE
+       mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
 
-Prints why the scheduler placed pod NAME on its node (every node's filter
-verdict and scores), or, for a Pending pod, why it fits no node.
+explain says why the scheduler placed a pod; the others inject faults
+into a node's container runtime, or look inside a container's process.
+Every command takes --server URL (default $MKUBE_SERVER).
 `
+
+// commands are the subcommands by name; each gets the words after it.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"explain":     runExplain,
+	"crash":       runCrash,
+	"oom":         runOOM,
+	"fail-probes": runFailProbes,
+	"freeze": func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runFreeze(ctx, args, true, stdout, stderr)
+	},
+	"thaw": func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runFreeze(ctx, args, false, stdout, stderr)
+	},
+	"inspect": runInspect,
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -71,43 +100,21 @@ func main() {
 
 // run is the whole command, for tests: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "explain" {
+	if len(args) == 0 || commands[args[0]] == nil {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	fs := flag.NewFlagSet("mkube explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	var namespace string
-	fs.StringVar(&namespace, "n", corev1.NamespaceDefault, "the pod's namespace")
-	fs.StringVar(&namespace, "namespace", corev1.NamespaceDefault, "the pod's namespace")
-	server := fs.String("server", defaultServer(), "URL of the API server (default from $MKUBE_SERVER)")
-	words, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return 2
-	}
-	name, err := podName(words)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n%s", err, usage)
-		return 2
-	}
+	return commands[args[0]](ctx, args[1:], stdout, stderr)
+}
 
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	pod := &corev1.Pod{}
-	if err := client.New(*server, "mkube-cli").Get(ctx, client.Pods, namespace, name, pod); err != nil {
-		if reason := apierrors.ReasonForError(err); reason != "" && reason != "Unknown" {
-			fmt.Fprintf(stderr, "Error from server (%s): %v\n", reason, err)
-		} else {
-			fmt.Fprintf(stderr, "error: get pod %s/%s: %v\n", namespace, name, err)
-		}
-		return 1
+// printError prints an error as kubectl does: the API server's reason if
+// it gave one, else what was being done.
+func printError(stderr io.Writer, doing string, err error) {
+	if reason := apierrors.ReasonForError(err); reason != "" && reason != "Unknown" {
+		fmt.Fprintf(stderr, "Error from server (%s): %v\n", reason, err)
+	} else {
+		fmt.Fprintf(stderr, "error: %s: %v\n", doing, err)
 	}
-	if err := explanation.WritePod(stdout, pod); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 func defaultServer() string {
@@ -132,17 +139,4 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		words, args = append(words, args[0]), args[1:]
 	}
-}
-
-// podName accepts "pod NAME", "pods NAME" and "pod/NAME".
-func podName(words []string) (string, error) {
-	switch {
-	case len(words) == 1 && strings.HasPrefix(words[0], "pod/"):
-		return strings.TrimPrefix(words[0], "pod/"), nil
-	case len(words) == 2 && (words[0] == "pod" || words[0] == "pods" || words[0] == "po"):
-		return words[1], nil
-	case len(words) == 0:
-		return "", errors.New("explain what? mkube explains pods")
-	}
-	return "", fmt.Errorf("cannot explain %q: mkube explains pods (mkube explain pod NAME)", strings.Join(words, " "))
 }

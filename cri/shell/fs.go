@@ -180,3 +180,22 @@ func (w *fileWriter) Write(b []byte) (int, error) {
 	w.fs.files[w.name] = append(w.fs.files[w.name], b...)
 	return len(b), nil
 }
+
+// File is one regular file as Files lists it.
+type File struct {
+	Path string
+	Size int64 // bytes
+}
+
+// Files lists every regular file, sorted by path: what `find / -type f`
+// would find, which the runtime shows when a container is inspected.
+func (f *FS) Files() []File {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]File, 0, len(f.files))
+	for p, data := range f.files {
+		out = append(out, File{Path: p, Size: int64(len(data))})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

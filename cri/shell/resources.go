@@ -59,3 +59,12 @@ func (p *Process) Listening(port int32) bool {
 	defer p.res.mu.Unlock()
 	return slices.Contains(p.res.listening, port)
 }
+
+// Ports are the TCP ports the process listens on, in increasing order.
+func (p *Process) Ports() []int32 {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	out := slices.Clone(p.res.listening)
+	slices.Sort(out)
+	return out
+}

@@ -20,7 +20,7 @@ import (
 var Nodes = &apiserver.Resource{
 	GroupVersion: v1, Name: "nodes", Kind: "Node",
 	ShortNames: []string{"no"}, Columns: nodeColumns, Row: nodeRow,
-	Subresources: []apiserver.Subresource{apiserver.StatusSubresource},
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, nodeProxySubresource},
 	New:          func() runtime.Object { return &corev1.Node{} },
 	NewList:      func() runtime.Object { return &corev1.NodeList{} },
 	Default: func(obj runtime.Object) {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -59,7 +60,7 @@ func servePodLog(q *apiserver.Request) {
 		}
 	}
 	path := fmt.Sprintf("/containerLogs/%s/%s/%s?%s", pod.Namespace, pod.Name, container, forward.Encode())
-	resp, err := dialKubelet(ctx, node, path)
+	resp, err := dialKubelet(ctx, node, http.MethodGet, path, nil, nil)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
 		return
@@ -93,8 +94,10 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " ")))
 }
 
-// dialKubelet tries the node's addresses in the preferred order.
-func dialKubelet(ctx context.Context, node *corev1.Node, path string) (*http.Response, error) {
+// dialKubelet sends a request to the node's kubelet, trying the node's
+// addresses in the preferred order. path holds the query too; body and
+// header (either may be nil) are sent with each attempt.
+func dialKubelet(ctx context.Context, node *corev1.Node, method, path string, body []byte, header http.Header) (*http.Response, error) {
 	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	if port == 0 {
 		return nil, fmt.Errorf("node %s reports no kubelet port", node.Name)
@@ -107,9 +110,12 @@ func dialKubelet(ctx context.Context, node *corev1.Node, path string) (*http.Res
 			if a.Type != t {
 				continue
 			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(a.Address, strconv.Itoa(port))+path, nil)
+			req, err := http.NewRequestWithContext(ctx, method, "http://"+net.JoinHostPort(a.Address, strconv.Itoa(port))+path, bytes.NewReader(body))
 			if err != nil {
 				return nil, err
+			}
+			if header != nil {
+				req.Header = header.Clone()
 			}
 			resp, err := httpClient.Do(req)
 			if err == nil {
