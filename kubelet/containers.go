@@ -305,7 +305,7 @@ func (k *Kubelet) stopContainer(ctx context.Context, c *runtimeContainer, timeou
 // container returns the runtime's newest instance of the pod's container
 // name, or nil.
 func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*runtimeContainer, error) {
-	sb, err := k.runtime.podSandbox(ctx, pod.UID)
+	sb, err := k.runtime.podSandbox(ctx, runtimeUID(pod))
 	if sb == nil || err != nil {
 		return nil, err
 	}

@@ -57,6 +57,11 @@ type Config struct {
 	// BackOffInitial and BackOffMax bound the crash-loop back-off
 	// (backoff.go); 0 means Kubernetes' 10 s and 5 min.
 	BackOffInitial, BackOffMax time.Duration
+	// PodManifestPath is the directory of static pod manifests
+	// (--pod-manifest-path; "" runs none), read every FileCheckFrequency
+	// (0 means DefaultFileCheckFrequency).
+	PodManifestPath    string
+	FileCheckFrequency time.Duration
 	// Workers is how many pods are synced at once; 0 means 5. A real
 	// kubelet has one goroutine per pod; a few workers are enough for a
 	// fake whose only slow step is the pull delay.
@@ -88,6 +93,10 @@ type Kubelet struct {
 	terminating map[types.UID]bool
 	pullErrors  map[string]string
 	failures    map[types.UID]podFailure // pods the kubelet failed (deadline.go)
+	static      map[string]*staticPod    // by mirror key (staticpods.go)
+	mirrorUIDs  map[types.UID]types.UID  // a static pod's hash → its mirror's UID
+	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
+	mirrorDeleted map[string]time.Time
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -128,6 +137,9 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.BackOffMax <= 0 {
 		cfg.BackOffMax = DefaultBackOffMax
 	}
+	if cfg.FileCheckFrequency <= 0 {
+		cfg.FileCheckFrequency = DefaultFileCheckFrequency
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -156,12 +168,14 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 		// Step 12: the kubelet list-watches only the pods bound to its node.
 		informer: client.NewInformer(c, client.Pods, "",
 			client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.NodeName}, log),
-		queue:       workqueue.New[string](cfg.Clock),
-		backOff:     newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		pullBackOff: newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		terminating: map[types.UID]bool{},
-		pullErrors:  map[string]string{},
-		failures:    map[types.UID]podFailure{},
+		queue:         workqueue.New[string](cfg.Clock),
+		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		terminating:   map[types.UID]bool{},
+		pullErrors:    map[string]string{},
+		failures:      map[types.UID]podFailure{},
+		mirrorUIDs:    map[types.UID]types.UID{},
+		mirrorDeleted: map[string]time.Time{},
 	}
 	k.informer.AddHandler(client.Handler{
 		OnAdd:    k.enqueue,
@@ -200,6 +214,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { k.watchContainerEvents(ctx) })
 	k.restorePods(ctx)
+	if k.cfg.PodManifestPath != "" {
+		wg.Go(func() { k.runStaticPods(ctx) })
+	}
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
 	for range k.cfg.Workers {

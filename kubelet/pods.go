@@ -61,6 +61,13 @@ func (k *Kubelet) enqueue(obj runtime.Object) {
 // has it now.
 func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	obj, ok := k.informer.Cache().Get(key)
+	if sp := k.staticPodNamed(key); sp != nil || (ok && isMirror(obj.(*corev1.Pod))) {
+		var mirror *corev1.Pod
+		if ok {
+			mirror = obj.(*corev1.Pod).DeepCopy()
+		}
+		return k.syncStatic(ctx, key, sp, mirror) // staticpods.go
+	}
 	if !ok {
 		// The pod was deleted from the API server: forget it. A runtime
 		// call that failed is retried.
@@ -108,6 +115,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.pullBackOff.forgetPod(string(uid))
 		k.mu.Lock()
 		delete(k.failures, uid)
+		delete(k.mirrorUIDs, uid)
 		for key := range k.pullErrors {
 			if strings.HasPrefix(key, string(uid)+"_") {
 				delete(k.pullErrors, key)

@@ -46,7 +46,11 @@ func (k *Kubelet) restorePods(ctx context.Context) {
 		return
 	}
 	for _, obj := range k.informer.Cache().List() {
-		pod := obj.(*corev1.Pod) // only read
+		pod := obj.(*corev1.Pod)
+		if isMirror(pod) { // a static pod ran under its hash
+			pod = pod.DeepCopy()
+			pod.UID = runtimeUID(pod)
+		}
 		if err := k.restorePod(ctx, pod); err != nil {
 			// syncPod will start it as a new pod, with a new IP.
 			k.log.Warn("could not take back pod", "pod", client.KeyOf(pod), "err", err)

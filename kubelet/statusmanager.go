@@ -42,6 +42,7 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSand
 		}
 		next := pod.DeepCopy()
 		next.Status = status
+		next.UID = k.apiUID(pod.UID) // a static pod's status goes to its mirror
 		out := &corev1.Pod{}
 		err := k.client.UpdateStatus(ctx, client.Pods, pod.Namespace, pod.Name, next, out)
 		if apierrors.IsConflict(err) {
@@ -58,6 +59,7 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSand
 		k.log.Info("reported pod status", seedstep.Key, seedstep.PodStatusStored, "pod", client.KeyOf(out), "phase", status.Phase,
 			"podIP", status.PodIP, "ready", readyStatus(next), "rv", out.ResourceVersion)
 		out.SetGroupVersionKind(podGVK)
+		out.UID = pod.UID
 		stored = out
 		return nil
 	})
@@ -74,8 +76,13 @@ func (k *Kubelet) getPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, err
 	if err := k.client.Get(ctx, client.Pods, pod.Namespace, pod.Name, fresh); err != nil {
 		return nil, err
 	}
-	if fresh.UID != pod.UID {
+	if fresh.UID != k.apiUID(pod.UID) {
 		return nil, apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+	}
+	fresh.UID = pod.UID
+	if isMirror(fresh) {
+		// The static pod's spec is the mirror's; it was not changed.
+		fresh.Spec = pod.Spec
 	}
 	fresh.SetGroupVersionKind(podGVK)
 	return fresh, nil

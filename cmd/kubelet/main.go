@@ -40,6 +40,8 @@ func main() {
 	port := flag.Int("port", 10250, "port of the kubelet API")
 	backOffInitial := flag.Duration("crash-loop-backoff-initial", kubelet.DefaultBackOffInitial, "delay before restarting a container that exited again soon after its restart, or pulling again an image whose pull failed; doubles each time")
 	backOffMax := flag.Duration("crash-loop-backoff-max", kubelet.DefaultBackOffMax, "the longest such delay (CrashLoopBackOff, ImagePullBackOff); running twice as long resets it")
+	manifests := flag.String("pod-manifest-path", "", "directory of static pod manifests the kubelet runs itself, showing each as a mirror pod")
+	fileCheck := flag.Duration("file-check-frequency", kubelet.DefaultFileCheckFrequency, "how often the static pod manifests are read again")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -53,7 +55,7 @@ func main() {
 	log := logging.New("kubelet", *logLevel)
 	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log,
 		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir,
-		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax}
+		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax, PodManifestPath: *manifests, FileCheckFrequency: *fileCheck}
 	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
