@@ -5,13 +5,16 @@ package record
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -89,16 +92,57 @@ func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt strin
 	}
 }
 
-// Run sends queued events until ctx ends.
+// maxSeen bounds the events remembered for aggregation, as client-go's
+// EventCorrelator keeps an LRU cache of 4096; past it the memory starts
+// again, and an old event's repeat is a new event.
+const maxSeen = 4096
+
+// seenEvent is an event already sent: what its repeats update.
+type seenEvent struct {
+	name  string
+	count int32
+}
+
+// Run sends queued events until ctx ends. An event that repeats one
+// already sent (the same object, type, reason, message and source) is
+// not a new Event: the first one's count and lastTimestamp are patched,
+// which `kubectl describe` shows as "(x3 over 40s)", as client-go's
+// EventCorrelator does.
 func (r *Recorder) Run(ctx context.Context) {
+	seen := map[string]*seenEvent{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case ev := <-r.events:
-			if err := r.client.Create(ctx, client.Events, ev.Namespace, ev, nil); err != nil && ctx.Err() == nil {
-				r.log.Debug("event not recorded", "reason", ev.Reason, "err", err)
+			key := aggregationKey(ev)
+			if prev, ok := seen[key]; ok {
+				prev.count++
+				patch, _ := json.Marshal(map[string]any{"count": prev.count, "lastTimestamp": ev.LastTimestamp})
+				err := r.client.Patch(ctx, client.Events, ev.Namespace, prev.name, types.MergePatchType, patch, nil)
+				if err == nil || ctx.Err() != nil {
+					continue
+				}
+				// Gone (events expire): send it as a new one.
+				delete(seen, key)
 			}
+			if err := r.client.Create(ctx, client.Events, ev.Namespace, ev, nil); err != nil {
+				if ctx.Err() == nil {
+					r.log.Debug("event not recorded", "reason", ev.Reason, "err", err)
+				}
+				continue
+			}
+			if len(seen) >= maxSeen {
+				clear(seen)
+			}
+			seen[key] = &seenEvent{name: ev.Name, count: ev.Count}
 		}
 	}
+}
+
+// aggregationKey is what makes two events the same one.
+func aggregationKey(ev *corev1.Event) string {
+	o := ev.InvolvedObject
+	return strings.Join([]string{ev.Source.Component, ev.Source.Host, o.Kind, o.Namespace, o.Name, string(o.UID),
+		ev.Type, ev.Reason, ev.Message}, "\x00")
 }

@@ -65,3 +65,45 @@ func TestAnEventIsDatedAndNamedByTheRecordersClockAndSignedByItsComponent(t *tes
 		t.Errorf("the event says %q about %+v", ev.Message, o)
 	}
 }
+
+// An event that repeats one already sent patches the first one's count
+// and lastTimestamp instead of making a new Event; another message is a
+// new Event.
+func TestARepeatedEventBumpsTheCountOfTheFirst(t *testing.T) {
+	type request struct{ method, path, body string }
+	requests := make(chan request, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body json.RawMessage
+		json.NewDecoder(r.Body).Decode(&body)
+		requests <- request{r.Method, r.URL.Path, string(body)}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	rec := record.New(client.New(srv.URL, "record-test"), "kubelet", "node01", slog.New(slog.DiscardHandler)).WithClock(clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	donec := make(chan struct{})
+	go func() { defer close(donec); rec.Run(ctx) }()
+	defer func() { cancel(); <-donec }()
+
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "crash", UID: "u"}}
+	rec.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "crash")
+	clk.Step(10 * time.Second)
+	rec.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "crash")
+	rec.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "other")
+	want := []string{"POST /api/v1/namespaces/default/events", "PATCH /api/v1/namespaces/default/events/crash.1886930fd5304000", "POST /api/v1/namespaces/default/events"}
+	for i, w := range want {
+		select {
+		case r := <-requests:
+			if r.method+" "+r.path != w {
+				t.Fatalf("request %d: %s %s, want %s", i, r.method, r.path, w)
+			}
+			if i == 1 && r.body != `{"count":2,"lastTimestamp":"2026-01-01T10:00:10Z"}` {
+				t.Errorf("patch %s, want the count 2 and the new lastTimestamp", r.body)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("request %d (%s) never came", i, w)
+		}
+	}
+}
