@@ -9,7 +9,7 @@ BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/r
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
 
-image: build
+image: build bin/crictl
 	docker build -q -t mkube:local .
 
 up: image
@@ -30,7 +30,7 @@ local: build
 tools: bin/crictl
 
 bin/crictl:
-	GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
 
 # mkube's own runtime service (proto/runtime.proto) as Go, which is
 # committed, so only a change to the .proto needs this: protoc from

@@ -24,10 +24,11 @@ type image struct {
 	size uint64
 }
 
-// Images weigh between 10 and 250 MiB, the range of common base and
+// An image the catalog knows weighs what it does on a real node; any
+// other weighs between 10 and 250 MiB, the range of common base and
 // application images, so the scheduler's ImageLocality score has
-// something to compare. The size is derived from a hash of the normalized
-// name, so every node agrees on it, and "nginx" and
+// something to compare. That size is derived from a hash of the
+// normalized name, so every node agrees on it, and "nginx" and
 // "docker.io/library/nginx:latest" are one image.
 const (
 	minImageSize = 10 << 20
@@ -36,8 +37,11 @@ const (
 
 func newImage(ref string) *image {
 	sum := sha256.Sum256([]byte(ref))
-	return &image{ref: ref, id: "sha256:" + hex.EncodeToString(sum[:]),
-		size: minImageSize + binary.BigEndian.Uint64(sum[:8])%(maxImageSize-minImageSize)}
+	size := catalog.Size(ref) // a known image weighs what it does on a real node
+	if size == 0 {
+		size = minImageSize + binary.BigEndian.Uint64(sum[:8])%(maxImageSize-minImageSize)
+	}
+	return &image{ref: ref, id: "sha256:" + hex.EncodeToString(sum[:]), size: size}
 }
 
 // findImage resolves what a client calls an image: its ID ("sha256:..."

@@ -22,3 +22,14 @@ until [ "$(curl -sf 'http://127.0.0.1:8080/api/v1/namespaces/default/pods?labelS
   sleep 1
 done
 echo "compose: ReplicaSet smoke has 3 Running pods"
+# Each node's runtime is a container beside its kubelet, and crictl in it
+# sees the containers the kubelet started there.
+compose="docker compose"
+$compose version >/dev/null 2>&1 || compose=docker-compose
+running=0
+for node in node01 node02 node03; do
+  n=$($compose exec -T "$node-runtime" /crictl ps -q --label io.kubernetes.pod.namespace=default | wc -l)
+  running=$((running + n))
+done
+[ "$running" = 3 ] || { echo "compose: crictl sees $running running containers in the nodes' runtimes, want 3"; exit 1; }
+echo "compose: crictl sees the 3 containers in the nodes' runtimes"

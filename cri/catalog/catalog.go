@@ -56,6 +56,22 @@ var images = map[string]func() Image{
 	"polinux/stress": stressImage,
 }
 
+// sizes are the images' sizes as `crictl images` shows them on a real
+// node (the compressed layers of the amd64 image, roughly), so that the
+// node's status.images and the scheduler's ImageLocality see the real
+// proportions: busybox is tiny, mysql is not.
+var sizes = map[string]uint64{
+	"nginx": 72 << 20, "httpd": 58 << 20, "redis": 45 << 20, "mysql": 170 << 20, "postgres": 155 << 20,
+	"busybox": 2 << 20, "alpine": 4 << 20, "ubuntu": 29 << 20, "debian": 49 << 20,
+	"pause": 320 << 10, "polinux/stress": 4 << 20,
+}
+
+// Size is the size of the image ref, or 0 if the catalog does not know it.
+func Size(ref string) uint64 {
+	_, repo, _ := split(ref)
+	return sizes[repo]
+}
+
 // Names lists the repository paths the catalog knows, sorted.
 func Names() []string {
 	names := make([]string, 0, len(images))
