@@ -34,13 +34,15 @@ func podLogDirectory(root string, pod *corev1.Pod) string {
 	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 }
 
-// podLabels are the sandbox's labels: the pod's own, and the kubelet's.
+// podLabels are the sandbox's labels: the pod's own, the kubelet's, and
+// mkube's node name (fleet.go).
 func podLabels(pod *corev1.Pod) map[string]string {
 	labels := maps.Clone(pod.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[labelPodName], labels[labelPodNamespace], labels[labelPodUID] = pod.Name, pod.Namespace, string(pod.UID)
+	labels[labelNodeName] = pod.Spec.NodeName
 	return labels
 }
 

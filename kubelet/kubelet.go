@@ -2,23 +2,18 @@ package kubelet
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
-	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/internal/seedstep"
 )
 
@@ -71,14 +66,16 @@ type Config struct {
 	Log   *slog.Logger                        // nil: slog.Default()
 }
 
-// Kubelet is one fake node's agent.
+// Kubelet is one fake node's agent. What it shares with the other nodes
+// of its process (the API connection, the runtime, the pod informer) is
+// its fleet's.
 type Kubelet struct {
 	cfg      Config
+	fleet    *Fleet
 	client   *client.Client
 	runtime  *runtimeService
-	listener net.Listener // the kubelet API's, opened by New
 	recorder *record.Recorder
-	informer *client.Informer         // pods with spec.nodeName = this node
+	informer *client.Informer         // the fleet's: pods bound to its nodes
 	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
 	backOff  *backOff                 // crash-loop back-off, by container
 	// pullBackOff delays the next pull of an image that failed, by pod
@@ -104,24 +101,27 @@ type Kubelet struct {
 	node *corev1.Node
 }
 
-// New returns a kubelet for cfg, talking to the API server through c. It
-// connects to the container runtime (or starts one in-process) and opens
-// the kubelet API's port, and fails at once if either cannot be had. Run releases the connection when
-// it returns.
+// New returns a kubelet for cfg, talking to the API server through c: a
+// fleet of one node (fleet.go). It connects to the container runtime (or
+// starts one in-process) and opens the kubelet API's port, and fails at
+// once if either cannot be had. Run releases them when it returns.
 func New(c *client.Client, cfg Config) (*Kubelet, error) {
-	if cfg.NodeName == "" {
-		return nil, fmt.Errorf("node name is required")
+	f, err := NewFleet(c, cfg, []string{cfg.NodeName})
+	if err != nil {
+		return nil, err
 	}
-	if !cfg.NodeIP.IsValid() {
-		cfg.NodeIP = DefaultNodeIP(cfg.NodeName)
-	}
-	if !cfg.PodCIDR.IsValid() {
-		cfg.PodCIDR = DefaultPodCIDR(cfg.NodeName)
-	}
+	return f.kubelets[0], nil
+}
+
+// Run runs the kubelet's fleet: see Fleet.Run.
+func (k *Kubelet) Run(ctx context.Context) error { return k.fleet.Run(ctx) }
+
+// withDefaults fills in what cfg leaves zero.
+func withDefaults(cfg Config) (Config, error) {
 	if cfg.Capacity == nil {
 		capacity, err := Capacity("4", "8Gi", 110)
 		if err != nil {
-			return nil, err
+			return cfg, err
 		}
 		cfg.Capacity = capacity
 	}
@@ -149,25 +149,14 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if cfg.PodLogsDir == "" {
 		cfg.PodLogsDir = DefaultPodLogsDir
 	}
+	return cfg, nil
+}
+
+// newKubelet is one node's agent in fleet f.
+func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
-	rt, err := connectRuntime(context.Background(), cfg.RuntimeEndpoint, cri.Options{PodCIDR: cfg.PodCIDR,
-		ImagePullDelay: cfg.ImagePullDelay, Clock: cfg.Clock, Log: log.With("component", "runtime")})
-	if err != nil {
-		return nil, err
-	}
-	// The kubelet's port, at once too: a kubelet that cannot serve its API
-	// exits saying why instead of registering a node nobody can reach.
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port)))
-	if err != nil {
-		rt.close()
-		return nil, fmt.Errorf("kubelet API: %w", err)
-	}
-	cfg.Port = ln.Addr().(*net.TCPAddr).Port
-	k := &Kubelet{cfg: cfg, client: c, runtime: rt, clock: cfg.Clock, log: log, listener: ln,
-		recorder: record.New(c, "kubelet", cfg.NodeName, log),
-		// Step 12: the kubelet list-watches only the pods bound to its node.
-		informer: client.NewInformer(c, client.Pods, "",
-			client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.NodeName}, log),
+	return &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
+		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:         workqueue.New[string](cfg.Clock),
 		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
@@ -177,28 +166,10 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
 	}
-	k.informer.AddHandler(client.Handler{
-		OnAdd:    k.enqueue,
-		OnUpdate: func(_, obj runtime.Object) { k.enqueue(obj) },
-		OnDelete: k.enqueue, // sync finds it gone and forgets it
-	})
-	return k, nil
 }
 
-// Run registers the node, then keeps its status and lease fresh and syncs
-// its pods until ctx is cancelled. It returns an error only if ctx ended
-// before the node could be registered.
-//
-// Goroutines, all stopped by ctx: the event recorder, the heartbeat loop,
-// the pod informer, the container-event watch (pleg.go), and Workers pod
-// workers (stopped by shutting down the
-// queue once ctx ends). Run returns after all of them have.
-func (k *Kubelet) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer k.runtime.close() // after every goroutine that calls it is done
-	defer wg.Wait()
-	wg.Go(func() { k.recorder.Run(ctx) })
-	wg.Go(func() { k.serve(ctx, k.listener) })
+// register registers the node and creates its lease.
+func (k *Kubelet) register(ctx context.Context) error {
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}
@@ -207,22 +178,24 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease creation failed", "err", err)
 	}
-	wg.Go(func() { k.runHeartbeats(ctx) })
-	wg.Go(func() { k.informer.Run(ctx) })
-	if !client.WaitForSync(ctx, k.informer) {
-		return nil
-	}
-	wg.Go(func() { k.watchContainerEvents(ctx) })
+	return nil
+}
+
+// run is the node's part of Run once its pods are listed: it takes back
+// the pods of an earlier kubelet, reads its static pods, and syncs its
+// pods with Workers workers until ctx ends.
+func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 	k.restorePods(ctx)
 	if k.cfg.PodManifestPath != "" {
 		wg.Go(func() { k.runStaticPods(ctx) })
 	}
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
-		"pods", k.informer.Cache().Len(), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
+		"pods", len(k.fleet.podsOf(k.cfg.NodeName)), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
 	for range k.cfg.Workers {
 		wg.Go(func() { k.queue.Work(ctx, k.syncPod, k.log, "pod") })
 	}
-	<-ctx.Done()
-	k.queue.ShutDown()
-	return nil
+	wg.Go(func() {
+		<-ctx.Done()
+		k.queue.ShutDown()
+	})
 }

@@ -23,38 +23,43 @@ const plegRetryPeriod = time.Second
 // watchContainerEvents follows the runtime's container events until ctx
 // ends. After the stream broke, every pod is synced once: an event may
 // have been missed meanwhile.
-func (k *Kubelet) watchContainerEvents(ctx context.Context) {
+func (f *Fleet) watchContainerEvents(ctx context.Context) {
+	k0 := f.kubelets[0]
 	for ctx.Err() == nil {
-		stream, err := k.runtime.runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+		stream, err := f.runtime.runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
 		for err == nil {
 			var ev *runtimeapi.ContainerEventResponse
 			if ev, err = stream.Recv(); err == nil {
-				k.onContainerEvent(ev)
+				f.onContainerEvent(ev)
 			}
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		if err != io.EOF {
-			k.log.Warn("PLEG: container events broke off; resyncing every pod", "err", err)
+			k0.log.Warn("PLEG: container events broke off; resyncing every pod", "err", err)
 		}
-		for _, obj := range k.informer.Cache().List() {
-			k.enqueue(obj)
+		for _, obj := range f.informer.Cache().List() {
+			f.route(obj)
 		}
 		select {
 		case <-ctx.Done():
-		case <-k.clock.After(plegRetryPeriod):
+		case <-k0.clock.After(plegRetryPeriod):
 		}
 	}
 }
 
-// onContainerEvent queues the sync of the event's pod.
-func (k *Kubelet) onContainerEvent(ev *runtimeapi.ContainerEventResponse) {
+// onContainerEvent queues the sync of the event's pod, on its node.
+func (f *Fleet) onContainerEvent(ev *runtimeapi.ContainerEventResponse) {
 	md := ev.GetPodSandboxStatus().GetMetadata()
 	if md.GetName() == "" {
 		return // not a pod's container (crictl's own)
 	}
 	key := md.GetNamespace() + "/" + md.GetName()
+	k := f.kubeletOf(key, ev.GetPodSandboxStatus().GetLabels())
+	if k == nil {
+		return // another kubelet's, or a pod gone
+	}
 	switch ev.GetContainerEventType() {
 	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
 		k.log.Info("PLEG: container died: syncing its pod", "pod", key, "containerID", k.runtime.containerID(ev.GetContainerId()))

@@ -95,7 +95,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) error {
 	ns, name, _ := strings.Cut(key, "/")
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name}}})
+		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name, labelNodeName: k.cfg.NodeName}}})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}

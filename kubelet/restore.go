@@ -45,8 +45,7 @@ func (k *Kubelet) restorePods(ctx context.Context) {
 	if k.runtime.inProcess == nil {
 		return
 	}
-	for _, obj := range k.informer.Cache().List() {
-		pod := obj.(*corev1.Pod)
+	for _, pod := range k.fleet.podsOf(k.cfg.NodeName) {
 		if isMirror(pod) { // a static pod ran under its hash
 			pod = pod.DeepCopy()
 			pod.UID = runtimeUID(pod)

@@ -63,6 +63,15 @@ func (r *Recorder) WithComponent(component string) *Recorder {
 	return &c
 }
 
+// WithHost returns a recorder that signs its events as from host (the
+// source.host, a kubelet's node) and shares r's queue: one per node of a
+// kubelet process that runs many.
+func (r *Recorder) WithHost(host string) *Recorder {
+	c := *r
+	c.host = host
+	return &c
+}
+
 // Event records that something of eventType (Normal or Warning) happened to
 // obj, for reason, described by the message.
 func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {

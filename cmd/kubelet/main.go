@@ -42,6 +42,7 @@ func main() {
 	backOffMax := flag.Duration("crash-loop-backoff-max", kubelet.DefaultBackOffMax, "the longest such delay (CrashLoopBackOff, ImagePullBackOff); running twice as long resets it")
 	manifests := flag.String("pod-manifest-path", "", "directory of static pod manifests the kubelet runs itself, showing each as a mirror pod")
 	fileCheck := flag.Duration("file-check-frequency", kubelet.DefaultFileCheckFrequency, "how often the static pod manifests are read again")
+	nodes := flag.Int("nodes", 1, "how many nodes this process runs (NAME-1 … NAME-N, zero-padded), sharing one API connection, one runtime and one kubelet port, for scale tests")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -82,7 +83,13 @@ func main() {
 	c := client.New(*server, "kubelet/"+*nodeName)
 	// The runtime first: a kubelet that cannot reach it exits at once,
 	// saying why, rather than wait for the API server.
-	k, err := kubelet.New(c, cfg)
+	if *nodes < 1 {
+		fail("--nodes: %d: want at least 1", *nodes)
+	}
+	if *nodes > 1 {
+		cfg.Workers = 1 // per node: thousands of nodes need few goroutines each
+	}
+	k, err := kubelet.NewFleet(c, cfg, kubelet.NodeNames(*nodeName, *nodes))
 	if err != nil {
 		log.Error("kubelet", "err", err)
 		os.Exit(1)

@@ -1,0 +1,246 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/cri"
+)
+
+// A fleet is the kubelets of one process. A kubelet process is usually one
+// node; `kubelet --nodes N` makes it N (as KWOK does), for scale tests: a
+// 5,000-node cluster on one machine. Its nodes share what a node would
+// otherwise have alone:
+//
+//   - one API connection and one pod informer, which list-watches the pods
+//     bound to any node and hands each to its node's queue;
+//   - one container runtime, whose sandboxes carry their node's name
+//     (labelNodeName), and one container-event stream (pleg.go);
+//   - one kubelet API port, which every node reports: a pod's logs are
+//     found by the pod, whatever its node.
+//
+// Each node keeps its own Node, Lease, heartbeats, pod queue, workers,
+// back-offs and static pods.
+
+// Fleet is the kubelets of one process.
+type Fleet struct {
+	client   *client.Client
+	runtime  *runtimeService
+	informer *client.Informer
+	recorder *record.Recorder // its Run sends every node's events
+	listener net.Listener     // the kubelet API's, opened by NewFleet
+	kubelets []*Kubelet
+	byName   map[string]*Kubelet // read-only once NewFleet returns
+}
+
+// FleetPodCIDR is where the nodes of a fleet of more than one get their
+// pod CIDRs, a /24 each: 32,768 nodes, and the runtime they share hands
+// out pod IPs from all of it.
+var FleetPodCIDR = netip.MustParsePrefix("10.128.0.0/9")
+
+// NodeNames are the nodes of `--node-name prefix --nodes n`: prefix-1 …
+// prefix-n, zero-padded to the same width so that they sort
+// ("fake-0001" … "fake-5000"). One node is just prefix.
+func NodeNames(prefix string, n int) []string {
+	if n <= 1 {
+		return []string{prefix}
+	}
+	width := len(strconv.Itoa(n))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%0*d", prefix, width, i+1)
+	}
+	return names
+}
+
+// NewFleet returns kubelets for the nodes names, each configured by base
+// but for its name and, with more than one node, its pod CIDR (from
+// FleetPodCIDR) and node IP (10.240.0.0/12 by index, unless base gives
+// one for all). It connects to the runtime and opens the kubelet API's
+// port, failing at once if either cannot be had.
+func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
+	if len(names) == 0 || names[0] == "" {
+		return nil, fmt.Errorf("node name is required")
+	}
+	base, err := withDefaults(base)
+	if err != nil {
+		return nil, err
+	}
+	cfgs := make([]Config, len(names))
+	for i, name := range names {
+		cfg := base
+		cfg.NodeName = name
+		switch {
+		case len(names) > 1:
+			cfg.PodCIDR = fleetPodCIDR(i)
+			if !base.NodeIP.IsValid() {
+				cfg.NodeIP = fleetNodeIP(i)
+			}
+		case !cfg.PodCIDR.IsValid():
+			cfg.PodCIDR = DefaultPodCIDR(name)
+		}
+		if !cfg.NodeIP.IsValid() {
+			cfg.NodeIP = DefaultNodeIP(name)
+		}
+		cfgs[i] = cfg
+	}
+	runtimeCIDR := cfgs[0].PodCIDR
+	if len(names) > 1 {
+		runtimeCIDR = FleetPodCIDR
+	}
+	log := base.Log
+	if len(names) == 1 {
+		log = log.With("node", names[0])
+	}
+	rt, err := connectRuntime(context.Background(), base.RuntimeEndpoint, cri.Options{PodCIDR: runtimeCIDR,
+		ImagePullDelay: base.ImagePullDelay, Clock: base.Clock, Log: log.With("component", "runtime")})
+	if err != nil {
+		return nil, err
+	}
+	// The kubelet's port, at once too: a kubelet that cannot serve its API
+	// exits saying why instead of registering a node nobody can reach.
+	ln, err := net.Listen("tcp", net.JoinHostPort(base.Address, strconv.Itoa(base.Port)))
+	if err != nil {
+		rt.close()
+		return nil, fmt.Errorf("kubelet API: %w", err)
+	}
+	// Step 12: the kubelet list-watches only the pods bound to its node
+	// (a fleet: to any node, and keeps those of its own).
+	selector := "spec.nodeName=" + names[0]
+	if len(names) > 1 {
+		selector = "spec.nodeName!="
+	}
+	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
+		recorder: record.New(c, "kubelet", names[0], log),
+		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log)}
+	for _, cfg := range cfgs {
+		cfg.Port = ln.Addr().(*net.TCPAddr).Port
+		k := newKubelet(f, cfg)
+		f.kubelets = append(f.kubelets, k)
+		f.byName[cfg.NodeName] = k
+	}
+	f.informer.AddHandler(client.Handler{
+		OnAdd:    f.route,
+		OnUpdate: func(_, obj runtime.Object) { f.route(obj) },
+		OnDelete: f.route, // the sync finds it gone and forgets it
+	})
+	return f, nil
+}
+
+// fleetPodCIDR is node i's /24 in FleetPodCIDR.
+func fleetPodCIDR(i int) netip.Prefix {
+	a := FleetPodCIDR.Addr().As4()
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 + uint32(i)<<8
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), 0}), 24)
+}
+
+// fleetNodeIP is node i's InternalIP: 10.240.0.0/12 counted from 10.240.0.1.
+func fleetNodeIP(i int) netip.Addr {
+	n := uint32(10)<<24 | uint32(240)<<16 + uint32(i) + 1
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// route hands a pod event to the queue of the pod's node, if it is one
+// of the fleet's.
+func (f *Fleet) route(obj runtime.Object) {
+	if k := f.byName[obj.(*corev1.Pod).Spec.NodeName]; k != nil {
+		k.enqueue(obj)
+	}
+}
+
+// kubeletOf is the node that runs the pod named key: the one it is bound
+// to, else the one whose sandbox the runtime labelled (a static pod
+// before its mirror exists), else nil.
+func (f *Fleet) kubeletOf(key string, sandboxLabels map[string]string) *Kubelet {
+	if obj, ok := f.informer.Cache().Get(key); ok {
+		return f.byName[obj.(*corev1.Pod).Spec.NodeName]
+	}
+	return f.byName[sandboxLabels[labelNodeName]]
+}
+
+// podsOf are the fleet's pods bound to node.
+func (f *Fleet) podsOf(node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, obj := range f.informer.Cache().List() {
+		if pod := obj.(*corev1.Pod); pod.Spec.NodeName == node {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// registerConcurrency bounds the registrations in flight: 5,000 nodes
+// register in seconds without a burst of thousands of requests.
+const registerConcurrency = 16
+
+// Run registers the fleet's nodes, then keeps their status and leases
+// fresh and syncs their pods until ctx is cancelled. It returns an error
+// only if ctx ended before the nodes could be registered.
+//
+// Goroutines, all stopped by ctx: the event recorder, the kubelet API
+// server, the pod informer, the container-event watch (pleg.go) and, per
+// node, the heartbeat loop, the static pods' reader and Workers pod
+// workers (stopped by shutting down the node's queue once ctx ends). Run
+// returns after all of them have.
+func (f *Fleet) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer f.runtime.close() // after every goroutine that calls it is done
+	defer wg.Wait()
+	wg.Go(func() { f.recorder.Run(ctx) })
+	wg.Go(func() { f.kubelets[0].serve(ctx, f.listener) })
+	if err := f.register(ctx); err != nil {
+		return err
+	}
+	for _, k := range f.kubelets {
+		wg.Go(func() { k.runHeartbeats(ctx) })
+	}
+	wg.Go(func() { f.informer.Run(ctx) })
+	if !client.WaitForSync(ctx, f.informer) {
+		return nil
+	}
+	wg.Go(func() { f.watchContainerEvents(ctx) })
+	for _, k := range f.kubelets {
+		k.run(ctx, &wg)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// register registers every node, registerConcurrency at a time.
+func (f *Fleet) register(ctx context.Context) error {
+	sem := make(chan struct{}, registerConcurrency)
+	errs := make([]error, len(f.kubelets))
+	var wg sync.WaitGroup
+	for i, k := range f.kubelets {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = k.register(ctx)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if len(f.kubelets) > 1 {
+		f.kubelets[0].log.Info("registered the fleet's nodes", "nodes", len(f.kubelets),
+			"first", f.kubelets[0].cfg.NodeName, "last", f.kubelets[len(f.kubelets)-1].cfg.NodeName)
+	}
+	return nil
+}
+
+// labelNodeName is the sandbox label naming the pod's node: mkube's own,
+// beside the kubelet's io.kubernetes.pod.* ones, so that a runtime shared
+// by a fleet tells whose each sandbox is.
+const labelNodeName = "mkube.io/node-name"
