@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch proto
+.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch bench-kubelet proto
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -61,6 +61,12 @@ bench-scheduling:
 # e2e/watch_bench_test.go; MKUBE_BENCH_1000_WATCHERS=1 adds 1000 watchers).
 bench-watch:
 	go test -run '^$$' -bench WatchFanoutClientGo -benchtime 1x -timeout 30m ./e2e/
+
+# Pod startup latency (create → Running at 100 pods/s over 100 nodes) and
+# one kubelet holding 5,000 nodes and 150,000 pods (e2e/kubelet_bench_test.go;
+# MKUBE_BENCH_NODES=500 for a quick look).
+bench-kubelet: build
+	go test -run '^$$' -bench 'PodStartup|KubeletDensity' -benchtime 1x -timeout 60m ./e2e/
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40

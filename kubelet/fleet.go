@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -200,8 +201,9 @@ func (f *Fleet) Run(ctx context.Context) error {
 	if err := f.register(ctx); err != nil {
 		return err
 	}
-	for _, k := range f.kubelets {
-		wg.Go(func() { k.runHeartbeats(ctx) })
+	for i, k := range f.kubelets {
+		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
+		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
 	wg.Go(func() { f.informer.Run(ctx) })
 	if !client.WaitForSync(ctx, f.informer) {

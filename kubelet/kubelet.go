@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -28,6 +29,9 @@ type Config struct {
 	Labels   map[string]string // added to the well-known node labels
 	Taints   []corev1.Taint    // set when the node registers
 
+	// NodeStatusReportFrequency, if set, writes the node status only when
+	// it is that old or changed; 0 writes it every StatusInterval.
+	NodeStatusReportFrequency time.Duration
 	// StatusInterval is how often the node status and lease are renewed;
 	// 0 means 10s, the kubelet's nodeStatusUpdateFrequency and lease renew
 	// interval (a quarter of the 40s lease). A real kubelet then writes the
@@ -94,6 +98,12 @@ type Kubelet struct {
 	mirrorUIDs  map[types.UID]types.UID  // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
+	// lease is the Lease last written, renewed by the heartbeat loop
+	// alone (lease.go).
+	lease *coordinationv1.Lease
+	// lastReport and lastImages are the last node status written.
+	lastReport time.Time
+	lastImages []corev1.ContainerImage
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that

@@ -24,13 +24,32 @@ const leaseDurationSeconds = 40
 // server far less than a whole Node status with its images, so the node
 // lifecycle controller reads the Lease to decide whether a node is alive.
 func (k *Kubelet) renewLease(ctx context.Context) error {
+	// The lease last written is renewed as it is, without reading it
+	// first, as the kubelet's lease controller does: one request per
+	// renewal. A conflict (someone else wrote it) reads it again.
+	if k.lease != nil {
+		next := k.lease.DeepCopy()
+		next.Spec = k.newLease().Spec
+		err := k.client.Update(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, next, next)
+		if err == nil {
+			k.lease = next
+			k.log.Debug("renewed node lease")
+			return nil
+		}
+		k.lease = nil
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lease := &coordinationv1.Lease{}
 		err := k.client.Get(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease)
 		if apierrors.IsNotFound(err) {
-			if err := k.client.Create(ctx, client.Leases, corev1.NamespaceNodeLease, k.newLease(), nil); err != nil {
+			created := &coordinationv1.Lease{}
+			if err := k.client.Create(ctx, client.Leases, corev1.NamespaceNodeLease, k.newLease(), created); err != nil {
 				return fmt.Errorf("create lease: %w", err)
 			}
+			k.lease = created
 			k.log.Info("created node lease", "namespace", corev1.NamespaceNodeLease, "durationSeconds", leaseDurationSeconds)
 			return nil
 		}
@@ -40,9 +59,10 @@ func (k *Kubelet) renewLease(ctx context.Context) error {
 		want := k.newLease()
 		lease.Spec = want.Spec
 		lease.OwnerReferences = want.OwnerReferences
-		if err := k.client.Update(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease, nil); err != nil {
+		if err := k.client.Update(ctx, client.Leases, corev1.NamespaceNodeLease, k.cfg.NodeName, lease, lease); err != nil {
 			return fmt.Errorf("renew lease: %w", err)
 		}
+		k.lease = lease
 		k.log.Debug("renewed node lease")
 		return nil
 	})

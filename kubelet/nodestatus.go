@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -125,7 +126,16 @@ func machineID(nodeName string) string {
 // runHeartbeats renews the node status and lease every StatusInterval
 // until ctx ends. A node whose heartbeats stop is marked NotReady (then
 // its pods evicted) by the node lifecycle controller.
-func (k *Kubelet) runHeartbeats(ctx context.Context) {
+func (k *Kubelet) runHeartbeats(ctx context.Context, offset time.Duration) {
+	// A fleet's nodes beat in turn, spread over the interval, rather than
+	// thousands at once.
+	if offset > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.clock.After(offset):
+		}
+	}
 	t := k.clock.NewTicker(k.cfg.StatusInterval)
 	defer t.Stop()
 	for {
@@ -142,12 +152,33 @@ func (k *Kubelet) runHeartbeats(ctx context.Context) {
 // cheap and frequent, and the node status, which also carries the images.
 // Failures are logged and retried at the next round.
 func (k *Kubelet) heartbeat(ctx context.Context) {
-	if err := k.updateNodeStatus(ctx); err != nil && ctx.Err() == nil {
-		k.log.Warn("node status update failed", "err", err)
+	if due, err := k.nodeStatusDue(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("node status check failed", "err", err)
+	} else if due {
+		if err := k.updateNodeStatus(ctx); err != nil && ctx.Err() == nil {
+			k.log.Warn("node status update failed", "err", err)
+		}
 	}
 	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease renewal failed", "err", err)
 	}
+}
+
+// nodeStatusDue says whether this heartbeat writes the node status: every
+// one, unless NodeStatusReportFrequency is set (a fleet's nodes: 5 min,
+// as Kubernetes'), then only when it is that old or the node's images
+// changed; the Lease alone says the node is alive meanwhile (KEP-589).
+func (k *Kubelet) nodeStatusDue(ctx context.Context) (bool, error) {
+	if k.cfg.NodeStatusReportFrequency <= 0 {
+		return true, nil
+	}
+	rt, err := k.runtimeInfo(ctx)
+	if err != nil {
+		return false, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency || !equality.Semantic.DeepEqual(rt.Images, k.lastImages), nil
 }
 
 // updateNodeStatus re-reads the Node and writes its new status with PUT
@@ -172,6 +203,9 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		if err := k.client.UpdateStatus(ctx, client.Nodes, "", node.Name, next, next); err != nil {
 			return fmt.Errorf("update node status: %w", err)
 		}
+		k.mu.Lock()
+		k.lastReport, k.lastImages = k.clock.Now(), rt.Images
+		k.mu.Unlock()
 		if !nodeReady(node.Status) {
 			k.recorder.Event(k.node, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", k.cfg.NodeName)
 		}

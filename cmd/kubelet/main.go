@@ -42,6 +42,7 @@ func main() {
 	backOffMax := flag.Duration("crash-loop-backoff-max", kubelet.DefaultBackOffMax, "the longest such delay (CrashLoopBackOff, ImagePullBackOff); running twice as long resets it")
 	manifests := flag.String("pod-manifest-path", "", "directory of static pod manifests the kubelet runs itself, showing each as a mirror pod")
 	fileCheck := flag.Duration("file-check-frequency", kubelet.DefaultFileCheckFrequency, "how often the static pod manifests are read again")
+	reportFrequency := flag.Duration("node-status-report-frequency", 0, "write the node status only when it changed or is this old (0: at every --status-interval; Kubernetes' 5m is the default with --nodes)")
 	nodes := flag.Int("nodes", 1, "how many nodes this process runs (NAME-1 … NAME-N, zero-padded), sharing one API connection, one runtime and one kubelet port, for scale tests")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
@@ -86,8 +87,12 @@ func main() {
 	if *nodes < 1 {
 		fail("--nodes: %d: want at least 1", *nodes)
 	}
+	cfg.NodeStatusReportFrequency = *reportFrequency
 	if *nodes > 1 {
 		cfg.Workers = 1 // per node: thousands of nodes need few goroutines each
+		if cfg.NodeStatusReportFrequency == 0 {
+			cfg.NodeStatusReportFrequency = 5 * time.Minute
+		}
 	}
 	k, err := kubelet.NewFleet(c, cfg, kubelet.NodeNames(*nodeName, *nodes))
 	if err != nil {
