@@ -64,7 +64,7 @@ func (s *Server) CreateContainer(ctx context.Context, req *runtimeapi.CreateCont
 	c := &container{id: newID(), sandboxID: sb.id, name: name, config: cfg, image: img,
 		logPath: logPath(sb.config.GetLogDirectory(), cfg.GetLogPath()),
 		state:   runtimeapi.ContainerState_CONTAINER_CREATED, createdAt: s.clock.Now().UnixNano()}
-	s.containers[c.id] = c
+	s.addContainer(c)
 	s.names[name] = c.id
 	s.log.Info("created container", "container", md.GetName(), "attempt", md.GetAttempt(),
 		"pod", pod.GetNamespace()+"/"+pod.GetName(), "id", c.id, "image", img.ref)
@@ -130,7 +130,7 @@ func (s *Server) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCont
 // removeContainer kills c if it runs and forgets it. Callers hold s.mu.
 func (s *Server) removeContainer(c *container) {
 	s.kill(c)
-	delete(s.containers, c.id)
+	s.records.removeContainer(c)
 	delete(s.names, c.name)
 	s.log.Info("removed container", "container", c.config.GetMetadata().GetName(), "id", c.id)
 }
@@ -149,7 +149,7 @@ func (s *Server) ListContainers(ctx context.Context, req *runtimeapi.ListContain
 		wantSandbox = id
 	}
 	var out []*runtimeapi.Container
-	for _, c := range s.containers {
+	for _, c := range s.containerCandidates(wantSandbox) {
 		switch {
 		case wantID != "" && c.id != wantID:
 		case wantSandbox != "" && c.sandboxID != wantSandbox:

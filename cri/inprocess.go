@@ -131,7 +131,7 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 		if !rc.FinishedAt.IsZero() {
 			c.finishedAt = rc.FinishedAt.UnixNano()
 		}
-		s.containers[c.id] = c
+		s.addContainer(c)
 		s.names[cname] = c.id
 		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			if err := s.resume(c, sb); err != nil {
@@ -139,7 +139,7 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 			}
 		}
 	}
-	s.sandboxes[sb.id] = sb
+	s.addSandbox(sb)
 	s.names[name] = sb.id
 	s.log.Info("restored pod sandbox", "pod", md.GetNamespace()+"/"+md.GetName(), "id", sb.id,
 		"ip", sb.ipString(), "containers", len(containers))

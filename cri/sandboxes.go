@@ -55,7 +55,7 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 		}
 		sb.ip = ip
 	}
-	s.sandboxes[sb.id] = sb
+	s.addSandbox(sb)
 	s.names[name] = sb.id
 	s.log.Info("ran pod sandbox", "pod", md.GetNamespace()+"/"+md.GetName(), "uid", md.GetUid(),
 		"attempt", md.GetAttempt(), "id", sb.id, "ip", sb.ipString())
@@ -83,10 +83,8 @@ func (s *Server) stopSandbox(sb *sandbox) {
 	}
 	// CRI: "If there are any running containers in the sandbox, they must
 	// be forcibly terminated" — containerd kills them at once (SIGKILL).
-	for _, c := range s.containers {
-		if c.sandboxID == sb.id {
-			s.kill(c)
-		}
+	for _, c := range s.containersBySandbox[sb.id] {
+		s.kill(c)
 	}
 	s.ips.release(sb.ip)
 	sb.ip = netip.Addr{}
@@ -109,12 +107,10 @@ func (s *Server) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePod
 		return nil, err
 	}
 	s.stopSandbox(sb)
-	for _, c := range s.containers {
-		if c.sandboxID == sb.id {
-			s.removeContainer(c)
-		}
+	for _, c := range s.containersBySandbox[sb.id] {
+		s.removeContainer(c) // deleting from the map being ranged over is safe in Go
 	}
-	delete(s.sandboxes, sb.id)
+	s.records.removeSandbox(sb)
 	delete(s.names, sb.name)
 	md := sb.config.GetMetadata()
 	s.log.Info("removed pod sandbox", "pod", md.GetNamespace()+"/"+md.GetName(), "id", sb.id)
@@ -166,7 +162,7 @@ func (s *Server) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSand
 		wantID = id
 	}
 	var out []*runtimeapi.PodSandbox
-	for _, sb := range s.sandboxes {
+	for _, sb := range s.sandboxCandidates(f.GetLabelSelector()) {
 		switch {
 		case wantID != "" && sb.id != wantID:
 		case f.GetState() != nil && sb.state != f.GetState().GetState():

@@ -45,10 +45,9 @@ type Server struct {
 
 	// mu guards everything below. Calls are short and in memory, so one
 	// lock for the whole runtime keeps the state easy to reason about.
-	mu         sync.Mutex
-	sandboxes  map[string]*sandbox   // by sandbox ID
-	containers map[string]*container // by container ID
-	images     map[string]*image     // by image ID
+	mu sync.Mutex
+	records
+	images map[string]*image // by image ID
 	// names reserves each sandbox's and container's name until it is
 	// removed, as containerd does: a second RunPodSandbox for the same
 	// pod and attempt, or a second CreateContainer for the same container
@@ -70,8 +69,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, clock: opts.Clock, log: opts.Log, ips: ips,
-		sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
-		images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
+		records: newRecords(), images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}

@@ -86,3 +86,34 @@ func TestMkubeCrashAndOOM(t *testing.T) {
 		t.Errorf("mkube crash nosuch: exit %d, %q", code, stderr)
 	}
 }
+
+// TestAFrozenRuntimeMakesTheNodeNotReady: while its runtime does not
+// answer (`mkube freeze`), the kubelet reports its node not Ready,
+// "container runtime is down"; thawed, it is Ready again.
+func TestAFrozenRuntimeMakesTheNodeNotReady(t *testing.T) {
+	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--status-interval", "500ms"}})
+	k := newKubectl(t, c)
+	ready := func() string {
+		out, _, _ := k.kubectl(t, "get", "nodes", "node01", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status} {.status.conditions[?(@.type=='Ready')].message}")
+		return out
+	}
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 is Ready", func() (bool, string) {
+		out := ready()
+		return strings.HasPrefix(out, "True "), out
+	})
+	mkube := func(args ...string) {
+		if _, stderr, code := runCommand(t, exec.Command(filepath.Join(binDir, "mkube"), append(args, "--server", c.URL)...)); code != 0 {
+			t.Fatalf("mkube %v: exit %d: %s", args, code, stderr)
+		}
+	}
+	mkube("freeze", "node01")
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 is NotReady: its runtime is down", func() (bool, string) {
+		out := ready()
+		return strings.HasPrefix(out, "False container runtime is down: "), out
+	})
+	mkube("thaw", "node01")
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 is Ready again", func() (bool, string) {
+		out := ready()
+		return strings.HasPrefix(out, "True "), out
+	})
+}

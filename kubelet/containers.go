@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
 )
 
@@ -78,6 +79,15 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	initialized, err := k.syncInitContainers(ctx, pod, sb, waiting)
 	if err != nil {
 		return err // retried
+	}
+	if initialized && len(pod.Spec.InitContainers) > 0 && !podcondition.IsInitialized(pod) {
+		// The init containers are done: report it before the app
+		// containers start (PodInitializing while their images come).
+		stored, err := k.reportStatus(ctx, pod, sb, waiting)
+		if err != nil || stored == nil {
+			return err // retried, or absorbed: the pod is gone
+		}
+		pod = stored
 	}
 	for _, c := range pod.Spec.Containers {
 		if !initialized {
@@ -190,7 +200,10 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		}
 		bkey := backOffKey(string(pod.UID), c.Name)
 		if remaining, delay := k.backOff.wait(bkey, cur.FinishedAt); remaining > 0 {
-			k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
+			if reportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
+				// Once per back-off, not at every sync while it lasts.
+				k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
+			}
 			k.log.Info("container keeps exiting: waiting before its restart (CrashLoopBackOff)", "pod", key, "container", c.Name,
 				"exitCode", cur.ExitCode, "backOff", delay, "restartIn", remaining.Round(time.Millisecond))
 			k.queue.AddAfter(key, remaining)
@@ -276,6 +289,19 @@ func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
 	}
 	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)
 	return remaining == 0
+}
+
+// reportedWaiting is the waiting reason the pod's status shows for
+// container name, "" if none.
+func reportedWaiting(pod *corev1.Pod, name string) string {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name == name && cs.State.Waiting != nil {
+				return cs.State.Waiting.Reason
+			}
+		}
+	}
+	return ""
 }
 
 // podRef names a pod as the kubelet's messages do: "name_namespace(uid)".

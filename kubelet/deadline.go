@@ -35,9 +35,10 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 	return left <= 0, max(left, 0)
 }
 
-// failPod fails pod for f: its running containers are stopped in the
-// background, and once none runs, the next sync reports the pod Failed
-// with f's reason and message (see failure).
+// failPod fails pod for f: it is reported Failed with f's reason and
+// message at once (see failure), as the kubelet does, and its running
+// containers are stopped in the background, with their grace period;
+// the pod's sandbox is released only after that (syncPod).
 func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, f podFailure) error {
 	k.mu.Lock()
 	_, known := k.failures[pod.UID]
@@ -49,12 +50,27 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, 
 	}
 	if sb != nil && anyRunning(sb) {
 		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
-			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
+			if err := k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
+				return err
+			}
+			// Report the stopped containers; the requeue then releases it.
+			stopped, err := k.runtime.podSandbox(ctx, pod.UID)
+			if err != nil {
+				return err
+			}
+			_, err = k.reportStatus(ctx, pod, stopped, nil)
+			return err
 		})
-		return nil
 	}
 	_, err := k.reportStatus(ctx, pod, sb, nil)
 	return err
+}
+
+// busy: a background stop of the pod's containers is under way.
+func (k *Kubelet) busy(uid types.UID) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.terminating[uid]
 }
 
 // failure is why the kubelet failed the pod, if it did.

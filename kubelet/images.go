@@ -78,8 +78,10 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 	pullKey := string(pod.UID) + "_" + c.Image
 	if remaining, lastErr := k.imagePullBackOff(pullKey); remaining > 0 {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		k.recorder.Event(pod, corev1.EventTypeNormal, "BackOff", "%s", msg)
-		k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+		if reportedWaiting(pod, c.Name) != reasonImagePullBackOff { // once per back-off
+			k.recorder.Event(pod, corev1.EventTypeNormal, "BackOff", "%s", msg)
+			k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+		}
 		k.queue.AddAfter(client.KeyOf(pod), remaining)
 		return "", &corev1.ContainerStateWaiting{Reason: reasonImagePullBackOff, Message: msg + ": " + reasonErrImagePull + ": " + lastErr}, nil
 	}

@@ -104,6 +104,7 @@ type Kubelet struct {
 	// lastReport and lastImages are the last node status written.
 	lastReport time.Time
 	lastImages []corev1.ContainerImage
+	lastDown   string
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that

@@ -95,7 +95,7 @@ func TestNodeConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := nodeConditions(tt.old, now)
+			got := nodeConditions(tt.old, now, "")
 			ready := findNodeCondition(got, corev1.NodeReady)
 			if !ready.LastTransitionTime.Equal(&tt.wantTransition) || !ready.LastHeartbeatTime.Time.Equal(now) {
 				t.Errorf("Ready transition %v heartbeat %v; want %v and %v", ready.LastTransitionTime, ready.LastHeartbeatTime, tt.wantTransition, now)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,10 @@ type runtimeInfo struct {
 	// says "containerd://1.7.24".
 	Version string
 	Images  []corev1.ContainerImage // largest first
+	// Down says why the runtime does not answer, "" while it does: then
+	// the node is not Ready (the real kubelet: "container runtime is
+	// down", or "PLEG is not healthy").
+	Down string
 }
 
 // nodeStatus is the node's status as the kubelet's status setters compute
@@ -71,7 +76,7 @@ func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time
 	if len(rt.Images) > 0 {
 		st.Images = rt.Images[:min(len(rt.Images), maxNodeImages)]
 	}
-	st.Conditions = nodeConditions(old.Conditions, now)
+	st.Conditions = nodeConditions(old.Conditions, now, rt.Down)
 	return st
 }
 
@@ -80,13 +85,18 @@ func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time
 // lastHeartbeatTime; lastTransitionTime changes only when the status does
 // (after the node lifecycle controller marked the node Unknown, say).
 // Conditions the kubelet does not own are kept after its own.
-func nodeConditions(old []corev1.NodeCondition, now time.Time) []corev1.NodeCondition {
+func nodeConditions(old []corev1.NodeCondition, now time.Time, runtimeDown string) []corev1.NodeCondition {
 	t := metav1.NewTime(now).Rfc3339Copy()
+	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
+	if runtimeDown != "" {
+		ready = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+			Message: "container runtime is down: " + runtimeDown}
+	}
 	want := []corev1.NodeCondition{
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
 		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
-		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+		ready,
 	}
 	owned := map[corev1.NodeConditionType]bool{}
 	for i := range want {
@@ -178,7 +188,8 @@ func (k *Kubelet) nodeStatusDue(ctx context.Context) (bool, error) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency || !equality.Semantic.DeepEqual(rt.Images, k.lastImages), nil
+	return k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency || rt.Down != k.lastDown ||
+		!equality.Semantic.DeepEqual(rt.Images, k.lastImages), nil
 }
 
 // updateNodeStatus re-reads the Node and writes its new status with PUT
@@ -204,22 +215,43 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 			return fmt.Errorf("update node status: %w", err)
 		}
 		k.mu.Lock()
-		k.lastReport, k.lastImages = k.clock.Now(), rt.Images
+		k.lastReport, k.lastImages, k.lastDown = k.clock.Now(), rt.Images, rt.Down
 		k.mu.Unlock()
-		if !nodeReady(node.Status) {
+		if rt.Down != "" {
+			k.log.Warn("node not ready: the container runtime does not answer", "err", rt.Down)
+		}
+		switch was, is := nodeReady(node.Status), nodeReady(next.Status); {
+		case !was && is:
 			k.recorder.Event(k.node, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", k.cfg.NodeName)
+		case was && !is:
+			k.recorder.Event(k.node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", k.cfg.NodeName)
 		}
 		k.log.Debug("node status updated", "rv", next.ResourceVersion, "images", len(next.Status.Images))
 		return nil
 	})
 }
 
+// runtimeCheckTimeout is how long the kubelet waits for the runtime's
+// answer in a heartbeat.
+const runtimeCheckTimeout = 5 * time.Second
+
 // runtimeInfo asks the runtime for its images (ListImages), largest
 // first, then by name: the order of node.status.images, whose names are
 // the image's digests then its tags, as the kubelet's images setter
 // lists them.
+//
+// A runtime that does not answer within runtimeCheckTimeout (hung, or
+// frozen by `mkube freeze`) is reported Down, with the images last seen,
+// rather than an error: the node then says it is not Ready.
 func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
-	resp, err := k.runtime.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	cctx, cancel := context.WithTimeout(ctx, runtimeCheckTimeout)
+	defer cancel()
+	resp, err := k.runtime.images.ListImages(cctx, &runtimeapi.ListImagesRequest{})
+	if err != nil && ctx.Err() == nil {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return runtimeInfo{Version: k.runtime.version, Images: k.lastImages, Down: status.Convert(err).Message()}, nil
+	}
 	if err != nil {
 		return runtimeInfo{}, fmt.Errorf("list images: %w", err)
 	}

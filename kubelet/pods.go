@@ -84,6 +84,9 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	case actionTerminate:
 		return k.terminate(ctx, pod)
 	case actionRelease:
+		if k.busy(pod.UID) {
+			return nil // its containers are being stopped; it comes back after
+		}
 		return k.releasePod(ctx, pod, "pod finished") // an error is retried
 	}
 	return k.runPod(ctx, pod)

@@ -137,3 +137,14 @@ func unixNano(ns int64) time.Time {
 	}
 	return time.Unix(0, ns)
 }
+
+// instance is the instance of rc's container whose pod-status ID is id:
+// rc itself or the one before it; nil if neither (or rc is nil).
+func (rc *runtimeContainer) instance(id string) *runtimeContainer {
+	for c := rc; c != nil && id != ""; c = c.Previous {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}

@@ -50,22 +50,23 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pod := obj.(*corev1.Pod)
-	ctr, err := k.container(r.Context(), pod, name)
+	cur, err := k.container(r.Context(), pod, name)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("container %q in pod %q: %v", name, podName, err), http.StatusInternalServerError)
 		return
 	}
-	if ctr == nil {
-		http.Error(w, fmt.Sprintf("container %q in pod %q is waiting to start: ContainerCreating", name, podName), http.StatusBadRequest)
-		return
-	}
 	q := r.URL.Query()
-	if q.Get("previous") == "true" {
-		if ctr.Previous == nil {
-			http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", name, podName), http.StatusBadRequest)
-			return
+	id, msg := logContainerID(pod, name, q.Get("previous") == "true")
+	ctr := cur.instance(id)
+	if ctr == nil && id == "" && msg == "" && cur != nil {
+		ctr = cur // not reported yet: the newest instance
+	}
+	if ctr == nil {
+		if msg == "" {
+			msg = fmt.Sprintf("container %q in pod %q is waiting to start: ContainerCreating", name, podName)
 		}
-		ctr = ctr.Previous
+		http.Error(w, msg, http.StatusBadRequest)
+		return
 	}
 	opts := logOptions{tail: -1, follow: q.Get("follow") == "true", timestamps: q.Get("timestamps") == "true"}
 	if v := q.Get("tailLines"); v != "" {
@@ -75,4 +76,39 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	if err := k.writeContainerLog(r.Context(), w, ctr, opts); err != nil {
 		k.log.Debug("container log", "pod", ns+"/"+podName, "container", name, "err", err)
 	}
+}
+
+// logContainerID is which instance of container name `kubectl logs`
+// reads, by the pod's status, as the kubelet's validateContainerLogStatus
+// decides: with previous, the last one that terminated; else the running
+// one, or the terminated one, or, while it waits to restart
+// (CrashLoopBackOff), the one that terminated last — so that during a
+// crash loop `logs` and `logs --previous` both show the run that just
+// died. msg says why there is none.
+func logContainerID(pod *corev1.Pod, name string, previous bool) (id, msg string) {
+	var st *corev1.ContainerStatus
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				st = &list[i]
+			}
+		}
+	}
+	if st == nil {
+		return "", ""
+	}
+	last := st.LastTerminationState.Terminated
+	switch {
+	case previous && last != nil && last.ContainerID != "":
+		return last.ContainerID, ""
+	case previous:
+		return "", fmt.Sprintf("previous terminated container %q in pod %q not found", name, pod.Name)
+	case st.State.Running != nil || st.State.Terminated != nil:
+		return st.ContainerID, ""
+	case last != nil && last.ContainerID != "":
+		return last.ContainerID, ""
+	case st.State.Waiting != nil:
+		return "", fmt.Sprintf("container %q in pod %q is waiting to start: %s", name, pod.Name, st.State.Waiting.Reason)
+	}
+	return "", ""
 }

@@ -63,7 +63,7 @@ func (k *Kubelet) runStaticPods(ctx context.Context) {
 	t := k.clock.NewTicker(k.cfg.FileCheckFrequency)
 	defer t.Stop()
 	for {
-		k.readManifests()
+		k.readManifests(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -75,7 +75,7 @@ func (k *Kubelet) runStaticPods(ctx context.Context) {
 // readManifests reads the manifest directory and queues the static pods
 // that appeared, changed or went away. A file that is not a valid pod is
 // skipped, saying why; a directory that cannot be read changes nothing.
-func (k *Kubelet) readManifests() {
+func (k *Kubelet) readManifests(ctx context.Context) {
 	entries, err := os.ReadDir(k.cfg.PodManifestPath)
 	if err != nil {
 		k.log.Warn("static pods: cannot read the manifest directory", "dir", k.cfg.PodManifestPath, "err", err)
@@ -118,7 +118,7 @@ func (k *Kubelet) readManifests() {
 	for key, sp := range old {
 		if next[key] == nil {
 			k.log.Info("static pod manifest removed: stopping the pod", "pod", key, "file", sp.file)
-			k.queue.Add(key)
+			k.stopStatic(ctx, key, sp)
 		}
 	}
 }
@@ -197,6 +197,8 @@ func (k *Kubelet) staticPodNamed(key string) *staticPod {
 // mirror (nil if the API server has none).
 func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mirror *corev1.Pod) error {
 	switch {
+	case sp == nil && mirror != nil && k.busy(runtimeUID(mirror)):
+		return nil // being stopped (stopStatic), which deletes the mirror after
 	case sp == nil:
 		// The manifest is gone: stop the pod, delete its mirror.
 		if mirror != nil {
@@ -260,6 +262,32 @@ func (k *Kubelet) mirrorRecreateWait(key string) time.Duration {
 		return 0
 	}
 	return wait
+}
+
+// stopStatic stops the pod of a removed manifest as a deletion would:
+// its containers get their grace period (nginx its stop signal, a
+// sleeping shell its 30 s), then its sandbox and mirror go.
+func (k *Kubelet) stopStatic(ctx context.Context, key string, sp *staticPod) {
+	view := sp.mirror.DeepCopy()
+	view.UID = types.UID(sp.hash)
+	view.SetGroupVersionKind(podGVK)
+	k.inBackground(ctx, view, "stopping a static pod", func() error {
+		sb, err := k.runtime.podSandbox(ctx, view.UID)
+		if err != nil {
+			return err
+		}
+		if sb != nil {
+			if err := k.stopContainers(ctx, view, sb, gracePeriod(view.Spec.TerminationGracePeriodSeconds)); err != nil {
+				return err
+			}
+		}
+		if obj, ok := k.informer.Cache().Get(key); ok {
+			if err := k.deleteMirror(ctx, obj.(*corev1.Pod), "its manifest was removed"); err != nil {
+				return err
+			}
+		}
+		return k.forgetPod(ctx, key, "")
+	})
 }
 
 // createMirror creates the static pod's mirror in the API server, owned

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,5 +35,18 @@ func TestFaultCommandUsageErrors(t *testing.T) {
 func TestQuoteArgs(t *testing.T) {
 	if got, want := quoteArgs([]string{"nginx", "-g", "daemon off;"}), `nginx -g "daemon off;"`; got != want {
 		t.Errorf("quoteArgs = %s, want %s", got, want)
+	}
+}
+
+func TestFlagsMayComeBeforeTheCommand(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--server", "http://x", "crash", "web"}, []string{"crash", "web", "--server", "http://x"}},
+		{[]string{"--server=http://x", "oom", "web", "-c", "c"}, []string{"oom", "web", "-c", "c", "--server=http://x"}},
+		{[]string{"inspect", "web"}, []string{"inspect", "web"}},
+		{[]string{"--server", "http://x"}, nil},
+	} {
+		if got := commandFirst(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("commandFirst(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -54,6 +54,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -100,11 +101,34 @@ func main() {
 
 // run is the whole command, for tests: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || commands[args[0]] == nil {
+	args = commandFirst(args)
+	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if commands[args[0]] == nil {
+		fmt.Fprintf(stderr, "error: unknown command %q for \"mkube\"\n\n%s", args[0], usage)
+		return 2
+	}
 	return commands[args[0]](ctx, args[1:], stdout, stderr)
+}
+
+// commandFirst moves flags given before the subcommand after it, as
+// kubectl allows both: `mkube --server URL crash web` is `mkube crash web
+// --server URL`. A flag without "=" takes the next word as its value.
+func commandFirst(args []string) []string {
+	var flags []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		n := 1
+		if !strings.Contains(args[0], "=") && len(args) > 1 {
+			n = 2
+		}
+		flags, args = append(flags, args[:n]...), args[n:]
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	return append(append([]string{args[0]}, args[1:]...), flags...)
 }
 
 // printError prints an error as kubectl does: the API server's reason if
