@@ -34,20 +34,31 @@ func logPath(logDirectory, containerLogPath string) string {
 	return filepath.Join(logDirectory, containerLogPath)
 }
 
-// logWriter is a running container's log file, open while its process
-// runs. Its two streams share it, each line stamped with the clock when
-// it is written; a line not yet ended waits for its end (or the exit).
+// logWriter is a running container's log file. Its two streams share
+// it, each line stamped with the clock when it is written; a line not
+// yet ended waits for its end (or the exit).
+//
+// The file is open only while the container writes: it is closed a
+// second after it was opened and opened again by the next write. A node
+// runs thousands of containers that print a few lines and then nothing
+// (pause, nginx), and a process may hold only so many open files.
 type logWriter struct {
 	mu      sync.Mutex
-	f       *os.File // nil: no log is kept, or closed
-	clock   clock.PassiveClock
+	path    string   // "" keeps no log
+	f       *os.File // open while writing; nil between bursts
+	done    bool     // the process exited: later writes are lost
+	clock   clock.Clock
 	pending map[string][]byte // by stream: the start of a line not ended yet
 }
 
-// openLog opens (creates, or appends to) the log file at path, and its
-// directory, as containerd does. A path of "" keeps no log.
-func openLog(path string, clk clock.PassiveClock) (*logWriter, error) {
-	w := &logWriter{clock: clk, pending: map[string][]byte{}}
+// logIdleClose is how long a log file stays open after it was opened.
+const logIdleClose = time.Second
+
+// openLog makes sure the log file at path (and its directory) can be
+// created, as containerd does before it starts the process. A path of ""
+// keeps no log.
+func openLog(path string, clk clock.Clock) (*logWriter, error) {
+	w := &logWriter{path: path, clock: clk, pending: map[string][]byte{}}
 	if path == "" {
 		return w, nil
 	}
@@ -58,8 +69,30 @@ func openLog(path string, clk clock.PassiveClock) (*logWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open container log: %w", err)
 	}
-	w.f = f
+	f.Close()
 	return w, nil
+}
+
+// file is the open log file, opened if need be, with its close a second
+// later. Callers hold w.mu.
+func (w *logWriter) file() *os.File {
+	if w.f == nil && w.path != "" && !w.done {
+		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil // lost, as below
+		}
+		w.f = f
+		go func() {
+			<-w.clock.After(logIdleClose)
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.f == f {
+				f.Close()
+				w.f = nil
+			}
+		}()
+	}
+	return w.f
 }
 
 // stream is what the process writes to as its stdout or stderr.
@@ -74,7 +107,8 @@ func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 func (w *logWriter) write(stream string, b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	f := w.file()
+	if f == nil {
 		return len(b), nil // a process never fails to write: the log is lost
 	}
 	now := w.clock.Now().Format(time.RFC3339Nano)
@@ -91,23 +125,33 @@ func (w *logWriter) write(stream string, b []byte) (int, error) {
 	w.pending[stream] = data
 	// A full disk loses log lines; the process goes on, as with a real
 	// runtime's log driver.
-	w.f.Write(out.Bytes())
+	f.Write(out.Bytes())
 	return len(b), nil
 }
 
-// close writes what is left of unended lines and closes the file.
+// close writes what is left of unended lines and closes the file; the
+// process has exited.
 func (w *logWriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.done {
 		return
 	}
+	var rest bytes.Buffer
 	now := w.clock.Now().Format(time.RFC3339Nano)
 	for _, stream := range []string{"stdout", "stderr"} {
-		if rest := w.pending[stream]; len(rest) > 0 {
-			fmt.Fprintf(w.f, "%s %s F %s\n", now, stream, rest)
+		if line := w.pending[stream]; len(line) > 0 {
+			fmt.Fprintf(&rest, "%s %s F %s\n", now, stream, line)
 		}
 	}
-	w.f.Close()
-	w.f = nil
+	if rest.Len() > 0 {
+		if f := w.file(); f != nil {
+			f.Write(rest.Bytes())
+		}
+	}
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+	w.done = true
 }
