@@ -121,7 +121,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		selector = "spec.nodeName!="
 	}
 	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
-		recorder: record.New(c, "kubelet", names[0], log),
+		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log)}
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
@@ -178,6 +178,13 @@ func (f *Fleet) podsOf(node string) []*corev1.Pod {
 	}
 	return out
 }
+
+// eventQPS and eventBurst are the kubelet's --event-qps and --event-burst
+// defaults: how many events a second it sends, whatever its node count.
+const (
+	eventQPS   = 50
+	eventBurst = 100
+)
 
 // registerConcurrency bounds the registrations in flight: 5,000 nodes
 // register in seconds without a burst of thousands of requests.

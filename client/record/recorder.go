@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -31,14 +33,16 @@ type Recorder struct {
 	component string // source.component, e.g. "default-scheduler"
 	host      string // source.host, e.g. the kubelet's node
 	log       *slog.Logger
-	clock     clock.PassiveClock // stamps firstTimestamp and lastTimestamp
-	events    chan *corev1.Event // sent by Event, drained by Run
+	clock     clock.PassiveClock      // stamps firstTimestamp and lastTimestamp
+	events    chan *corev1.Event      // sent by Event, drained by Run
+	limiter   flowcontrol.RateLimiter // nil: send as fast as the API server takes them
+	dropped   *atomic.Int64           // events dropped since the last warning
 }
 
 // New returns a recorder on the real clock; call Run to start sending.
 func New(c *client.Client, component, host string, log *slog.Logger) *Recorder {
 	return &Recorder{client: c, component: component, host: host, log: log, clock: clock.RealClock{},
-		events: make(chan *corev1.Event, queueSize)}
+		events: make(chan *corev1.Event, queueSize), dropped: &atomic.Int64{}}
 }
 
 // WithClock returns a recorder that stamps its events with clk's time and
@@ -61,6 +65,16 @@ func (r *Recorder) WithComponent(component string) *Recorder {
 	c := *r
 	c.component = component
 	return &c
+}
+
+// Limit makes Run send at most qps events a second, with bursts of
+// burst: the kubelet's --event-qps and --event-burst (50 and 100), so
+// that a node starting thousands of pods does not spend its time, and
+// the API server's, on events. Past the queue, events are dropped. Call
+// it before Run; the recorders made from r share its limit.
+func (r *Recorder) Limit(qps float32, burst int) *Recorder {
+	r.limiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	return r
 }
 
 // WithHost returns a recorder that signs its events as from host (the
@@ -97,7 +111,10 @@ func (r *Recorder) Event(obj runtime.Object, eventType, reason, messageFmt strin
 	select {
 	case r.events <- ev:
 	default:
-		r.log.Warn("event dropped: queue full", "reason", reason, "object", client.KeyOf(obj))
+		// Warn once per burst of drops, not once per event.
+		if r.dropped.Add(1) == 1 {
+			r.log.Warn("events dropped: the queue is full", "reason", reason, "object", client.KeyOf(obj))
+		}
 	}
 }
 
@@ -124,6 +141,12 @@ func (r *Recorder) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-r.events:
+			if r.limiter != nil {
+				r.limiter.Accept()
+			}
+			if n := r.dropped.Swap(0); n > 1 {
+				r.log.Warn("events were dropped: the queue was full", "dropped", n)
+			}
 			key := aggregationKey(ev)
 			if prev, ok := seen[key]; ok {
 				prev.count++
