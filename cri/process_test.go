@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri/catalog"
@@ -154,6 +156,54 @@ func TestPullFailures(t *testing.T) {
 		}
 		if st, _ := h.img.ImageStatus(h.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}}); st.GetImage() != nil {
 			t.Errorf("%s is on the node after a failed pull", image)
+		}
+	}
+}
+
+// ExecSync runs beside the main process, in its filesystem and
+// environment: what the main process wrote, a command reads.
+func TestExecSync(t *testing.T) {
+	h := newHarness(t, Options{})
+	podID := h.runPod(t, "p")
+	h.pull(t, "busybox")
+	cfg := containerConfig("c", "busybox")
+	cfg.Command = []string{"sh", "-c", "touch /tmp/healthy; echo ready > /tmp/state; sleep 3600"}
+	cfg.Envs = []*runtimeapi.KeyValue{{Key: "GREETING", Value: []byte("hi")}}
+	id := h.create(t, podID, cfg)
+	h.start(t, id)
+	exec := func(cmd ...string) (*runtimeapi.ExecSyncResponse, error) {
+		return h.rt.ExecSync(h.ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: 1})
+	}
+	waitFor(t, "the main process wrote /tmp/state", func() bool {
+		r, err := exec("cat", "/tmp/state")
+		return err == nil && string(r.Stdout) == "ready\n"
+	})
+	for _, tc := range []struct {
+		cmd    []string
+		stdout string
+		stderr string
+		code   int32
+	}{
+		{[]string{"sh", "-c", "echo $GREETING; test -f /tmp/healthy"}, "hi\n", "", 0},
+		{[]string{"cat", "/nope"}, "", "cat: can't open '/nope': No such file or directory\n", 1},
+		{[]string{"nosuch"}, "", "sh: nosuch: not found\n", 127},
+	} {
+		r, err := exec(tc.cmd...)
+		if err != nil || string(r.Stdout) != tc.stdout || string(r.Stderr) != tc.stderr || r.ExitCode != tc.code {
+			t.Errorf("exec %q: %v %q %q %d; want %q %q %d", tc.cmd, err, r.GetStdout(), r.GetStderr(), r.GetExitCode(), tc.stdout, tc.stderr, tc.code)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { _, err := exec("sleep", "10"); done <- err }()
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			if status.Code(err) != codes.DeadlineExceeded {
+				t.Errorf("a command past its timeout: %v, want DeadlineExceeded", err)
+			}
+			waiting = false
+		case <-time.After(time.Millisecond):
+			h.clock.Step(time.Second)
 		}
 	}
 }

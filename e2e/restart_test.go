@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -166,5 +167,68 @@ spec:
 	}
 	if out := k.mustKubectl(t, "describe", "pod", "deadline"); !strings.Contains(out, "Pod was active on the node longer than the specified deadline") {
 		t.Errorf("kubectl describe pod deadline lacks the deadline message:\n%s", out)
+	}
+}
+
+// TestPreStopAndGracePeriod: deleting a pod runs its container's preStop
+// hook in the container (here it writes a file the main process waits
+// for, and the main process then exits 0), before the stop signal; a
+// failing hook is a FailedPreStopHook event, and the container is still
+// stopped. A sleeping PID 1, which ignores SIGTERM, is killed when the
+// grace period ends.
+func TestPreStopAndGracePeriod(t *testing.T) {
+	c := startCluster(t, nil, "node01")
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "prestop.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: drain
+spec:
+  terminationGracePeriodSeconds: 20
+  containers:
+  - name: c
+    image: busybox:1.36
+    command: [sh, -c, "echo serving; while [ ! -f /tmp/drained ]; do sleep 0.1; done; echo drained, exiting; exit 0"]
+    lifecycle:
+      preStop:
+        exec:
+          command: [sh, -c, "echo preStop ran; touch /tmp/drained"]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: badhook
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: nginx:1.25
+    lifecycle:
+      preStop:
+        exec:
+          command: [sh, -c, "exit 3"]
+`))
+	for _, name := range []string{"drain", "badhook"} {
+		testserver.EventuallyWithin(t, 30*time.Second, name+" is Running", func() (bool, string) {
+			out, _, _ := k.kubectl(t, "get", "pod", name, "-o", "jsonpath={.status.phase}")
+			return out == "Running", out
+		})
+	}
+	// drain's main process exits on its own once the hook ran: well
+	// within its 20 s grace period.
+	start := time.Now()
+	k.mustKubectl(t, "delete", "pod", "drain", "badhook")
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("deleting drain and badhook took %v: the hook should end drain at once, badhook's 2 s grace period the other", took)
+	}
+	kubeletLog, _ := os.ReadFile(c.logs["kubelet-node01"])
+	for _, want := range []string{`msg="ran preStop hook" component=kubelet node=node01 pod=default/drain`, `msg="preStop hook failed" component=kubelet node=node01 pod=default/badhook`} {
+		if !strings.Contains(string(kubeletLog), want) {
+			t.Errorf("kubelet log lacks %s", want)
+		}
+	}
+	events := k.mustKubectl(t, "get", "events", "--field-selector", "involvedObject.name=badhook", "-o", "jsonpath={.items[*].reason}")
+	if !strings.Contains(events, "FailedPreStopHook") {
+		t.Errorf("badhook's events %q lack FailedPreStopHook", events)
 	}
 }

@@ -191,7 +191,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
 		k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
-		if err := k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
+		if err := k.killContainer(ctx, pod, c, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
@@ -386,7 +386,7 @@ func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSa
 			continue
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		stops.Go(func() { errs[i] = k.stopContainer(ctx, cur, grace) })
+		stops.Go(func() { errs[i] = k.killContainer(ctx, pod, c, cur, grace) })
 	}
 	stops.Wait()
 	return errors.Join(errs...)
