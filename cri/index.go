@@ -7,6 +7,7 @@ package cri
 // pods spends its time there. Callers of every function here hold s.mu.
 
 const (
+	labelNodeName     = "mkube.io/node-name" // a fleet's kubelet labels each sandbox with its node
 	labelPodUID       = "io.kubernetes.pod.uid"
 	labelPodName      = "io.kubernetes.pod.name"
 	labelPodNamespace = "io.kubernetes.pod.namespace"
@@ -19,12 +20,14 @@ type records struct {
 
 	sandboxesByUID      map[string]map[string]*sandbox   // pod UID → sandbox ID → sandbox
 	sandboxesByPod      map[string]map[string]*sandbox   // "namespace/name" → sandbox ID → sandbox
+	sandboxesByNode     map[string]map[string]*sandbox   // mkube.io/node-name → sandbox ID → sandbox
 	containersBySandbox map[string]map[string]*container // sandbox ID → container ID → container
 }
 
 func newRecords() records {
 	return records{sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
 		sandboxesByUID: map[string]map[string]*sandbox{}, sandboxesByPod: map[string]map[string]*sandbox{},
+		sandboxesByNode:     map[string]map[string]*sandbox{},
 		containersBySandbox: map[string]map[string]*container{}}
 }
 
@@ -51,12 +54,14 @@ func (r *records) addSandbox(sb *sandbox) {
 	r.sandboxes[sb.id] = sb
 	addTo(r.sandboxesByUID, sb.config.GetMetadata().GetUid(), sb.id, sb)
 	addTo(r.sandboxesByPod, podKeyOf(sb), sb.id, sb)
+	addTo(r.sandboxesByNode, sb.config.GetLabels()[labelNodeName], sb.id, sb)
 }
 
 func (r *records) removeSandbox(sb *sandbox) {
 	delete(r.sandboxes, sb.id)
 	removeFrom(r.sandboxesByUID, sb.config.GetMetadata().GetUid(), sb.id)
 	removeFrom(r.sandboxesByPod, podKeyOf(sb), sb.id)
+	removeFrom(r.sandboxesByNode, sb.config.GetLabels()[labelNodeName], sb.id)
 }
 
 func (r *records) addContainer(c *container) {

@@ -32,8 +32,8 @@ type Options struct {
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
 // generated Unimplemented servers, so the calls it does not serve yet
-// (Exec, Attach, PortForward, the stats calls, UpdateContainerResources)
-// answer codes.Unimplemented, which CRI clients such
+// (the streaming Exec, Attach and PortForward, the pod sandbox stats,
+// UpdateContainerResources) answer codes.Unimplemented, which CRI clients such
 // as crictl and the kubelet understand.
 type Server struct {
 	runtimeapi.UnimplementedRuntimeServiceServer

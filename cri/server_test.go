@@ -324,9 +324,16 @@ func TestErrors(t *testing.T) {
 			_, err := h.img.PullImage(h.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "Nginx"}})
 			return err
 		}, codes.InvalidArgument, "must be lowercase"},
-		{"exec is not implemented yet", func(t *testing.T, h *harness) error {
-			_, id := h.runContainer(t, "web", "nginx")
+		{"exec in a container that does not run", func(t *testing.T, h *harness) error {
+			podID := h.runPod(t, "web")
+			h.pull(t, "nginx")
+			id := h.create(t, podID, containerConfig("nginx", "nginx"))
 			_, err := h.rt.ExecSync(h.ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: []string{"ls"}})
+			return err
+		}, codes.FailedPrecondition, "is not running"},
+		{"streaming exec is not implemented yet", func(t *testing.T, h *harness) error {
+			_, id := h.runContainer(t, "web", "nginx")
+			_, err := h.rt.Exec(h.ctx, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"ls"}, Stdout: true})
 			return err
 		}, codes.Unimplemented, ""},
 	}

@@ -117,3 +117,29 @@ func TestAFrozenRuntimeMakesTheNodeNotReady(t *testing.T) {
 		return strings.HasPrefix(out, "True "), out
 	})
 }
+
+// TestMemoryPressure: pods holding nearly all of a node's memory leave
+// it less than the kubelet's eviction threshold (100Mi available): the
+// node reports MemoryPressure; once they are gone it does not.
+func TestMemoryPressure(t *testing.T) {
+	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--memory", "1Gi", "--status-interval", "500ms"}})
+	k := newKubectl(t, c)
+	pressure := func() string {
+		out, _, _ := k.kubectl(t, "get", "node", "node01", "-o", "jsonpath={.status.conditions[?(@.type=='MemoryPressure')].status}")
+		return out
+	}
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 has no memory pressure", func() (bool, string) {
+		out := pressure()
+		return out == "False", out
+	})
+	k.mustKubectl(t, "run", "hog", "--image=polinux/stress", "--command", "--", "stress", "--vm", "1", "--vm-bytes", "950M", "--vm-hang", "1")
+	testserver.EventuallyWithin(t, 30*time.Second, "node01 reports MemoryPressure", func() (bool, string) {
+		out := pressure()
+		return out == "True", out
+	})
+	k.mustKubectl(t, "delete", "pod", "hog", "--grace-period", "1")
+	testserver.EventuallyWithin(t, 30*time.Second, "node01's memory pressure is over", func() (bool, string) {
+		out := pressure()
+		return out == "False", out
+	})
+}

@@ -73,7 +73,7 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimea
 // names it.
 func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageRef string) *runtimeapi.ContainerConfig {
 	labels := map[string]string{labelPodName: pod.Name, labelPodNamespace: pod.Namespace,
-		labelPodUID: string(pod.UID), labelContainerName: c.Name}
+		labelPodUID: string(pod.UID), labelContainerName: c.Name, labelNodeName: pod.Spec.NodeName}
 	return &runtimeapi.ContainerConfig{
 		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},

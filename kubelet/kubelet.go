@@ -102,9 +102,10 @@ type Kubelet struct {
 	// alone (lease.go).
 	lease *coordinationv1.Lease
 	// lastReport and lastImages are the last node status written.
-	lastReport time.Time
-	lastImages []corev1.ContainerImage
-	lastDown   string
+	lastReport   time.Time
+	lastImages   []corev1.ContainerImage
+	lastDown     string
+	lastPressure bool
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that

@@ -95,7 +95,7 @@ func TestNodeConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := nodeConditions(tt.old, now, "")
+			got := nodeConditions(tt.old, now, "", false)
 			ready := findNodeCondition(got, corev1.NodeReady)
 			if !ready.LastTransitionTime.Equal(&tt.wantTransition) || !ready.LastHeartbeatTime.Time.Equal(now) {
 				t.Errorf("Ready transition %v heartbeat %v; want %v and %v", ready.LastTransitionTime, ready.LastHeartbeatTime, tt.wantTransition, now)
@@ -177,6 +177,15 @@ func TestNodeStatusKeepsExtendedResources(t *testing.T) {
 		}
 		if q := st.Allocatable[name]; q.String() != want {
 			t.Errorf("allocatable %s = %s, want %s", name, q.String(), want)
+		}
+	}
+}
+
+func TestMemoryPressure(t *testing.T) {
+	capacity, _ := Capacity("4", "1Gi", 110)
+	for used, want := range map[int64]bool{0: false, 900 << 20: false, 950 << 20: true, 2 << 30: true} {
+		if got := memoryPressure(capacity, used); got != want {
+			t.Errorf("%d bytes of 1Gi used: pressure %v, want %v", used, got, want)
 		}
 	}
 }

@@ -42,6 +42,19 @@ type runtimeInfo struct {
 	// the node is not Ready (the real kubelet: "container runtime is
 	// down", or "PLEG is not healthy").
 	Down string
+	// MemoryUsed is what the node's running containers hold, in bytes.
+	MemoryUsed int64
+}
+
+// evictionHardMemory is the kubelet's default --eviction-hard
+// memory.available<100Mi: less available than this is MemoryPressure.
+const evictionHardMemory = 100 << 20
+
+// memoryPressure: the containers leave the node less than
+// evictionHardMemory of its memory.
+func memoryPressure(capacity corev1.ResourceList, used int64) bool {
+	mem, ok := capacity[corev1.ResourceMemory]
+	return ok && mem.Value()-used < evictionHardMemory
 }
 
 // nodeStatus is the node's status as the kubelet's status setters compute
@@ -76,7 +89,7 @@ func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time
 	if len(rt.Images) > 0 {
 		st.Images = rt.Images[:min(len(rt.Images), maxNodeImages)]
 	}
-	st.Conditions = nodeConditions(old.Conditions, now, rt.Down)
+	st.Conditions = nodeConditions(old.Conditions, now, rt.Down, memoryPressure(st.Capacity, rt.MemoryUsed))
 	return st
 }
 
@@ -85,15 +98,19 @@ func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time
 // lastHeartbeatTime; lastTransitionTime changes only when the status does
 // (after the node lifecycle controller marked the node Unknown, say).
 // Conditions the kubelet does not own are kept after its own.
-func nodeConditions(old []corev1.NodeCondition, now time.Time, runtimeDown string) []corev1.NodeCondition {
+func nodeConditions(old []corev1.NodeCondition, now time.Time, runtimeDown string, memPressure bool) []corev1.NodeCondition {
 	t := metav1.NewTime(now).Rfc3339Copy()
 	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
 	if runtimeDown != "" {
 		ready = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
 			Message: "container runtime is down: " + runtimeDown}
 	}
+	memory := corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"}
+	if memPressure {
+		memory = corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue, Reason: "KubeletHasInsufficientMemory", Message: "kubelet has insufficient memory available"}
+	}
 	want := []corev1.NodeCondition{
-		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+		memory,
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
 		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
 		ready,
@@ -189,6 +206,7 @@ func (k *Kubelet) nodeStatusDue(ctx context.Context) (bool, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency || rt.Down != k.lastDown ||
+		memoryPressure(k.cfg.Capacity, rt.MemoryUsed) != k.lastPressure ||
 		!equality.Semantic.DeepEqual(rt.Images, k.lastImages), nil
 }
 
@@ -216,6 +234,7 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		}
 		k.mu.Lock()
 		k.lastReport, k.lastImages, k.lastDown = k.clock.Now(), rt.Images, rt.Down
+		k.lastPressure = memoryPressure(k.cfg.Capacity, rt.MemoryUsed)
 		k.mu.Unlock()
 		if rt.Down != "" {
 			k.log.Warn("node not ready: the container runtime does not answer", "err", rt.Down)
@@ -255,6 +274,15 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 	if err != nil {
 		return runtimeInfo{}, fmt.Errorf("list images: %w", err)
 	}
+	stats, err := k.runtime.runtime.ListContainerStats(cctx, &runtimeapi.ListContainerStatsRequest{
+		Filter: &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{labelNodeName: k.cfg.NodeName}}})
+	if err != nil {
+		return runtimeInfo{}, fmt.Errorf("list container stats: %w", err)
+	}
+	var used int64
+	for _, st := range stats.GetStats() {
+		used += int64(st.GetMemory().GetWorkingSetBytes().GetValue())
+	}
 	imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
 	for _, img := range resp.GetImages() {
 		names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
@@ -266,5 +294,5 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 		}
 		return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
 	})
-	return runtimeInfo{Version: k.runtime.version, Images: imgs}, nil
+	return runtimeInfo{Version: k.runtime.version, Images: imgs, MemoryUsed: used}, nil
 }

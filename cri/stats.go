@@ -1,0 +1,70 @@
+package cri
+
+import (
+	"context"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Container stats are what `crictl stats` and the kubelet's resource
+// view read: here the memory a container's process holds (what a
+// program of the image said it uses, e.g. stress --vm-bytes; 0 for
+// most), which the kubelet adds up for the node's MemoryPressure. CPU is
+// not simulated and reads 0.
+
+// ContainerStats reports one container.
+func (s *Server) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, c, err := find(s.containers, "container", req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatsResponse{Stats: s.stats(c)}, nil
+}
+
+// ListContainerStats reports the running containers that pass the filter.
+// A filter on mkube's node label (a fleet's kubelet asking for its node)
+// looks at that node's sandboxes only.
+func (s *Server) ListContainerStats(ctx context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	f := req.GetFilter()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	candidates := s.containerCandidates(f.GetPodSandboxId())
+	if node, ok := f.GetLabelSelector()[labelNodeName]; ok && f.GetPodSandboxId() == "" {
+		candidates = map[string]*container{}
+		for id := range s.sandboxesByNode[node] {
+			for cid, c := range s.containersBySandbox[id] {
+				candidates[cid] = c
+			}
+		}
+	}
+	var out []*runtimeapi.ContainerStats
+	for _, c := range candidates {
+		switch {
+		case c.state != runtimeapi.ContainerState_CONTAINER_RUNNING:
+		case f.GetId() != "" && c.id != f.GetId():
+		case !matchLabels(c.config.GetLabels(), f.GetLabelSelector()):
+		default:
+			out = append(out, s.stats(c))
+		}
+	}
+	return &runtimeapi.ListContainerStatsResponse{Stats: out}, nil
+}
+
+// stats is c's usage now. Callers hold s.mu.
+func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
+	now := s.clock.Now().UnixNano()
+	var memory uint64
+	if c.proc != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		memory = uint64(c.proc.sh.MemoryUsage())
+	}
+	return &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.config.GetMetadata(),
+			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()},
+		Cpu: &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
+		Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: &runtimeapi.UInt64Value{Value: memory},
+			UsageBytes: &runtimeapi.UInt64Value{Value: memory}, RssBytes: &runtimeapi.UInt64Value{Value: memory}},
+		WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now, UsedBytes: &runtimeapi.UInt64Value{}},
+	}
+}
