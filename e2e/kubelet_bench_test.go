@@ -136,7 +136,13 @@ func density(b *testing.B, nodes, podsPerNode int) {
 // waitNodesReady waits until n nodes are Ready.
 func waitNodesReady(b *testing.B, client *http.Client, url string, n int) {
 	testserver.EventuallyWithin(b, 10*time.Minute, fmt.Sprintf("%d nodes Ready", n), func() (bool, string) {
-		var list struct{ Items []struct{ Status struct{ Conditions []struct{ Type, Status string } } } }
+		var list struct {
+			Items []struct {
+				Status struct {
+					Conditions []struct{ Type, Status string }
+				}
+			}
+		}
 		getJSON(b, client, url+"/api/v1/nodes", &list)
 		ready := 0
 		for _, n := range list.Items {
@@ -154,7 +160,9 @@ func waitNodesReady(b *testing.B, client *http.Client, url string, n int) {
 // first seen Running; done is closed once all n have been. running
 // returns the times by index.
 func watchRunning(b *testing.B, client *http.Client, url, prefix string, n int) (running func() []time.Time, done <-chan struct{}) {
-	var list struct{ Metadata struct{ ResourceVersion string } }
+	var list struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	getJSON(b, client, url+"/api/v1/pods?limit=1", &list)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
