@@ -41,6 +41,10 @@ type Fleet struct {
 	listener net.Listener     // the kubelet API's, opened by NewFleet
 	kubelets []*Kubelet
 	byName   map[string]*Kubelet // read-only once NewFleet returns
+
+	imagesMu    sync.Mutex // guards the runtime's images, shared (nodestatus.go)
+	imagesCache []corev1.ContainerImage
+	imagesAt    time.Time
 }
 
 // FleetPodCIDR is where the nodes of a fleet of more than one get their

@@ -106,6 +106,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 		return "", nil, fmt.Errorf("pull image %q: %w", c.Image, err) // the runtime went away: retried
 	}
 	k.pullBackOff.forget(pullKey)
+	k.fleet.imagesChanged()
 	took := k.clock.Since(start).Round(time.Millisecond)
 	// The event gives the size, which PullImage does not: ImageStatus does.
 	var size uint64

@@ -265,34 +265,63 @@ const runtimeCheckTimeout = 5 * time.Second
 func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 	cctx, cancel := context.WithTimeout(ctx, runtimeCheckTimeout)
 	defer cancel()
-	resp, err := k.runtime.images.ListImages(cctx, &runtimeapi.ListImagesRequest{})
-	if err != nil && ctx.Err() == nil {
+	imgs, err := k.fleet.images(cctx)
+	var stats *runtimeapi.ListContainerStatsResponse
+	if err == nil {
+		stats, err = k.runtime.runtime.ListContainerStats(cctx, &runtimeapi.ListContainerStatsRequest{
+			Filter: &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{labelNodeName: k.cfg.NodeName}}})
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		return runtimeInfo{Version: k.runtime.version, Images: k.lastImages, Down: status.Convert(err).Message()}, nil
-	}
-	if err != nil {
-		return runtimeInfo{}, fmt.Errorf("list images: %w", err)
-	}
-	stats, err := k.runtime.runtime.ListContainerStats(cctx, &runtimeapi.ListContainerStatsRequest{
-		Filter: &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{labelNodeName: k.cfg.NodeName}}})
-	if err != nil {
-		return runtimeInfo{}, fmt.Errorf("list container stats: %w", err)
+	case err != nil:
+		return runtimeInfo{}, err
 	}
 	var used int64
 	for _, st := range stats.GetStats() {
 		used += int64(st.GetMemory().GetWorkingSetBytes().GetValue())
 	}
-	imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
-	for _, img := range resp.GetImages() {
-		names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
-		imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
-	}
-	sort.SliceStable(imgs, func(i, j int) bool {
-		if imgs[i].SizeBytes != imgs[j].SizeBytes {
-			return imgs[i].SizeBytes > imgs[j].SizeBytes
-		}
-		return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
-	})
 	return runtimeInfo{Version: k.runtime.version, Images: imgs, MemoryUsed: used}, nil
+}
+
+// imagesMaxAge is how long a fleet's nodes share one ListImages: they
+// share one runtime, so its images are every node's, and 5,000 nodes
+// need not ask for them 500 times a second.
+const imagesMaxAge = time.Second
+
+// images are the runtime's images as node.status.images lists them,
+// asked for at most once per imagesMaxAge.
+func (f *Fleet) images(ctx context.Context) ([]corev1.ContainerImage, error) {
+	f.imagesMu.Lock()
+	defer f.imagesMu.Unlock()
+	now := f.kubelets[0].clock.Now()
+	if f.imagesAt.IsZero() || now.Sub(f.imagesAt) >= imagesMaxAge {
+		resp, err := f.runtime.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		if err != nil {
+			return nil, err
+		}
+		imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
+		for _, img := range resp.GetImages() {
+			names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
+			imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
+		}
+		sort.SliceStable(imgs, func(i, j int) bool {
+			if imgs[i].SizeBytes != imgs[j].SizeBytes {
+				return imgs[i].SizeBytes > imgs[j].SizeBytes
+			}
+			return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
+		})
+		f.imagesCache, f.imagesAt = imgs, now
+	}
+	return f.imagesCache, nil
+}
+
+// imagesChanged makes the next images ask the runtime again: a node
+// pulled one.
+func (f *Fleet) imagesChanged() {
+	f.imagesMu.Lock()
+	defer f.imagesMu.Unlock()
+	f.imagesAt = time.Time{}
 }

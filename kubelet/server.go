@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -32,6 +33,10 @@ func (k *Kubelet) serve(ctx context.Context, ln net.Listener) {
 	mux.HandleFunc("GET /mkube/faults/{namespace}/{pod}/{container}/process", k.serveInspectProcess)
 	mux.HandleFunc("POST /mkube/faults/freeze", k.serveFreeze)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	// Go's profiles, as the kubelet's debugging handlers serve them
+	// (enableDebuggingHandlers, on by default): what a fleet spends its CPU on.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
