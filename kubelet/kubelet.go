@@ -106,6 +106,7 @@ type Kubelet struct {
 	lastImages   []corev1.ContainerImage
 	lastDown     string
 	lastPressure bool
+	runtimeOK    time.Time // when the runtime last answered a heartbeat
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -177,6 +178,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		failures:      map[types.UID]podFailure{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
+		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
 }
 

@@ -254,6 +254,13 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 // answer in a heartbeat.
 const runtimeCheckTimeout = 5 * time.Second
 
+// runtimeDownAfter is how long the runtime may fail to answer before the
+// node says it is down: three heartbeats (30 s), as the real kubelet
+// waits for its PLEG threshold rather than a single slow call.
+func (k *Kubelet) runtimeDownAfter() time.Duration {
+	return max(3*k.cfg.StatusInterval, runtimeCheckTimeout)
+}
+
 // runtimeInfo asks the runtime for its images (ListImages), largest
 // first, then by name: the order of node.status.images, whose names are
 // the image's digests then its tags, as the kubelet's images setter
@@ -271,14 +278,16 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 		stats, err = k.runtime.runtime.ListContainerStats(cctx, &runtimeapi.ListContainerStatsRequest{
 			Filter: &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{labelNodeName: k.cfg.NodeName}}})
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	switch {
-	case err != nil && ctx.Err() == nil:
-		k.mu.Lock()
-		defer k.mu.Unlock()
+	case err != nil && ctx.Err() == nil && k.clock.Since(k.runtimeOK) >= k.runtimeDownAfter():
 		return runtimeInfo{Version: k.runtime.version, Images: k.lastImages, Down: status.Convert(err).Message()}, nil
 	case err != nil:
-		return runtimeInfo{}, err
+		// A runtime that is slow, not gone (a busy node): not down yet.
+		return runtimeInfo{}, fmt.Errorf("container runtime: %w", err)
 	}
+	k.runtimeOK = k.clock.Now()
 	var used int64
 	for _, st := range stats.GetStats() {
 		used += int64(st.GetMemory().GetWorkingSetBytes().GetValue())
