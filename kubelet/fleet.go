@@ -42,9 +42,10 @@ type Fleet struct {
 	kubelets []*Kubelet
 	byName   map[string]*Kubelet // read-only once NewFleet returns
 
-	imagesMu    sync.Mutex // guards the runtime's images, shared (nodestatus.go)
-	imagesCache []corev1.ContainerImage
-	imagesAt    time.Time
+	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
+	imagesCache    []corev1.ContainerImage
+	imagesAt       time.Time
+	imagesFetching bool
 }
 
 // FleetPodCIDR is where the nodes of a fleet of more than one get their

@@ -301,30 +301,38 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 const imagesMaxAge = time.Second
 
 // images are the runtime's images as node.status.images lists them,
-// asked for at most once per imagesMaxAge.
+// asked for at most once per imagesMaxAge. While one node asks, the
+// others take the images last seen rather than queue behind it.
 func (f *Fleet) images(ctx context.Context) ([]corev1.ContainerImage, error) {
 	f.imagesMu.Lock()
-	defer f.imagesMu.Unlock()
 	now := f.kubelets[0].clock.Now()
-	if f.imagesAt.IsZero() || now.Sub(f.imagesAt) >= imagesMaxAge {
-		resp, err := f.runtime.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
-		if err != nil {
-			return nil, err
-		}
-		imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
-		for _, img := range resp.GetImages() {
-			names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
-			imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
-		}
-		sort.SliceStable(imgs, func(i, j int) bool {
-			if imgs[i].SizeBytes != imgs[j].SizeBytes {
-				return imgs[i].SizeBytes > imgs[j].SizeBytes
-			}
-			return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
-		})
-		f.imagesCache, f.imagesAt = imgs, now
+	fresh := !f.imagesAt.IsZero() && now.Sub(f.imagesAt) < imagesMaxAge
+	if fresh || (f.imagesFetching && f.imagesCache != nil) {
+		defer f.imagesMu.Unlock()
+		return f.imagesCache, nil
 	}
-	return f.imagesCache, nil
+	f.imagesFetching = true
+	f.imagesMu.Unlock()
+	resp, err := f.runtime.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	f.imagesMu.Lock()
+	defer f.imagesMu.Unlock()
+	f.imagesFetching = false
+	if err != nil {
+		return nil, err
+	}
+	imgs := make([]corev1.ContainerImage, 0, len(resp.GetImages()))
+	for _, img := range resp.GetImages() {
+		names := append(append([]string{}, img.GetRepoDigests()...), img.GetRepoTags()...)
+		imgs = append(imgs, corev1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
+	}
+	sort.SliceStable(imgs, func(i, j int) bool {
+		if imgs[i].SizeBytes != imgs[j].SizeBytes {
+			return imgs[i].SizeBytes > imgs[j].SizeBytes
+		}
+		return strings.Join(imgs[i].Names, ",") < strings.Join(imgs[j].Names, ",")
+	})
+	f.imagesCache, f.imagesAt = imgs, now
+	return imgs, nil
 }
 
 // imagesChanged makes the next images ask the runtime again: a node
