@@ -2,65 +2,29 @@ package cri
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
-// faultsHarness is a harness that also holds the runtime itself and a
-// client of its Faults service, on the same connection as CRI's.
+// faultsHarness is a harness with a client of the runtime's Faults
+// service, on the same connection as CRI's.
 type faultsHarness struct {
 	*harness
-	srv    *Server
 	faults runtimev1.FaultsClient
 }
 
 func newFaultsHarness(t *testing.T) *faultsHarness {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "cri") // short: see newHarness
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	clk := clocktesting.NewFakeClock(t0)
-	srv, err := New(Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
-	l, err := Listen(endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	h := &harness{rt: runtimeapi.NewRuntimeServiceClient(conn), img: runtimeapi.NewImageServiceClient(conn),
-		clock: clk, logDir: t.TempDir(), ctx: ctx}
-	return &faultsHarness{harness: h, srv: srv, faults: runtimev1.NewFaultsClient(conn)}
+	h := newHarness(t, Options{})
+	return &faultsHarness{harness: h, faults: runtimev1.NewFaultsClient(h.conn)}
 }
 
 func TestInjectedExits(t *testing.T) {

@@ -24,6 +24,8 @@ var t0 = time.Date(2026, 8, 3, 10, 15, 42, 123456789, time.UTC)
 // harness is a runtime serving on a unix socket and a gRPC client of it,
 // the way the kubelet and crictl reach a runtime.
 type harness struct {
+	srv    *Server
+	conn   *grpc.ClientConn // CRI's, and mkube's Faults beside it
 	rt     runtimeapi.RuntimeServiceClient
 	img    runtimeapi.ImageServiceClient
 	clock  *clocktesting.FakeClock
@@ -65,7 +67,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return &harness{rt: runtimeapi.NewRuntimeServiceClient(conn), img: runtimeapi.NewImageServiceClient(conn),
+	return &harness{srv: srv, conn: conn, rt: runtimeapi.NewRuntimeServiceClient(conn), img: runtimeapi.NewImageServiceClient(conn),
 		clock: clk, logDir: t.TempDir(), ctx: ctx}
 }
 
