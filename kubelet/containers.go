@@ -294,14 +294,23 @@ func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
 // reportedWaiting is the waiting reason the pod's status shows for
 // container name, "" if none.
 func reportedWaiting(pod *corev1.Pod, name string) string {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name == name && cs.State.Waiting != nil {
-				return cs.State.Waiting.Reason
+	if cs := reportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
+		return cs.State.Waiting.Reason
+	}
+	return ""
+}
+
+// reportedStatus is the pod status' entry for container name (an app or
+// an init container), or nil.
+func reportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // podRef names a pod as the kubelet's messages do: "name_namespace(uid)".

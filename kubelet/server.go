@@ -91,14 +91,7 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 // crash loop `logs` and `logs --previous` both show the run that just
 // died. msg says why there is none.
 func logContainerID(pod *corev1.Pod, name string, previous bool) (id, msg string) {
-	var st *corev1.ContainerStatus
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				st = &list[i]
-			}
-		}
-	}
+	st := reportedStatus(pod, name)
 	if st == nil {
 		return "", ""
 	}
