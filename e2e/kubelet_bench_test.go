@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -97,8 +99,9 @@ func density(b *testing.B, nodes, podsPerNode int) {
 	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}, dir: b.TempDir()}
 	c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
 	c.waitReady()
+	kubeletPort := freePort(b)
 	c.startKubelet("kubelet", kubeletNode{name: "node", flags: []string{"--nodes", fmt.Sprint(nodes), "--log-level", "warn",
-		"--image-pull-delay", "0s"}})
+		"--image-pull-delay", "0s", "--port", fmt.Sprint(kubeletPort)}})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
 	start := time.Now()
 	waitNodesReady(b, client, c.URL, nodes)
@@ -125,7 +128,15 @@ func density(b *testing.B, nodes, podsPerNode int) {
 	const settle, steady = time.Minute, time.Minute
 	time.Sleep(settle)
 	rss0, cpu0 := procUsage(c.procs["kubelet"].Pid)
-	time.Sleep(steady)
+	if dir := os.Getenv("MKUBE_BENCH_PROFILE"); dir != "" {
+		// The steady minute's CPU profile and the heap after it, from the
+		// kubelet's own /debug/pprof: what the cores and the RSS go to.
+		debug := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", kubeletPort)
+		saveURL(b, client, debug+fmt.Sprintf("profile?seconds=%d", int(steady.Seconds())), filepath.Join(dir, "kubelet-cpu.pprof"))
+		saveURL(b, client, debug+"heap", filepath.Join(dir, "kubelet-heap.pprof"))
+	} else {
+		time.Sleep(steady)
+	}
 	rss, cpu := procUsage(c.procs["kubelet"].Pid)
 	b.ReportMetric(max(rss, rss0), "kubelet-RSS-MiB")
 	b.ReportMetric((cpu-cpu0)/steady.Seconds(), "kubelet-cores")
@@ -211,4 +222,20 @@ func watchRunning(b *testing.B, client *http.Client, url, prefix string, n int) 
 		defer mu.Unlock()
 		return append([]time.Time(nil), at...)
 	}, donec
+}
+
+// saveURL writes what GET url answers to path.
+func saveURL(b *testing.B, client *http.Client, url, path string) {
+	resp, err := client.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

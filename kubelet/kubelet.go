@@ -107,6 +107,11 @@ type Kubelet struct {
 	lastDown     string
 	lastPressure bool
 	runtimeOK    time.Time // when the runtime last answered a heartbeat
+	// memoryUsed is the node's containers' memory as last read
+	// (statsAt), statsStale set when one of them started or stopped.
+	memoryUsed int64
+	statsAt    time.Time
+	statsStale bool
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that

@@ -60,6 +60,7 @@ func (f *Fleet) onContainerEvent(ev *runtimeapi.ContainerEventResponse) {
 	if k == nil {
 		return // another kubelet's, or a pod gone
 	}
+	k.containersChanged()
 	switch ev.GetContainerEventType() {
 	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
 		k.log.Info("PLEG: container died: syncing its pod", "pod", key, "containerID", k.runtime.containerID(ev.GetContainerId()))
