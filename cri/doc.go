@@ -25,7 +25,10 @@
 // The files follow the API: sandboxes.go, containers.go and images.go hold
 // the RPCs on each kind of object, status.go the runtime-wide ones
 // (Version, Status, RuntimeConfig). Beside them: process.go is what a
-// container does once started, logs.go its log file, ipam.go the pod IPs,
-// reference.go image names, ids.go IDs, and server.go and listen.go the
-// gRPC server and its socket.
+// container does once started, exec.go and streaming.go the commands run
+// beside it (ExecSync; Exec, Attach and PortForward over the streaming
+// server that kubectl exec reaches), attach.go its stdio for kubectl
+// attach, logs.go its log file, ipam.go the pod IPs, reference.go image
+// names, ids.go IDs, and server.go and listen.go the gRPC server and its
+// socket.
 package cri

@@ -62,6 +62,15 @@ func (s *Server) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc.
 	s.mu.Lock()
 	s.subscribers[sub] = true
 	s.mu.Unlock()
+	// The headers tell the client it is subscribed: what happens after
+	// it has them, it will hear of (a test waits for them; so may a
+	// kubelet).
+	if err := stream.SendHeader(nil); err != nil {
+		s.mu.Lock()
+		delete(s.subscribers, sub)
+		s.mu.Unlock()
+		return err
+	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.subscribers, sub)

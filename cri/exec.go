@@ -26,23 +26,11 @@ func (s *Server) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) 
 	if len(req.GetCmd()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "cmd is required")
 	}
-	s.mu.Lock()
-	_, c, err := find(s.containers, "container", req.GetContainerId())
+	var stdout, stderr capped
+	p, exited, err := s.newExec(req.GetContainerId(), execIO{stdout: &stdout, stderr: &stderr})
 	if err != nil {
-		s.mu.Unlock()
 		return nil, err
 	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.proc == nil {
-		s.mu.Unlock()
-		return nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.id)
-	}
-	img := catalog.Lookup(c.image.ref)
-	var stdout, stderr capped
-	p := shell.New(shell.Options{Clock: s.clock, FS: c.proc.sh.FS, Stdout: &stdout, Stderr: &stderr,
-		Env: environment(img, c.config, s.sandboxes[c.sandboxID]), Hostname: c.proc.sh.Hostname, Programs: img.Programs})
-	exited := c.proc.exited
-	s.mu.Unlock()
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	timedOut := make(chan struct{})
@@ -56,23 +44,72 @@ func (s *Server) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) 
 			}
 		}()
 	}
-	go func() { // the container's exit ends what runs in it
-		select {
-		case <-ctx.Done():
-		case <-exited:
-			cancel()
-		}
-	}()
-	code, err := p.Exec(ctx, req.GetCmd())
+	code, err := runExec(ctx, p, req.GetCmd(), exited)
 	select {
 	case <-timedOut:
 		return nil, status.Errorf(codes.DeadlineExceeded, "command %q timed out after %ds", quoteArgs(req.GetCmd()), req.GetTimeout())
 	default:
 	}
-	if errors.Is(err, shell.ErrKilled) && ctx.Err() != nil {
-		return nil, status.Errorf(codes.Unavailable, "container %s exited while the command ran", c.id)
+	if errors.Is(err, errContainerExited) {
+		return nil, status.Errorf(codes.Unavailable, "container %s exited while the command ran", req.GetContainerId())
 	}
 	return &runtimeapi.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: int32(code)}, nil
+}
+
+// execIO are an exec's standard streams; nil ones are none.
+type execIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// newExec makes the process of a command to run in the running container
+// id, beside its main process: ExecSync's, and the streaming server's for
+// `kubectl exec`. It returns the process, and the channel closed when the
+// main process exits (which ends the command too).
+func (s *Server) newExec(id string, stdio execIO) (*shell.Process, <-chan struct{}, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, c, err := find(s.containers, "container", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.proc == nil {
+		return nil, nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.id)
+	}
+	img := catalog.Lookup(c.image.ref)
+	p := shell.New(shell.Options{Clock: s.clock, FS: c.proc.sh.FS, Stdin: stdio.stdin, Stdout: stdio.stdout, Stderr: stdio.stderr,
+		Env: environment(img, c.config, s.sandboxes[c.sandboxID]), Hostname: c.proc.sh.Hostname, Programs: img.Programs})
+	return p, c.proc.exited, nil
+}
+
+// errContainerExited is runExec's error when the container's main
+// process exited while the command ran: the runtime kills what runs in a
+// container that stops, as the kernel does a PID namespace's processes.
+var errContainerExited = errors.New("the container exited while the command ran")
+
+// runExec runs argv in p until it ends, ctx ends (shell.ErrKilled) or
+// the container exits (errContainerExited).
+func runExec(ctx context.Context, p *shell.Process, argv []string, exited <-chan struct{}) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	containerExited := make(chan struct{})
+	go func() { // ends with the command, at the latest
+		select {
+		case <-ctx.Done():
+		case <-exited:
+			close(containerExited)
+			cancel()
+		}
+	}()
+	code, err := p.Exec(ctx, argv)
+	if errors.Is(err, shell.ErrKilled) {
+		select {
+		case <-containerExited:
+			return code, errContainerExited
+		default:
+		}
+	}
+	return code, err
 }
 
 // maxExecOutput is CRI's cap on each of ExecSync's outputs: what a

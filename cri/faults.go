@@ -83,10 +83,10 @@ func (s *Server) injectExit(id, fault string, code int32, reason string) error {
 	return nil
 }
 
-// FailProbes makes the container's next count probes fail. The runtime
-// does not run probes yet: the kubelet's probe path (ExecSync, or its
-// own HTTP and TCP checks) is to ask takeProbeFailure first, and the
-// fault takes effect once it does.
+// FailProbes makes the container's next count probes fail. The kubelet
+// runs the probes (exec through ExecSync, httpGet and tcpSocket through
+// the pod network), and its prober asks TakeProbeFailure before each
+// one, whatever its kind, so the fault fails exactly the next count.
 func (f faultsServer) FailProbes(_ context.Context, req *runtimev1.FailProbesRequest) (*runtimev1.FailProbesResponse, error) {
 	if req.GetCount() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "count must not be negative")
@@ -113,6 +113,20 @@ func (f faultsServer) FailProbes(_ context.Context, req *runtimev1.FailProbesReq
 	s.log.Info("injected fault: failing probes", "container", c.config.GetMetadata().GetName(), "id", c.id,
 		"count", req.GetCount())
 	return &runtimev1.FailProbesResponse{}, nil
+}
+
+// TakeProbeFailure is the kubelet prober's question before each probe of
+// a container: is this one to fail? A container that is gone has no
+// probes to fail: NotFound, as for every call naming it.
+func (f faultsServer) TakeProbeFailure(_ context.Context, req *runtimev1.TakeProbeFailureRequest) (*runtimev1.TakeProbeFailureResponse, error) {
+	s := f.s
+	s.mu.Lock()
+	id, _, err := find(s.containers, "container", req.GetContainerId())
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &runtimev1.TakeProbeFailureResponse{Fail: s.takeProbeFailure(id)}, nil
 }
 
 // takeProbeFailure reports whether the probe about to run on the
@@ -161,7 +175,11 @@ func (s *Server) setFrozen(frozen bool) {
 // waitFrozen blocks while the runtime is frozen, or until ctx ends, as a
 // call to a hung runtime does: its caller's deadline is what ends it.
 func (s *Server) waitFrozen(ctx context.Context, method string) error {
-	if strings.HasPrefix(method, "/"+runtimev1.Faults_ServiceDesc.ServiceName+"/") {
+	// The Faults service never freezes (Freeze(false) must get through),
+	// nor does the pod network: a hung containerd leaves the kernel's
+	// network alone, and the kubelet's HTTP and TCP probes go on.
+	if strings.HasPrefix(method, "/"+runtimev1.Faults_ServiceDesc.ServiceName+"/") ||
+		strings.HasPrefix(method, "/"+runtimev1.PodNetwork_ServiceDesc.ServiceName+"/") {
 		return nil
 	}
 	s.faults.mu.Lock()

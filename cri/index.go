@@ -1,5 +1,7 @@
 package cri
 
+import "net/netip"
+
 // The runtime's records are indexed the way the kubelet asks for them:
 // sandboxes by their pod's UID and by its namespace/name (the labels the
 // kubelet selects on), containers by their sandbox. Without the indexes
@@ -22,13 +24,14 @@ type records struct {
 	sandboxesByPod      map[string]map[string]*sandbox   // "namespace/name" → sandbox ID → sandbox
 	sandboxesByNode     map[string]map[string]*sandbox   // mkube.io/node-name → sandbox ID → sandbox
 	containersBySandbox map[string]map[string]*container // sandbox ID → container ID → container
+	sandboxesByIP       map[netip.Addr]*sandbox          // pod IP → its sandbox while it has it: the pod network's route (network.go)
 }
 
 func newRecords() records {
 	return records{sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
 		sandboxesByUID: map[string]map[string]*sandbox{}, sandboxesByPod: map[string]map[string]*sandbox{},
 		sandboxesByNode:     map[string]map[string]*sandbox{},
-		containersBySandbox: map[string]map[string]*container{}}
+		containersBySandbox: map[string]map[string]*container{}, sandboxesByIP: map[netip.Addr]*sandbox{}}
 }
 
 func podKeyOf(sb *sandbox) string {
@@ -55,6 +58,9 @@ func (r *records) addSandbox(sb *sandbox) {
 	addTo(r.sandboxesByUID, sb.config.GetMetadata().GetUid(), sb.id, sb)
 	addTo(r.sandboxesByPod, podKeyOf(sb), sb.id, sb)
 	addTo(r.sandboxesByNode, sb.config.GetLabels()[labelNodeName], sb.id, sb)
+	if sb.ip.IsValid() {
+		r.sandboxesByIP[sb.ip] = sb
+	}
 }
 
 func (r *records) removeSandbox(sb *sandbox) {
@@ -62,6 +68,9 @@ func (r *records) removeSandbox(sb *sandbox) {
 	removeFrom(r.sandboxesByUID, sb.config.GetMetadata().GetUid(), sb.id)
 	removeFrom(r.sandboxesByPod, podKeyOf(sb), sb.id)
 	removeFrom(r.sandboxesByNode, sb.config.GetLabels()[labelNodeName], sb.id)
+	if r.sandboxesByIP[sb.ip] == sb {
+		delete(r.sandboxesByIP, sb.ip)
+	}
 }
 
 func (r *records) addContainer(c *container) {

@@ -2,7 +2,9 @@ package cri
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,7 +21,7 @@ type InProcess struct {
 	Endpoint string // "unix:///tmp/mkube-cri-1234/runtime.sock"
 	srv      *Server
 	stopc    chan struct{} // closed by Stop: ends Serve
-	servedc  chan error    // Serve's result, sent once it returned
+	servedc  chan error    // Serve's and ServeStreaming's results, sent once each returned
 	dir      string
 }
 
@@ -45,10 +47,19 @@ func StartInProcess(opts Options) (*InProcess, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &InProcess{Endpoint: endpoint, srv: srv, stopc: make(chan struct{}), servedc: make(chan error, 1), dir: dir}
+	// The streaming server (exec, attach, port-forward) on loopback: the
+	// kubelet, in this process, is its only client.
+	sl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		l.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("in-process runtime: streaming server: %w", err)
+	}
+	p := &InProcess{Endpoint: endpoint, srv: srv, stopc: make(chan struct{}), servedc: make(chan error, 2), dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-p.stopc; cancel() }()
 	go func() { p.servedc <- srv.Serve(ctx, l) }()
+	go func() { p.servedc <- srv.ServeStreaming(ctx, sl) }()
 	return p, nil
 }
 
@@ -56,7 +67,7 @@ func StartInProcess(opts Options) (*InProcess, error) {
 // directory. Call it once.
 func (p *InProcess) Stop() error {
 	close(p.stopc)
-	err := <-p.servedc
+	err := errors.Join(<-p.servedc, <-p.servedc) // CRI's and the streaming server's
 	os.RemoveAll(p.dir)
 	return err
 }

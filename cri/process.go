@@ -42,6 +42,7 @@ type process struct {
 	sh     *shell.Process
 	kill   context.CancelFunc // SIGKILL: ends Exec at once
 	log    *logWriter
+	attach *attachment   // its stdio as kubectl attach sees it (attach.go)
 	exited chan struct{} // closed once the exit is recorded
 }
 
@@ -74,6 +75,10 @@ func (s *Server) start(c *container, sb *sandbox) error {
 	if len(argv) == 0 {
 		err = errors.New("no command specified")
 	}
+	var fsys *shell.FS
+	if err == nil {
+		fsys, err = s.containerFS(c, sb, img)
+	}
 	var log *logWriter
 	if err == nil {
 		log, err = openLog(c.logPath, s.clock)
@@ -85,19 +90,30 @@ func (s *Server) start(c *container, sb *sandbox) error {
 		return err
 	}
 	c.state, c.startedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, now.UnixNano()
-	s.run(c, sb, img, argv, log)
+	s.run(c, sb, img, argv, log, fsys)
 	s.publish(c, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return nil
 }
 
-// run starts c's process running argv, in a goroutine that records its
-// exit. Callers hold s.mu.
-func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string, log *logWriter) {
-	fs := shell.NewFS()
+// containerFS is a new instance's filesystem: its image's files, then
+// its mounts over them (volumes.go).
+func (s *Server) containerFS(c *container, sb *sandbox, img catalog.Image) (*shell.FS, error) {
+	fsys := shell.NewFS()
 	for name, data := range img.Files {
-		fs.WriteFile(name, []byte(data))
+		fsys.WriteFile(name, []byte(data))
 	}
-	sh := shell.New(shell.Options{Clock: s.clock, FS: fs, Stdout: log.stream("stdout"), Stderr: log.stream("stderr"),
+	fsys.WriteFile("/etc/hostname", []byte(hostname(sb)+"\n")) // the sandbox's, which containerd mounts there
+	if err := s.mountVolumes(fsys, sb.config.GetLabels()[labelNodeName], c.config.GetMounts()); err != nil {
+		return nil, err
+	}
+	return fsys, nil
+}
+
+// run starts c's process running argv in fsys, in a goroutine that
+// records its exit. Callers hold s.mu.
+func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string, log *logWriter, fsys *shell.FS) {
+	att := newAttachment(c.config, log) // its stdio, for kubectl attach (attach.go)
+	sh := shell.New(shell.Options{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
 		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
 		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes()})
 	if !img.Known {
@@ -108,7 +124,8 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 		}
 	}
 	ctx, kill := context.WithCancel(context.Background())
-	p := &process{sh: sh, kill: kill, log: log, exited: make(chan struct{})}
+	p := &process{sh: sh, kill: kill, log: log, attach: att, exited: make(chan struct{})}
+	att.closeWhen(p.exited)
 	c.proc = p
 	s.log.Info("running container process", "container", c.config.GetMetadata().GetName(), "id", c.id, "argv", quoteArgs(argv))
 	go func() {
@@ -131,14 +148,31 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 	}()
 }
 
-// environment is the process's environment: the image's ENV, then
-// HOSTNAME, then what the container config sets, later names overriding
-// earlier ones, as containerd builds it.
+// environment is the process's environment as containerd builds it: a
+// default PATH, HOSTNAME, the image's ENV, then what the container config
+// sets, each replacing the same name in place.
 func environment(img catalog.Image, cfg *runtimeapi.ContainerConfig, sb *sandbox) []string {
-	env := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, img.Env...)
-	env = append(env, "HOSTNAME="+hostname(sb))
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	env = withEnv(env, "HOSTNAME="+hostname(sb))
+	env = withEnv(env, img.Env...)
 	for _, kv := range cfg.GetEnvs() {
-		env = append(env, kv.GetKey()+"="+string(kv.GetValue()))
+		env = withEnv(env, kv.GetKey()+"="+string(kv.GetValue()))
+	}
+	return env
+}
+
+// withEnv sets each NAME=value of vars in env: in place if env has NAME,
+// else at its end (containerd's replaceOrAppendEnvValues): the image's
+// PATH replaces the default one, a pod's variable the image's.
+func withEnv(env []string, vars ...string) []string {
+	for _, kv := range vars {
+		name, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		if i >= 0 {
+			env[i] = kv
+		} else {
+			env = append(env, kv)
+		}
 	}
 	return env
 }
@@ -226,10 +260,14 @@ func quoteArgs(words []string) string {
 // its startedAt. Callers hold s.mu.
 func (s *Server) resume(c *container, sb *sandbox) error {
 	img := catalog.Lookup(c.image.ref)
+	fsys, err := s.containerFS(c, sb, img)
+	if err != nil {
+		return err
+	}
 	log, err := openLog(c.logPath, s.clock)
 	if err != nil {
 		return err
 	}
-	s.run(c, sb, img, commandLine(img, c.config.GetCommand(), c.config.GetArgs()), log)
+	s.run(c, sb, img, commandLine(img, c.config.GetCommand(), c.config.GetArgs()), log, fsys)
 	return nil
 }

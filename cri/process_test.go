@@ -125,6 +125,9 @@ func TestContainerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := stream.Header(); err != nil { // subscribed: no event is missed
+		t.Fatal(err)
+	}
 	podID := h.runPod(t, "p")
 	h.pull(t, "busybox")
 	cfg := containerConfig("c", "busybox")

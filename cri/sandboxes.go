@@ -86,6 +86,7 @@ func (s *Server) stopSandbox(sb *sandbox) {
 	for _, c := range s.containersBySandbox[sb.id] {
 		s.kill(c)
 	}
+	delete(s.sandboxesByIP, sb.ip) // the pod network no longer routes to it
 	s.ips.release(sb.ip)
 	sb.ip = netip.Addr{}
 	sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/proto/runtimev1"
@@ -28,13 +29,18 @@ type Options struct {
 	ImagePullDelay time.Duration // how long each PullImage takes, on Clock
 	Clock          clock.Clock   // nil means the real clock
 	Log            *slog.Logger  // nil discards
+	// NodeRoot is the directory that stands for the nodes' disks: node
+	// N's "/" is NodeRoot/N, where its kubelet keeps its pods' volumes
+	// and hostPath volumes live (volumes.go). "" mounts no volumes (the
+	// containers' mounts are only recorded).
+	NodeRoot string
 }
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
 // generated Unimplemented servers, so the calls it does not serve yet
-// (the streaming Exec, Attach and PortForward, the pod sandbox stats,
-// UpdateContainerResources) answer codes.Unimplemented, which CRI clients such
-// as crictl and the kubelet understand.
+// (the pod sandbox stats, UpdateContainerResources) answer
+// codes.Unimplemented, which CRI clients such as crictl and the kubelet
+// understand.
 type Server struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer
@@ -57,6 +63,10 @@ type Server struct {
 	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
 
 	faults faultState // injected faults (faults.go), with their own lock
+
+	// streaming serves exec, attach and port-forward (streaming.go); nil
+	// until ServeStreaming runs. Guarded by mu.
+	streaming streaming.Server
 }
 
 // New returns an empty runtime.
@@ -87,7 +97,8 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		grpc.StreamInterceptor(s.waitWhileFrozenStream))
 	runtimeapi.RegisterRuntimeServiceServer(g, s)
 	runtimeapi.RegisterImageServiceServer(g, s)
-	runtimev1.RegisterFaultsServer(g, faultsServer{s: s}) // mkube's own, beside CRI (faults.go)
+	runtimev1.RegisterFaultsServer(g, faultsServer{s: s})         // mkube's own, beside CRI (faults.go)
+	runtimev1.RegisterPodNetworkServer(g, podNetworkServer{s: s}) // and the pod network (network.go)
 	// One goroutine stops g: when ctx ends, or when g.Serve has failed
 	// (Serve closes servedc). It closes stoppedc once g is stopped, and
 	// Serve waits for that, so no goroutine outlives the call.

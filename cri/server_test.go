@@ -333,11 +333,11 @@ func TestErrors(t *testing.T) {
 			_, err := h.rt.ExecSync(h.ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: []string{"ls"}})
 			return err
 		}, codes.FailedPrecondition, "is not running"},
-		{"streaming exec is not implemented yet", func(t *testing.T, h *harness) error {
+		{"streaming exec needs the streaming server (streaming.go)", func(t *testing.T, h *harness) error {
 			_, id := h.runContainer(t, "web", "nginx")
 			_, err := h.rt.Exec(h.ctx, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"ls"}, Stdout: true})
 			return err
-		}, codes.Unimplemented, ""},
+		}, codes.Unavailable, "streaming server is not running"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

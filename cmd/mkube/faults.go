@@ -181,8 +181,8 @@ func runOOM(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 const failProbesUsage = `usage: mkube fail-probes POD [-c CONTAINER] [--count N] [-n NAMESPACE] [--server URL]
 
-Makes the container's next N probes (default 1) fail. mkube does not run
-probes yet: the count is kept, and takes effect once it does.
+Makes the container's next N probes (default 1) fail, whatever their kind:
+the kubelet asks the runtime before each probe whether it is to fail.
 `
 
 func runFailProbes(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -4,6 +4,7 @@
 //
 //	runtime --listen unix:///var/run/mkube/runtime.sock
 //	crictl --runtime-endpoint unix:///var/run/mkube/runtime.sock version
+//	crictl --runtime-endpoint unix:///var/run/mkube/runtime.sock exec -it <container> sh
 //
 // Each call that changes something is logged in plain words ("ran pod
 // sandbox", "started container"), so its log shows what the kubelet asks
@@ -13,6 +14,7 @@ package main
 import (
 	"context"
 	"flag"
+	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -26,6 +28,8 @@ func main() {
 	listen := flag.String("listen", "unix:///var/run/mkube/runtime.sock", "the CRI endpoint to serve, unix:///path/to/socket")
 	podCIDR := flag.String("pod-cidr", cri.DefaultPodCIDR.String(), "pod sandboxes get their IPs from this IPv4 range")
 	pullDelay := flag.Duration("image-pull-delay", 0, "how long each image pull takes")
+	streamingAddr := flag.String("streaming-address", "127.0.0.1:0", "host:port of the streaming server that exec, attach and port-forward connect to (containerd's stream_server_address and _port): the kubelet must reach it there")
+	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, shared with the kubelet: node N's / is DIR/N, where the kubelet sets up volumes and hostPath volumes live")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every CRI call")
 	flag.Parse()
 
@@ -35,7 +39,7 @@ func main() {
 		log.Error("--pod-cidr", "err", err)
 		os.Exit(1)
 	}
-	srv, err := cri.New(cri.Options{PodCIDR: cidr, ImagePullDelay: *pullDelay, Log: log})
+	srv, err := cri.New(cri.Options{PodCIDR: cidr, ImagePullDelay: *pullDelay, Log: log, NodeRoot: *nodeRoot})
 	if err != nil {
 		log.Error("runtime", "err", err)
 		os.Exit(1)
@@ -45,11 +49,23 @@ func main() {
 		log.Error("listen", "err", err)
 		os.Exit(1)
 	}
+	sl, err := net.Listen("tcp", *streamingAddr)
+	if err != nil {
+		log.Error("--streaming-address", "err", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	streamedc := make(chan error, 1) // the streaming server's result; it stops with ctx
+	go func() { streamedc <- srv.ServeStreaming(ctx, sl) }()
 	log.Info("serving CRI", "endpoint", *listen, "podCIDR", cidr, "imagePullDelay", *pullDelay)
 	if err := srv.Serve(ctx, l); err != nil {
+		log.Error("runtime", "err", err)
+		os.Exit(1)
+	}
+	stop()
+	if err := <-streamedc; err != nil {
 		log.Error("runtime", "err", err)
 		os.Exit(1)
 	}

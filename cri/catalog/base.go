@@ -47,14 +47,16 @@ func fileEnv(p *shell.Process, name string) string {
 func busyboxImage() Image {
 	return Image{Cmd: []string{"sh"}, Env: []string{"PATH=" + stdPath},
 		Files: map[string]string{
-			"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\ndaemon:x:1:1:daemon:/usr/sbin:/bin/false\nnobody:x:65534:65534:nobody:/home:/bin/false\n",
-			"/etc/group":  "root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\n",
+			"/bin/busybox": "", // its sh is busybox's ash: the shell prompts "/ # " (cri/shell/interactive.go)
+			"/etc/passwd":  "root:x:0:0:root:/root:/bin/sh\ndaemon:x:1:1:daemon:/usr/sbin:/bin/false\nnobody:x:65534:65534:nobody:/home:/bin/false\n",
+			"/etc/group":   "root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\n",
 		}}
 }
 
 func alpineImage() Image {
 	return Image{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=" + stdPath},
 		Files: map[string]string{
+			"/bin/busybox":        "", // Alpine's sh is busybox's too
 			"/etc/alpine-release": "3.21.0\n",
 			"/etc/os-release": `NAME="Alpine Linux"
 ID=alpine

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -36,7 +38,10 @@ type Image struct {
 	StopSignal string
 	Files      map[string]string        // files in the image's filesystem, by absolute path
 	Programs   map[string]shell.Program // the image's own programs, by base name ("nginx")
-	Known      bool                     // false: the catalog does not know the image
+	// Serve answers one connection to a port the container's process
+	// listens on (serve.go); nil for images that serve nothing.
+	Serve Server
+	Known bool // false: the catalog does not know the image
 }
 
 // images are the known images by repository path, as Docker Hub names
@@ -54,6 +59,9 @@ var images = map[string]func() Image{
 	"debian":         func() Image { return bashImage(debianRelease) },
 	"pause":          pauseImage,
 	"polinux/stress": stressImage,
+	// Kubernetes' own test images, which its docs' probe examples run.
+	"e2e-test-images/agnhost": agnhostImage,
+	"goproxy":                 goproxyImage,
 }
 
 // sizes are the images' sizes as `crictl images` shows them on a real
@@ -63,7 +71,7 @@ var images = map[string]func() Image{
 var sizes = map[string]uint64{
 	"nginx": 72 << 20, "httpd": 58 << 20, "redis": 45 << 20, "mysql": 170 << 20, "postgres": 155 << 20,
 	"busybox": 2 << 20, "alpine": 4 << 20, "ubuntu": 29 << 20, "debian": 49 << 20,
-	"pause": 320 << 10, "polinux/stress": 4 << 20,
+	"pause": 320 << 10, "polinux/stress": 4 << 20, "e2e-test-images/agnhost": 51 << 20, "goproxy": 5 << 20,
 }
 
 // Size is the size of the image ref, or 0 if the catalog does not know it.
@@ -156,5 +164,17 @@ func unknownImage(ref string) Image {
 		return 0, nil
 	}
 	return Image{Cmd: []string{"mkube-app"}, Env: []string{"PATH=" + stdPath},
-		Programs: map[string]shell.Program{"mkube-app": app}}
+		Programs: map[string]shell.Program{"mkube-app": app}, Serve: genericServe(ref)}
+}
+
+// genericServe is what an unknown image answers on the ports it listens
+// on (its pod's containerPorts): 200 on every path, so that an httpGet
+// probe of any app passes, and a page that says what answered.
+func genericServe(ref string) Server {
+	return func(c Running, port int32, conn net.Conn) {
+		serveHTTP(conn, logged(c, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s answered %s %s on port %d: image %q is not in mkube's catalog, "+
+				"so it runs as a generic server that answers 200 on every path.\n", c.Process.Hostname, r.Method, r.URL.Path, port, ref)
+		}), nil))
+	}
 }

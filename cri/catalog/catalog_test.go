@@ -198,6 +198,30 @@ func TestImagesRun(t *testing.T) {
 			exactError: "Shutting down, got signal: Terminated\n",
 		},
 		{
+			name: "agnhost liveness listens on 8080, prints nothing, and exits 2 on SIGTERM as a Go binary as PID 1 does",
+			ref:  "registry.k8s.io/e2e-test-images/agnhost:2.40", argv: []string{"/agnhost", "liveness"},
+			ready: func(c *container) bool { return c.p.Listening(8080) }, ports: []int32{8080}, stop: terminate, code: 2,
+		},
+		{
+			name: "agnhost netexec logs its servers with Go's logger", ref: "registry.k8s.io/e2e-test-images/agnhost:2.52",
+			argv:  []string{"/agnhost", "netexec", "--http-port", "9000"},
+			ready: func(c *container) bool { return c.p.Listening(9000) }, ports: []int32{9000}, stop: terminate, code: 2,
+			exactError: "2026/12/01 11:00:00 Started HTTP server on port 9000\n2026/12/01 11:00:00 Started UDP server on port  8081\n",
+		},
+		{
+			name: "agnhost's CMD is pause, which says so", ref: "registry.k8s.io/e2e-test-images/agnhost:2.40",
+			ready: func(c *container) bool { return c.stdout.String() != "" }, stop: terminate, code: 2, stdout: []string{"Paused"},
+		},
+		{
+			name: "agnhost with an unknown subcommand fails as cobra does", ref: "registry.k8s.io/e2e-test-images/agnhost:2.40",
+			argv: []string{"/agnhost", "livenes"}, code: 1,
+			exactError: "Error: unknown command \"livenes\" for \"agnhost\"\nRun 'agnhost --help' for usage.\n",
+		},
+		{
+			name: "goproxy listens on 8080", ref: "registry.k8s.io/goproxy:0.1",
+			ready: func(c *container) bool { return c.p.Listening(8080) }, ports: []int32{8080}, stop: terminate, code: 2,
+		},
+		{
 			name: "an unknown image runs as a generic server", ref: "docker.io/acme/shop:2",
 			ready: func(c *container) bool { return c.stdout.String() != "" }, stop: terminate,
 			stdout: []string{`image "docker.io/acme/shop:2" is not in mkube's catalog`},

@@ -44,6 +44,13 @@ events {
 http {
     include       /etc/nginx/mime.types;
     default_type  application/octet-stream;
+
+    log_format  main  '$remote_addr - $remote_user [$time_local] "$request" '
+                      '$status $body_bytes_sent "$http_referer" '
+                      '"$http_user_agent" "$http_x_forwarded_for"';
+
+    access_log  /var/log/nginx/access.log  main;
+
     sendfile        on;
     keepalive_timeout  65;
     include /etc/nginx/conf.d/*.conf;
@@ -64,16 +71,29 @@ http {
 <html>
 <head>
 <title>Welcome to nginx!</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
 </head>
 <body>
 <h1>Welcome to nginx!</h1>
 <p>If you see this page, the nginx web server is successfully installed and
 working. Further configuration is required.</p>
+
+<p>For online documentation and support please refer to
+<a href="http://nginx.org/">nginx.org</a>.<br/>
+Commercial support is available at
+<a href="http://nginx.com/">nginx.com</a>.</p>
+
+<p><em>Thank you for using nginx.</em></p>
 </body>
 </html>
 `,
 		},
 		Programs: map[string]shell.Program{"docker-entrypoint.sh": nginxEntrypoint, "nginx": nginx, "nginx-debug": nginx},
+		Serve:    nginxSite.serve,
 	}
 }
 
@@ -176,6 +196,7 @@ func httpdImage() Image {
 			},
 			"httpd": httpd,
 		},
+		Serve: httpdSite.serve,
 	}
 }
 
@@ -231,6 +252,7 @@ func redisImage() Image {
 			},
 			"redis-server": redisServer,
 		},
+		Serve: redisPing,
 	}
 }
 
@@ -280,6 +302,7 @@ func mysqlImage() Image {
 			"MYSQL_VERSION=" + mysqlVersion + "-1.el9", "MYSQL_SHELL_VERSION=" + mysqlVersion + "-1.el9"},
 		Ports:    []int32{3306, 33060},
 		Programs: map[string]shell.Program{"docker-entrypoint.sh": mysqlEntrypoint, "mysqld": mysqld},
+		Serve:    holdTCP,
 	}
 }
 
@@ -360,6 +383,7 @@ func postgresImage() Image {
 		Ports:      []int32{5432},
 		StopSignal: "SIGINT",
 		Programs:   map[string]shell.Program{"docker-entrypoint.sh": postgresEntrypoint, "postgres": postgres},
+		Serve:      holdTCP,
 	}
 }
 

@@ -9,8 +9,14 @@
 // `;`, newlines, `&&` and `||`; `while`, `for` and `if`; `$VAR`, `${VAR}`
 // and `$?`; single and double quotes; `>` and `>>` into files; and the
 // everyday programs sleep, exit, echo, printf, env, printenv, cat, ls,
-// touch, rm, mkdir, test, [, true, false, date and hostname. An unknown
-// program exits 127 with "sh: X: not found", as a shell would.
+// touch, rm, mkdir, test, [, true, false, date and hostname, and tar for
+// kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
+// shell would.
+//
+// A process may have a standard input (kubectl exec -i, a container with
+// stdin: true): cat and tar read it, and sh without a script reads its
+// commands from it, a line at a time, prompting on a Terminal, the tty
+// line discipline of kubectl exec -it (interactive.go, tty.go).
 //
 // Time comes from an injected clock, so `sleep 30` takes thirty seconds
 // of whatever clock the runtime gives it, and a test can step it.

@@ -14,9 +14,10 @@ import (
 // the process changes it (`touch /tmp/healthy`), and a probe or `kubectl
 // exec` reads what the process wrote. It is safe to share between them.
 type FS struct {
-	mu    sync.Mutex
-	files map[string][]byte
-	dirs  map[string]bool
+	mu     sync.Mutex
+	files  map[string][]byte
+	dirs   map[string]bool
+	mounts []mount // mounts.go
 }
 
 // NewFS is a filesystem with the directories every image has.
@@ -36,6 +37,12 @@ func (f *FS) WriteFile(name string, data []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name = clean(name)
+	if m, rel, ok := f.mountOf(name); ok {
+		if m.writable() == nil {
+			m.vol.WriteFile(rel, data, false)
+		}
+		return
+	}
 	f.mkdirAll(path.Dir(name))
 	f.files[name] = append([]byte{}, data...)
 }
@@ -44,6 +51,9 @@ func (f *FS) WriteFile(name string, data []byte) {
 func (f *FS) ReadFile(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if m, rel, ok := f.mountOf(clean(name)); ok {
+		return m.vol.ReadFile(rel)
+	}
 	data, ok := f.files[clean(name)]
 	if !ok {
 		if f.dirs[clean(name)] {
@@ -59,6 +69,9 @@ func (f *FS) Stat(name string) (exists, isDir bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name = clean(name)
+	if m, rel, ok := f.mountOf(name); ok {
+		return m.vol.Stat(rel)
+	}
 	if f.dirs[name] {
 		return true, true
 	}
@@ -78,6 +91,12 @@ func (f *FS) Mkdir(name string, parents bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name = clean(name)
+	if m, rel, ok := f.mountOf(name); ok {
+		if err := m.writable(); err != nil {
+			return err
+		}
+		return m.vol.Mkdir(rel, parents)
+	}
 	switch {
 	case f.dirs[name] && parents:
 		return nil
@@ -96,6 +115,15 @@ func (f *FS) Remove(name string, recursive bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name = clean(name)
+	if m, rel, ok := f.mountOf(name); ok {
+		switch {
+		case rel == "":
+			return errors.New("Device or resource busy") // a mount point
+		case m.writable() != nil:
+			return m.writable()
+		}
+		return m.vol.Remove(rel, recursive)
+	}
 	if _, ok := f.files[name]; ok {
 		delete(f.files, name)
 		return nil
@@ -125,6 +153,9 @@ func (f *FS) List(dir string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dir = clean(dir)
+	if m, rel, ok := f.mountOf(dir); ok {
+		return m.vol.List(rel)
+	}
 	if !f.dirs[dir] {
 		if _, ok := f.files[dir]; ok {
 			return []string{path.Base(dir)}, nil
@@ -157,6 +188,26 @@ func (f *FS) openWrite(name string, appendTo bool) (*fileWriter, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	name = clean(name)
+	if m, rel, ok := f.mountOf(name); ok {
+		if err := m.writable(); err != nil {
+			return nil, err
+		}
+		exists, isDir := m.vol.Stat(rel)
+		if isDir {
+			return nil, errors.New("Is a directory")
+		}
+		if parent := path.Dir(rel); parent != "." {
+			if ok, dir := m.vol.Stat(parent); !ok || !dir {
+				return nil, errors.New("nonexistent directory")
+			}
+		}
+		if !appendTo || !exists {
+			if err := m.vol.WriteFile(rel, nil, false); err != nil {
+				return nil, err
+			}
+		}
+		return &fileWriter{fs: f, name: name, vol: m.vol, rel: rel}, nil
+	}
 	if f.dirs[name] {
 		return nil, errors.New("Is a directory")
 	}
@@ -172,9 +223,17 @@ func (f *FS) openWrite(name string, appendTo bool) (*fileWriter, error) {
 type fileWriter struct {
 	fs   *FS
 	name string
+	vol  Volume // a file on a mount: written through to it, at rel
+	rel  string
 }
 
 func (w *fileWriter) Write(b []byte) (int, error) {
+	if w.vol != nil {
+		if err := w.vol.WriteFile(w.rel, b, true); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	w.fs.mu.Lock()
 	defer w.fs.mu.Unlock()
 	w.fs.files[w.name] = append(w.fs.files[w.name], b...)
@@ -194,8 +253,11 @@ func (f *FS) Files() []File {
 	defer f.mu.Unlock()
 	out := make([]File, 0, len(f.files))
 	for p, data := range f.files {
-		out = append(out, File{Path: p, Size: int64(len(data))})
+		if _, _, mounted := f.mountOf(p); !mounted { // hidden under a mount
+			out = append(out, File{Path: p, Size: int64(len(data))})
+		}
 	}
+	out = append(out, f.mountFiles()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }

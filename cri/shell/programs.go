@@ -23,11 +23,11 @@ var programs map[string]Program
 
 func init() { // a map literal would refer to sh, which refers back to programs
 	programs = map[string]Program{
-		"sh": sh, "bash": sh,
+		"sh": sh, "bash": bash,
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
 		"touch": touch, "rm": rm, "mkdir": mkdir, "test": test, "[": bracket,
-		"date": date, "hostname": hostname,
+		"date": date, "hostname": hostname, "tar": tarProgram,
 	}
 }
 
@@ -36,8 +36,9 @@ func status(code int) Program {
 }
 
 // sh -c SCRIPT runs SCRIPT; sh FILE runs the file; sh alone reads its
-// standard input, which a container does not have, so it ends at once:
-// why busybox's default command exits straight away.
+// standard input (interactive.go), which a container does not have
+// unless its spec says stdin: true, so it ends at once: why busybox's
+// default command exits straight away.
 func sh(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	var script string
 	switch {
@@ -51,19 +52,14 @@ func sh(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 		}
 		script = string(data)
 	default:
-		return 0, nil
+		return p.subshell(func() (int, error) { return p.readCommands(ctx, "sh", out) })
 	}
 	// A shell started by a shell has its own variables, and its `exit`
 	// ends only itself.
-	saved := p.env
-	p.env = append([]string{}, p.env...)
-	defer func() { p.env = saved }()
-	err := p.runScript(ctx, script, out)
-	var exit exitError
-	if errors.As(err, &exit) {
-		return exit.code, nil
-	}
-	return p.status, err
+	return p.subshell(func() (int, error) {
+		err := p.runScript(ctx, script, out)
+		return p.status, err
+	})
 }
 
 // sleep N waits N seconds (fractions and "infinity" allowed) of the clock.
@@ -172,9 +168,19 @@ func printenv(ctx context.Context, p *Process, args []string, out io.Writer) (in
 	return code, nil
 }
 
-func cat(_ context.Context, p *Process, args []string, out io.Writer) (int, error) {
+// cat FILE... prints the files; with none, or "-", its standard input.
+func cat(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
 	code := 0
 	for _, name := range args {
+		if name == "-" {
+			if _, err := io.Copy(out, p.stdin(ctx)); err != nil && ctx.Err() != nil {
+				return 137, ctx.Err()
+			}
+			continue
+		}
 		data, err := p.FS.ReadFile(name)
 		if err != nil {
 			fmt.Fprintf(p.Stderr, "cat: can't open '%s': %s\n", name, describe(err))
@@ -306,6 +312,9 @@ func evalTest(p *Process, args []string) (ok, valid bool) {
 			return exists && !isDir, true
 		case "-d":
 			return isDir, true
+		case "-s": // exists and is not empty
+			data, err := p.FS.ReadFile(args[1])
+			return exists && (isDir || (err == nil && len(data) > 0)), true
 		case "-z":
 			return args[1] == "", true
 		case "-n":

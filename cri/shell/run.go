@@ -18,6 +18,7 @@ import (
 type Process struct {
 	Clock    clock.Clock
 	FS       *FS
+	Stdin    io.Reader // nil: none (a container without stdin: true)
 	Stdout   io.Writer
 	Stderr   io.Writer
 	Hostname string
@@ -26,6 +27,7 @@ type Process struct {
 	status   int      // $?
 	steps    int      // commands run since time last passed: see pace
 	programs map[string]Program
+	in       input         // how Stdin is read (interactive.go)
 	term     chan struct{} // closed by Terminate
 	termOnce sync.Once
 	res      resources
@@ -35,6 +37,7 @@ type Process struct {
 type Options struct {
 	Clock    clock.Clock // nil: the real clock
 	FS       *FS         // nil: an empty filesystem
+	Stdin    io.Reader   // nil: none, so `sh` and `cat` read end-of-file at once
 	Stdout   io.Writer   // nil: discarded
 	Stderr   io.Writer   // nil: discarded
 	Env      []string    // NAME=value
@@ -49,7 +52,7 @@ type Options struct {
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
-	p := &Process{Clock: o.Clock, FS: o.FS, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname,
+	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname,
 		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
 		res: resources{limit: o.MemoryLimit}}
 	if p.Clock == nil {

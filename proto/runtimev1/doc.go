@@ -1,5 +1,7 @@
 // Package runtimev1 is the generated Go of proto/runtime.proto: mkube's
-// own gRPC service beside CRI, Faults, which package cri serves and the
-// kubelet calls for `mkube crash`, `mkube oom`, `mkube fail-probes`,
-// `mkube freeze` and `mkube inspect`. Regenerate it with `make proto`.
+// own gRPC services beside CRI, which package cri serves. The kubelet
+// calls Faults for `mkube crash`, `mkube oom`, `mkube fail-probes`,
+// `mkube freeze` and `mkube inspect`, and before each probe; it reaches
+// its pods' servers through PodNetwork. Regenerate it with `make proto`;
+// podnetwork.go, the Dial errors' wording, is written by hand.
 package runtimev1

@@ -1,10 +1,12 @@
 // mkube's own runtime service, served beside CRI on the same socket by
 // bin/runtime (and by the kubelet's in-process runtime). CRI is the
 // kubelet's contract with a container runtime and has no call for what
-// this service does: look inside a container's simulated process, and
+// this service does: look inside a container's simulated process,
 // inject the faults a teacher wants to show (a crash, an OOM kill,
-// failing probes, a hung runtime). The kubelet reaches it for
-// `mkube crash/oom/fail-probes/freeze/inspect` through its HTTP API.
+// failing probes, a hung runtime), and reach the pods' simulated
+// servers. The kubelet reaches Faults for
+// `mkube crash/oom/fail-probes/freeze/inspect` through its HTTP API, and
+// PodNetwork for its httpGet and tcpSocket probes and port-forwarding.
 //
 // Regenerate the Go in proto/runtimev1 with `make proto`.
 
@@ -506,6 +508,213 @@ func (x *InspectProcessResponse) GetProbeFailures() int32 {
 	return 0
 }
 
+type TakeProbeFailureRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeProbeFailureRequest) Reset() {
+	*x = TakeProbeFailureRequest{}
+	mi := &file_proto_runtime_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeProbeFailureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeProbeFailureRequest) ProtoMessage() {}
+
+func (x *TakeProbeFailureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeProbeFailureRequest.ProtoReflect.Descriptor instead.
+func (*TakeProbeFailureRequest) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TakeProbeFailureRequest) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+type TakeProbeFailureResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fail          bool                   `protobuf:"varint,1,opt,name=fail,proto3" json:"fail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeProbeFailureResponse) Reset() {
+	*x = TakeProbeFailureResponse{}
+	mi := &file_proto_runtime_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeProbeFailureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeProbeFailureResponse) ProtoMessage() {}
+
+func (x *TakeProbeFailureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeProbeFailureResponse.ProtoReflect.Descriptor instead.
+func (*TakeProbeFailureResponse) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TakeProbeFailureResponse) GetFail() bool {
+	if x != nil {
+		return x.Fail
+	}
+	return false
+}
+
+// DialFrame is one frame of a Dial call, either way.
+type DialFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// address is the destination in the client's first frame (tcp only)
+	// and the source the pod sees in the server's first frame; unset in
+	// every later frame.
+	Address *Address `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Data    []byte   `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// close_write says the server's side sent all it will (a TCP FIN):
+	// the client reads end-of-file after the data before it.
+	CloseWrite    bool `protobuf:"varint,3,opt,name=close_write,json=closeWrite,proto3" json:"close_write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DialFrame) Reset() {
+	*x = DialFrame{}
+	mi := &file_proto_runtime_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DialFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DialFrame) ProtoMessage() {}
+
+func (x *DialFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DialFrame.ProtoReflect.Descriptor instead.
+func (*DialFrame) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DialFrame) GetAddress() *Address {
+	if x != nil {
+		return x.Address
+	}
+	return nil
+}
+
+func (x *DialFrame) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *DialFrame) GetCloseWrite() bool {
+	if x != nil {
+		return x.CloseWrite
+	}
+	return false
+}
+
+// Address is an IP address and TCP port.
+type Address struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ip            string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
+	Port          int32                  `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Address) Reset() {
+	*x = Address{}
+	mi := &file_proto_runtime_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Address) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Address) ProtoMessage() {}
+
+func (x *Address) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Address.ProtoReflect.Descriptor instead.
+func (*Address) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Address) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *Address) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
 // File is one regular file of the container's filesystem.
 type File struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -517,7 +726,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +738,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +751,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *File) GetPath() string {
@@ -587,17 +796,33 @@ const file_proto_runtime_proto_rawDesc = "" +
 	"\fmemory_bytes\x18\x04 \x01(\x03R\vmemoryBytes\x12'\n" +
 	"\x0flistening_ports\x18\x05 \x03(\x05R\x0elisteningPorts\x12,\n" +
 	"\x05files\x18\x06 \x03(\v2\x16.mkube.runtime.v1.FileR\x05files\x12%\n" +
-	"\x0eprobe_failures\x18\a \x01(\x05R\rprobeFailures\".\n" +
+	"\x0eprobe_failures\x18\a \x01(\x05R\rprobeFailures\"<\n" +
+	"\x17TakeProbeFailureRequest\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\".\n" +
+	"\x18TakeProbeFailureResponse\x12\x12\n" +
+	"\x04fail\x18\x01 \x01(\bR\x04fail\"u\n" +
+	"\tDialFrame\x123\n" +
+	"\aaddress\x18\x01 \x01(\v2\x19.mkube.runtime.v1.AddressR\aaddress\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1f\n" +
+	"\vclose_write\x18\x03 \x01(\bR\n" +
+	"closeWrite\"-\n" +
+	"\aAddress\x12\x0e\n" +
+	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\".\n" +
 	"\x04File\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size2\xb7\x03\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size2\xa4\x04\n" +
 	"\x06Faults\x12J\n" +
 	"\x05Crash\x12\x1e.mkube.runtime.v1.CrashRequest\x1a\x1f.mkube.runtime.v1.CrashResponse\"\x00\x12P\n" +
 	"\aOOMKill\x12 .mkube.runtime.v1.OOMKillRequest\x1a!.mkube.runtime.v1.OOMKillResponse\"\x00\x12Y\n" +
 	"\n" +
 	"FailProbes\x12#.mkube.runtime.v1.FailProbesRequest\x1a$.mkube.runtime.v1.FailProbesResponse\"\x00\x12M\n" +
 	"\x06Freeze\x12\x1f.mkube.runtime.v1.FreezeRequest\x1a .mkube.runtime.v1.FreezeResponse\"\x00\x12e\n" +
-	"\x0eInspectProcess\x12'.mkube.runtime.v1.InspectProcessRequest\x1a(.mkube.runtime.v1.InspectProcessResponse\"\x00B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
+	"\x0eInspectProcess\x12'.mkube.runtime.v1.InspectProcessRequest\x1a(.mkube.runtime.v1.InspectProcessResponse\"\x00\x12k\n" +
+	"\x10TakeProbeFailure\x12).mkube.runtime.v1.TakeProbeFailureRequest\x1a*.mkube.runtime.v1.TakeProbeFailureResponse\"\x002T\n" +
+	"\n" +
+	"PodNetwork\x12F\n" +
+	"\x04Dial\x12\x1b.mkube.runtime.v1.DialFrame\x1a\x1b.mkube.runtime.v1.DialFrame\"\x00(\x010\x01B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
 
 var (
 	file_proto_runtime_proto_rawDescOnce sync.Once
@@ -611,37 +836,46 @@ func file_proto_runtime_proto_rawDescGZIP() []byte {
 	return file_proto_runtime_proto_rawDescData
 }
 
-var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_proto_runtime_proto_goTypes = []any{
-	(*CrashRequest)(nil),           // 0: mkube.runtime.v1.CrashRequest
-	(*CrashResponse)(nil),          // 1: mkube.runtime.v1.CrashResponse
-	(*OOMKillRequest)(nil),         // 2: mkube.runtime.v1.OOMKillRequest
-	(*OOMKillResponse)(nil),        // 3: mkube.runtime.v1.OOMKillResponse
-	(*FailProbesRequest)(nil),      // 4: mkube.runtime.v1.FailProbesRequest
-	(*FailProbesResponse)(nil),     // 5: mkube.runtime.v1.FailProbesResponse
-	(*FreezeRequest)(nil),          // 6: mkube.runtime.v1.FreezeRequest
-	(*FreezeResponse)(nil),         // 7: mkube.runtime.v1.FreezeResponse
-	(*InspectProcessRequest)(nil),  // 8: mkube.runtime.v1.InspectProcessRequest
-	(*InspectProcessResponse)(nil), // 9: mkube.runtime.v1.InspectProcessResponse
-	(*File)(nil),                   // 10: mkube.runtime.v1.File
+	(*CrashRequest)(nil),             // 0: mkube.runtime.v1.CrashRequest
+	(*CrashResponse)(nil),            // 1: mkube.runtime.v1.CrashResponse
+	(*OOMKillRequest)(nil),           // 2: mkube.runtime.v1.OOMKillRequest
+	(*OOMKillResponse)(nil),          // 3: mkube.runtime.v1.OOMKillResponse
+	(*FailProbesRequest)(nil),        // 4: mkube.runtime.v1.FailProbesRequest
+	(*FailProbesResponse)(nil),       // 5: mkube.runtime.v1.FailProbesResponse
+	(*FreezeRequest)(nil),            // 6: mkube.runtime.v1.FreezeRequest
+	(*FreezeResponse)(nil),           // 7: mkube.runtime.v1.FreezeResponse
+	(*InspectProcessRequest)(nil),    // 8: mkube.runtime.v1.InspectProcessRequest
+	(*InspectProcessResponse)(nil),   // 9: mkube.runtime.v1.InspectProcessResponse
+	(*TakeProbeFailureRequest)(nil),  // 10: mkube.runtime.v1.TakeProbeFailureRequest
+	(*TakeProbeFailureResponse)(nil), // 11: mkube.runtime.v1.TakeProbeFailureResponse
+	(*DialFrame)(nil),                // 12: mkube.runtime.v1.DialFrame
+	(*Address)(nil),                  // 13: mkube.runtime.v1.Address
+	(*File)(nil),                     // 14: mkube.runtime.v1.File
 }
 var file_proto_runtime_proto_depIdxs = []int32{
-	10, // 0: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
-	0,  // 1: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
-	2,  // 2: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
-	4,  // 3: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
-	6,  // 4: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
-	8,  // 5: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
-	1,  // 6: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
-	3,  // 7: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
-	5,  // 8: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
-	7,  // 9: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
-	9,  // 10: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
-	6,  // [6:11] is the sub-list for method output_type
-	1,  // [1:6] is the sub-list for method input_type
-	1,  // [1:1] is the sub-list for extension type_name
-	1,  // [1:1] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	14, // 0: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
+	13, // 1: mkube.runtime.v1.DialFrame.address:type_name -> mkube.runtime.v1.Address
+	0,  // 2: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
+	2,  // 3: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
+	4,  // 4: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
+	6,  // 5: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
+	8,  // 6: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
+	10, // 7: mkube.runtime.v1.Faults.TakeProbeFailure:input_type -> mkube.runtime.v1.TakeProbeFailureRequest
+	12, // 8: mkube.runtime.v1.PodNetwork.Dial:input_type -> mkube.runtime.v1.DialFrame
+	1,  // 9: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
+	3,  // 10: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
+	5,  // 11: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
+	7,  // 12: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
+	9,  // 13: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
+	11, // 14: mkube.runtime.v1.Faults.TakeProbeFailure:output_type -> mkube.runtime.v1.TakeProbeFailureResponse
+	12, // 15: mkube.runtime.v1.PodNetwork.Dial:output_type -> mkube.runtime.v1.DialFrame
+	9,  // [9:16] is the sub-list for method output_type
+	2,  // [2:9] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_proto_runtime_proto_init() }
@@ -655,9 +889,9 @@ func file_proto_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_runtime_proto_rawDesc), len(file_proto_runtime_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   15,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_proto_runtime_proto_goTypes,
 		DependencyIndexes: file_proto_runtime_proto_depIdxs,

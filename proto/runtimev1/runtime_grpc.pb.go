@@ -1,10 +1,12 @@
 // mkube's own runtime service, served beside CRI on the same socket by
 // bin/runtime (and by the kubelet's in-process runtime). CRI is the
 // kubelet's contract with a container runtime and has no call for what
-// this service does: look inside a container's simulated process, and
+// this service does: look inside a container's simulated process,
 // inject the faults a teacher wants to show (a crash, an OOM kill,
-// failing probes, a hung runtime). The kubelet reaches it for
-// `mkube crash/oom/fail-probes/freeze/inspect` through its HTTP API.
+// failing probes, a hung runtime), and reach the pods' simulated
+// servers. The kubelet reaches Faults for
+// `mkube crash/oom/fail-probes/freeze/inspect` through its HTTP API, and
+// PodNetwork for its httpGet and tcpSocket probes and port-forwarding.
 //
 // Regenerate the Go in proto/runtimev1 with `make proto`.
 
@@ -29,11 +31,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Faults_Crash_FullMethodName          = "/mkube.runtime.v1.Faults/Crash"
-	Faults_OOMKill_FullMethodName        = "/mkube.runtime.v1.Faults/OOMKill"
-	Faults_FailProbes_FullMethodName     = "/mkube.runtime.v1.Faults/FailProbes"
-	Faults_Freeze_FullMethodName         = "/mkube.runtime.v1.Faults/Freeze"
-	Faults_InspectProcess_FullMethodName = "/mkube.runtime.v1.Faults/InspectProcess"
+	Faults_Crash_FullMethodName            = "/mkube.runtime.v1.Faults/Crash"
+	Faults_OOMKill_FullMethodName          = "/mkube.runtime.v1.Faults/OOMKill"
+	Faults_FailProbes_FullMethodName       = "/mkube.runtime.v1.Faults/FailProbes"
+	Faults_Freeze_FullMethodName           = "/mkube.runtime.v1.Faults/Freeze"
+	Faults_InspectProcess_FullMethodName   = "/mkube.runtime.v1.Faults/InspectProcess"
+	Faults_TakeProbeFailure_FullMethodName = "/mkube.runtime.v1.Faults/TakeProbeFailure"
 )
 
 // FaultsClient is the client API for Faults service.
@@ -56,6 +59,10 @@ type FaultsClient interface {
 	Freeze(ctx context.Context, in *FreezeRequest, opts ...grpc.CallOption) (*FreezeResponse, error)
 	// InspectProcess shows the container's process and filesystem.
 	InspectProcess(ctx context.Context, in *InspectProcessRequest, opts ...grpc.CallOption) (*InspectProcessResponse, error)
+	// TakeProbeFailure is what the kubelet's prober asks before each probe
+	// of the container: fail is true if FailProbes made this probe fail,
+	// and then counts it.
+	TakeProbeFailure(ctx context.Context, in *TakeProbeFailureRequest, opts ...grpc.CallOption) (*TakeProbeFailureResponse, error)
 }
 
 type faultsClient struct {
@@ -116,6 +123,16 @@ func (c *faultsClient) InspectProcess(ctx context.Context, in *InspectProcessReq
 	return out, nil
 }
 
+func (c *faultsClient) TakeProbeFailure(ctx context.Context, in *TakeProbeFailureRequest, opts ...grpc.CallOption) (*TakeProbeFailureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TakeProbeFailureResponse)
+	err := c.cc.Invoke(ctx, Faults_TakeProbeFailure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FaultsServer is the server API for Faults service.
 // All implementations must embed UnimplementedFaultsServer
 // for forward compatibility.
@@ -136,6 +153,10 @@ type FaultsServer interface {
 	Freeze(context.Context, *FreezeRequest) (*FreezeResponse, error)
 	// InspectProcess shows the container's process and filesystem.
 	InspectProcess(context.Context, *InspectProcessRequest) (*InspectProcessResponse, error)
+	// TakeProbeFailure is what the kubelet's prober asks before each probe
+	// of the container: fail is true if FailProbes made this probe fail,
+	// and then counts it.
+	TakeProbeFailure(context.Context, *TakeProbeFailureRequest) (*TakeProbeFailureResponse, error)
 	mustEmbedUnimplementedFaultsServer()
 }
 
@@ -160,6 +181,9 @@ func (UnimplementedFaultsServer) Freeze(context.Context, *FreezeRequest) (*Freez
 }
 func (UnimplementedFaultsServer) InspectProcess(context.Context, *InspectProcessRequest) (*InspectProcessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method InspectProcess not implemented")
+}
+func (UnimplementedFaultsServer) TakeProbeFailure(context.Context, *TakeProbeFailureRequest) (*TakeProbeFailureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TakeProbeFailure not implemented")
 }
 func (UnimplementedFaultsServer) mustEmbedUnimplementedFaultsServer() {}
 func (UnimplementedFaultsServer) testEmbeddedByValue()                {}
@@ -272,6 +296,24 @@ func _Faults_InspectProcess_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Faults_TakeProbeFailure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TakeProbeFailureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FaultsServer).TakeProbeFailure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Faults_TakeProbeFailure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FaultsServer).TakeProbeFailure(ctx, req.(*TakeProbeFailureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Faults_ServiceDesc is the grpc.ServiceDesc for Faults service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -299,7 +341,149 @@ var Faults_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "InspectProcess",
 			Handler:    _Faults_InspectProcess_Handler,
 		},
+		{
+			MethodName: "TakeProbeFailure",
+			Handler:    _Faults_TakeProbeFailure_Handler,
+		},
 	},
 	Streams:  []grpc.StreamDesc{},
+	Metadata: "proto/runtime.proto",
+}
+
+const (
+	PodNetwork_Dial_FullMethodName = "/mkube.runtime.v1.PodNetwork/Dial"
+)
+
+// PodNetworkClient is the client API for PodNetwork service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// PodNetwork is the pod network as the node sees it. Pod IPs are not
+// host addresses here (no container really runs), so the kubelet dials
+// through the runtime, which connects to the container of the sandbox
+// with that IP whose process listens on the port, and serves the
+// connection with what the container's image serves there.
+type PodNetworkClient interface {
+	// Dial is one TCP connection. The client's first frame names the
+	// destination (and may carry data); the server answers with a first
+	// frame naming the source address the pod sees, once connected. Then
+	// data frames flow both ways. The client's end of its sending
+	// (gRPC's half-close, CloseSend) is its TCP FIN; the server's is a
+	// frame with close_write, and the call ends once both sides are done,
+	// or when the client cancels it (closing the connection).
+	//
+	// A dial that cannot connect fails with code UNAVAILABLE and, as its
+	// message, the errno text a real connect(2) fails with:
+	// "connect: connection refused" when the sandbox with the IP has no
+	// running container listening on the port (the kernel answers the SYN
+	// with a RST at once), "connect: no route to host" when no sandbox has
+	// the IP (after the ARP requests for it go unanswered, about 3 s on
+	// Linux, so a client with a shorter timeout sees its own i/o timeout).
+	Dial(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DialFrame, DialFrame], error)
+}
+
+type podNetworkClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewPodNetworkClient(cc grpc.ClientConnInterface) PodNetworkClient {
+	return &podNetworkClient{cc}
+}
+
+func (c *podNetworkClient) Dial(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DialFrame, DialFrame], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PodNetwork_ServiceDesc.Streams[0], PodNetwork_Dial_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DialFrame, DialFrame]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PodNetwork_DialClient = grpc.BidiStreamingClient[DialFrame, DialFrame]
+
+// PodNetworkServer is the server API for PodNetwork service.
+// All implementations must embed UnimplementedPodNetworkServer
+// for forward compatibility.
+//
+// PodNetwork is the pod network as the node sees it. Pod IPs are not
+// host addresses here (no container really runs), so the kubelet dials
+// through the runtime, which connects to the container of the sandbox
+// with that IP whose process listens on the port, and serves the
+// connection with what the container's image serves there.
+type PodNetworkServer interface {
+	// Dial is one TCP connection. The client's first frame names the
+	// destination (and may carry data); the server answers with a first
+	// frame naming the source address the pod sees, once connected. Then
+	// data frames flow both ways. The client's end of its sending
+	// (gRPC's half-close, CloseSend) is its TCP FIN; the server's is a
+	// frame with close_write, and the call ends once both sides are done,
+	// or when the client cancels it (closing the connection).
+	//
+	// A dial that cannot connect fails with code UNAVAILABLE and, as its
+	// message, the errno text a real connect(2) fails with:
+	// "connect: connection refused" when the sandbox with the IP has no
+	// running container listening on the port (the kernel answers the SYN
+	// with a RST at once), "connect: no route to host" when no sandbox has
+	// the IP (after the ARP requests for it go unanswered, about 3 s on
+	// Linux, so a client with a shorter timeout sees its own i/o timeout).
+	Dial(grpc.BidiStreamingServer[DialFrame, DialFrame]) error
+	mustEmbedUnimplementedPodNetworkServer()
+}
+
+// UnimplementedPodNetworkServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedPodNetworkServer struct{}
+
+func (UnimplementedPodNetworkServer) Dial(grpc.BidiStreamingServer[DialFrame, DialFrame]) error {
+	return status.Error(codes.Unimplemented, "method Dial not implemented")
+}
+func (UnimplementedPodNetworkServer) mustEmbedUnimplementedPodNetworkServer() {}
+func (UnimplementedPodNetworkServer) testEmbeddedByValue()                    {}
+
+// UnsafePodNetworkServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to PodNetworkServer will
+// result in compilation errors.
+type UnsafePodNetworkServer interface {
+	mustEmbedUnimplementedPodNetworkServer()
+}
+
+func RegisterPodNetworkServer(s grpc.ServiceRegistrar, srv PodNetworkServer) {
+	// If the following call panics, it indicates UnimplementedPodNetworkServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&PodNetwork_ServiceDesc, srv)
+}
+
+func _PodNetwork_Dial_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PodNetworkServer).Dial(&grpc.GenericServerStream[DialFrame, DialFrame]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PodNetwork_DialServer = grpc.BidiStreamingServer[DialFrame, DialFrame]
+
+// PodNetwork_ServiceDesc is the grpc.ServiceDesc for PodNetwork service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var PodNetwork_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "mkube.runtime.v1.PodNetwork",
+	HandlerType: (*PodNetworkServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Dial",
+			Handler:       _PodNetwork_Dial_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "proto/runtime.proto",
 }

@@ -1,0 +1,241 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mkube/mkube/cri/shell"
+)
+
+// agnhostImage is registry.k8s.io/e2e-test-images/agnhost, Kubernetes'
+// own test image ("agnostic host"): one Go binary, /agnhost, whose
+// subcommand is its first argument (ENTRYPOINT ["/agnhost"], CMD
+// ["pause"]), on Alpine. The docs' liveness HTTP probe example runs
+// `agnhost liveness`; Services and DNS examples run `agnhost netexec`.
+// mkube simulates liveness, netexec and pause.
+func agnhostImage() Image {
+	img := alpineImage()
+	img.Entrypoint, img.Cmd = []string{"/agnhost"}, []string{"pause"}
+	img.Ports = []int32{80, 8080, 8081, 9376}
+	img.Programs = map[string]shell.Program{"agnhost": agnhost, "agnhost-2": agnhost}
+	img.Serve = agnhostServe
+	return img
+}
+
+// agnhostExitOnSignal is how the binary ends on SIGTERM. pause handles
+// it with os.Exit(2); the servers do not handle it, and Go's runtime,
+// which then re-raises it to die of it, finds that the kernel does not
+// kill PID 1 with a signal's default action, and exits 2 instead.
+const agnhostExitOnSignal = 2
+
+// agnhost runs a subcommand until it is stopped, as cobra dispatches
+// the real binary's.
+func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer) (int, error) {
+	if len(args) == 0 {
+		fmt.Fprint(out, "Usage:\n  agnhost [command]\n\nUse \"agnhost [command] --help\" for more information about a command.\n")
+		return 0, nil
+	}
+	var ports []int32
+	switch args[0] {
+	case "liveness": // prints nothing; serves /healthz on 8080
+		ports = []int32{8080}
+	case "netexec":
+		port, udpPort := intFlag(args[1:], "http-port", 8080), intFlag(args[1:], "udp-port", 8081)
+		goLog(p, fmt.Sprintf("Started HTTP server on port %d", port))
+		if udpPort != -1 {
+			// startUDPServer logs its (empty) bind address and port.
+			goLog(p, fmt.Sprintf("Started UDP server on port  %d", udpPort))
+		}
+		ports = []int32{int32(port)}
+	case "pause":
+		fmt.Fprintln(out, "Paused")
+	default:
+		fmt.Fprintf(p.Stderr, "Error: unknown command %q for \"agnhost\"\nRun 'agnhost --help' for usage.\n", args[0])
+		return 1, nil
+	}
+	if err := serve(ctx, p, ports...); err != nil {
+		return 137, err
+	}
+	return agnhostExitOnSignal, nil
+}
+
+// goLog is a line of Go's standard logger, on stderr: "2026/12/01
+// 14:00:00 message", in the container's time zone (UTC).
+func goLog(p *shell.Process, msg string) {
+	fmt.Fprintf(p.Stderr, "%s %s\n", p.Clock.Now().UTC().Format("2006/01/02 15:04:05"), msg)
+}
+
+// intFlag is --name=N or --name N among a subcommand's flags (pflag
+// takes both), or def.
+func intFlag(args []string, name string, def int) int {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--"+name+"=")
+		if !ok && a == "--"+name && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return def
+}
+
+// agnhostCommand finds the subcommand and its flags in the container's
+// command line: after /agnhost, also inside `sh -c "..."`.
+func agnhostCommand(argv []string) (string, []string) {
+	words := argv
+	if len(argv) == 3 && (path.Base(argv[0]) == "sh" || path.Base(argv[0]) == "bash") && argv[1] == "-c" {
+		words = strings.Fields(argv[2])
+	}
+	for i, w := range words {
+		if b := path.Base(w); (b == "agnhost" || b == "agnhost-2") && i+1 < len(words) {
+			return words[i+1], words[i+2:]
+		}
+	}
+	return "", nil
+}
+
+// agnhostServe answers a connection with the HTTP server of the
+// subcommand the container runs.
+func agnhostServe(c Running, _ int32, conn net.Conn) {
+	switch sub, flags := agnhostCommand(c.Argv); sub {
+	case "liveness":
+		serveHTTP(conn, logged(c, "", livenessMux(c), nil))
+	case "netexec":
+		serveHTTP(conn, logged(c, "", netexecMux(c, intFlag(flags, "udp-port", 8081) != -1), nil))
+	default:
+		conn.Close()
+	}
+}
+
+// livenessMux is `agnhost liveness`: "a simple server that is alive for
+// 10 seconds, then reports unhealthy for the rest of its (hopefully)
+// short existence". /healthz answers 200 "ok" while the container has
+// run 10 s or less, then 500 "error: <seconds>"; /started says for how
+// long it has run. The 10 s are on the runtime's clock, from the
+// container's start.
+func livenessMux(c Running) http.Handler {
+	since := func() time.Duration { return c.Process.Clock.Since(c.Started) }
+	mux := http.NewServeMux()
+	mux.HandleFunc("/started", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, since().String())
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if d := since(); d.Seconds() > 10 {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "error: %v", d.Seconds())
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("loc"), http.StatusFound)
+	})
+	return mux
+}
+
+// netexecMux is `agnhost netexec`'s HTTP server, which logs each request
+// on stderr with Go's logger. Its /healthz is 200 once its UDP server
+// has started (never, with --udp-port=-1: 412). The endpoints that end
+// the process or dial out (/exit, /shutdown, /dial, /upload) are not
+// simulated and say so.
+func netexecMux(c Running, udp bool) http.Handler {
+	p := c.Process
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		goLog(p, "GET /")
+		fmt.Fprintf(w, "NOW: %v", p.Clock.Now())
+	})
+	mux.HandleFunc("/clientip", func(w http.ResponseWriter, r *http.Request) {
+		goLog(p, "GET /clientip")
+		io.WriteString(w, r.RemoteAddr)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		msg, code := r.FormValue("msg"), r.FormValue("code")
+		goLog(p, fmt.Sprintf("GET /echo?msg=%s&code=%s", msg, code))
+		if code != "" {
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				fmt.Fprintf(w, "argument 'code' must be an integer or empty, got %q\n", code)
+				return
+			}
+			w.WriteHeader(n)
+		}
+		io.WriteString(w, msg)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		goLog(p, "GET /healthz")
+		if !udp {
+			w.WriteHeader(http.StatusPreconditionFailed)
+		}
+	})
+	hostname := func(w http.ResponseWriter, r *http.Request) {
+		goLog(p, "GET "+r.URL.Path)
+		io.WriteString(w, p.Hostname)
+	}
+	mux.HandleFunc("/hostname", hostname)
+	mux.HandleFunc("/hostName", hostname)
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		location, code := r.FormValue("location"), r.FormValue("code")
+		goLog(p, fmt.Sprintf("%s /redirect?msg=%s&code=%s", r.Method, location, code))
+		n := http.StatusFound
+		if code != "" {
+			var err error
+			if n, err = strconv.Atoi(code); err != nil {
+				fmt.Fprintf(w, "argument 'code' must be an integer or empty, got %q\n", code)
+				return
+			}
+		}
+		http.Redirect(w, r, location, n)
+	})
+	mux.HandleFunc("/shell", func(w http.ResponseWriter, r *http.Request) { netexecShell(c, w, r) })
+	for _, route := range []string{"/exit", "/shutdown", "/dial", "/upload"} {
+		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+			goLog(p, "GET "+route)
+			http.Error(w, "mkube does not simulate netexec's "+route, http.StatusNotImplemented)
+		})
+	}
+	return mux
+}
+
+// netexecShell runs ?cmd= (or ?shellCommand=) with /bin/sh -c in the
+// container, beside its main process as `kubectl exec` would (its files,
+// environment and programs), and answers its combined output and error
+// as JSON: {"output": "..."} or, for a failed command,
+// {"error": "exit status 1", "output": "..."}.
+func netexecShell(c Running, w http.ResponseWriter, r *http.Request) {
+	cmd := r.FormValue("shellCommand")
+	if cmd == "" {
+		cmd = r.FormValue("cmd")
+	}
+	p := c.Process
+	goLog(p, "GET /shell?cmd="+cmd)
+	var out bytes.Buffer
+	sh := shell.New(shell.Options{Clock: p.Clock, FS: p.FS, Stdout: &out, Stderr: &out, Env: c.Env,
+		Hostname: p.Hostname, Programs: agnhostImage().Programs})
+	code, err := sh.Exec(r.Context(), []string{"/bin/sh", "-c", cmd})
+	result := map[string]string{}
+	if out.Len() > 0 {
+		result["output"] = out.String()
+	}
+	switch {
+	case err != nil:
+		result["error"] = "signal: killed"
+	case code != 0:
+		result["error"] = fmt.Sprintf("exit status %d", code)
+	}
+	goLog(p, fmt.Sprintf("Output: %s", result)) // map[error:... output:...], as the real one logs
+	data, _ := json.Marshal(result)
+	w.Write(data)
+}

@@ -1,0 +1,293 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/proto/runtimev1"
+)
+
+// The pod network. On a real node each sandbox is a network namespace
+// with a veth on the node's bridge, and the kubelet's httpGet and
+// tcpSocket probes connect to the pod's IP from the node. Here the pod
+// IPs (ipam.go) are no host's addresses, so the node reaches its pods
+// through the runtime: the PodNetwork service (proto/runtime.proto)
+// carries one TCP connection per Dial call, and the runtime connects it,
+// in memory, to the container whose process listens on the port, which
+// answers with what its image serves (catalog.Image.Serve).
+//
+// A connection costs two goroutines while it is open and nothing once
+// it is closed: an idle container has no listener running.
+
+// arpTimeout is how long connecting to an IP that no sandbox has takes
+// to fail: the node's kernel sends ARP requests for it on the bridge
+// (mcast_solicit 3, one a second) and, unanswered, fails the connect
+// with EHOSTUNREACH. A probe with the default timeoutSeconds of 1 sees
+// its own i/o timeout first, as on a real node.
+const arpTimeout = 3 * time.Second
+
+// podNetworkServer serves the PodNetwork service on s.
+type podNetworkServer struct {
+	runtimev1.UnimplementedPodNetworkServer
+	s *Server
+}
+
+// Dial carries one connection. The client's first frame names where to
+// connect; once connected, the runtime answers with the source address
+// the pod sees, then pumps bytes both ways: this goroutine from the
+// client to the pod, one more from the pod to the client (the stream's
+// only sender from then on). The client's CloseSend is its FIN, passed
+// on with CloseWrite; the pod's end of writing is a close_write frame.
+// The call ends once the pod's side is done and the client's is done or
+// gone; the client cancelling the call (its Close) closes the
+// connection at once.
+func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	dst := first.GetAddress()
+	if dst == nil {
+		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
+	}
+	ctx := stream.Context()
+	conn, err := n.s.dialPod(ctx, dst.GetIp(), dst.GetPort())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() }) // unblocks both pumps when the client goes
+	defer stop()
+	src := conn.LocalAddr().(*net.TCPAddr)
+	if err := stream.Send(&runtimev1.DialFrame{Address: &runtimev1.Address{Ip: src.IP.String(), Port: int32(src.Port)}}); err != nil {
+		return err
+	}
+
+	// From the pod to the client, until the pod closes its side (EOF,
+	// passed on as close_write) or the connection is closed. sentc is
+	// closed when it is done; Dial returns only after, since a stream
+	// must not be sent on once its handler has returned.
+	sentc := make(chan struct{})
+	go func() {
+		defer close(sentc)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := conn.Read(buf)
+			if n > 0 && stream.Send(&runtimev1.DialFrame{Data: buf[:n]}) != nil {
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				stream.Send(&runtimev1.DialFrame{CloseWrite: true})
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	// From the client to the pod, until the client's CloseSend, or the
+	// pod stops reading (what more the client sends is dropped).
+	data := first.GetData()
+	for {
+		if len(data) > 0 {
+			if _, err := conn.Write(data); err != nil {
+				break
+			}
+		}
+		f, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			conn.(closeWriter).CloseWrite()
+			break
+		}
+		if err != nil { // the client cancelled: it closed the connection
+			conn.Close()
+			<-sentc
+			return err
+		}
+		data = f.GetData()
+	}
+	<-sentc
+	return nil
+}
+
+// ephemeralPort is the last source port handed out. The node's kernel
+// picks a connection's source port from its ip_local_port_range,
+// 32768-60999 by default; the servers log it with the client's IP.
+var ephemeralPort atomic.Uint32
+
+func nextEphemeralPort() int {
+	return 32768 + int(ephemeralPort.Add(1)%(60999-32768+1))
+}
+
+// dialPod connects to port on the pod whose IP is ip, as a connect from
+// the node to it would, and returns the node's end of the connection:
+// the container of that sandbox whose process listens on port serves the
+// other end, in memory. The connection's source is the bridge's address
+// (the pod CIDR's first, the pods' gateway), where a real node's
+// connections to its pods come from.
+//
+// A sandbox that has the IP but no running container listening on the
+// port refuses at once (the kernel's RST); an IP that no sandbox has
+// fails after arpTimeout, or when ctx ends. The errors are gRPC statuses
+// whose messages are the errno texts (runtimev1.ConnectionRefused,
+// runtimev1.NoRouteToHost).
+func (s *Server) dialPod(ctx context.Context, ip string, port int32) (net.Conn, error) {
+	gateway := s.opts.PodCIDR.Masked().Addr().Next()
+	return s.dialPodFrom(ctx, gateway, ip, port)
+}
+
+// dialPodFrom is dialPod from the source address src: 127.0.0.1 for a
+// port-forward, which containerd connects to localhost:port inside the
+// pod's network namespace, so that the pod's server logs it from there.
+func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, port int32) (net.Conn, error) {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.Is4() {
+		return nil, status.Errorf(codes.InvalidArgument, "dial tcp %s: not an IPv4 address", ip)
+	}
+	if port < 1 || port > 65535 {
+		return nil, status.Errorf(codes.InvalidArgument, "dial tcp %s:%d: invalid port", ip, port)
+	}
+	s.mu.Lock()
+	sb := s.sandboxesByIP[addr]
+	if sb == nil {
+		s.mu.Unlock()
+		s.log.Debug("pod network: no sandbox has the IP", "ip", ip, "port", port)
+		select {
+		case <-s.clock.After(arpTimeout):
+			return nil, status.Error(codes.Unavailable, runtimev1.NoRouteToHost)
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	c := s.listener(sb, port)
+	if c == nil {
+		s.mu.Unlock()
+		s.log.Debug("pod network: connection refused", "pod", podKeyOf(sb), "ip", ip, "port", port)
+		return nil, status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
+	}
+	img := catalog.Lookup(c.image.ref)
+	run := catalog.Running{Process: c.proc.sh, Argv: commandLine(img, c.config.GetCommand(), c.config.GetArgs()),
+		Env: environment(img, c.config, sb), Started: time.Unix(0, c.startedAt)}
+	exited := c.proc.exited
+	name := c.config.GetMetadata().GetName()
+	s.mu.Unlock()
+
+	node, pod := newPipeConns(&net.TCPAddr{IP: src.AsSlice(), Port: nextEphemeralPort()},
+		&net.TCPAddr{IP: addr.AsSlice(), Port: int(port)})
+	s.log.Debug("pod network: connected", "pod", podKeyOf(sb), "container", name, "from", node.LocalAddr(), "to", node.RemoteAddr())
+	serve := img.Serve
+	if serve == nil {
+		serve = func(_ catalog.Running, _ int32, conn net.Conn) { defer conn.Close(); io.Copy(io.Discard, conn) }
+	}
+	// One goroutine serves the pod's end; another closes it if the
+	// container exits first (a killed server drops its connections), and
+	// ends with the serving.
+	servedc := make(chan struct{})
+	go func() {
+		defer close(servedc)
+		defer pod.Close()
+		serve(run, port, pod)
+	}()
+	go func() {
+		select {
+		case <-exited:
+			pod.Close()
+		case <-servedc:
+		}
+	}()
+	return node, nil
+}
+
+// listener is the running container of sb whose process listens on
+// port, or nil. Callers hold s.mu.
+func (s *Server) listener(sb *sandbox, port int32) *container {
+	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil
+	}
+	for _, c := range s.containersBySandbox[sb.id] {
+		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && c.proc != nil && c.proc.sh.Listening(port) {
+			return c
+		}
+	}
+	return nil
+}
+
+// pipeConn is one end of an in-memory TCP connection: two net.Pipes, one
+// each way, so that either end can shut down its writing (CloseWrite,
+// TCP's FIN) and the other reads end-of-file while the other way stays
+// open, which an HTTP exchange over a half-closed connection needs.
+// Deadlines are net.Pipe's.
+type pipeConn struct {
+	in, out       net.Conn // reads from in, writes to out
+	local, remote net.Addr
+}
+
+// newPipeConns returns the two ends of a connection from a to b.
+func newPipeConns(a, b net.Addr) (*pipeConn, *pipeConn) {
+	aw, br := net.Pipe() // a → b
+	bw, ar := net.Pipe() // b → a
+	return &pipeConn{in: ar, out: aw, local: a, remote: b}, &pipeConn{in: br, out: bw, local: b, remote: a}
+}
+
+func (c *pipeConn) Read(b []byte) (int, error) {
+	n, err := c.in.Read(b)
+	return n, c.wrap("read", err)
+}
+
+func (c *pipeConn) Write(b []byte) (int, error) {
+	n, err := c.out.Write(b)
+	return n, c.wrap("write", err)
+}
+
+// wrap words an error as a TCP socket's: a closed end is
+// net.ErrClosed's "use of closed network connection".
+func (c *pipeConn) wrap(op string, err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return err
+	}
+	if errors.Is(err, io.ErrClosedPipe) {
+		err = net.ErrClosed
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: c.local, Addr: c.remote, Err: err}
+}
+
+// CloseWrite shuts down the writing half: the other end reads EOF.
+func (c *pipeConn) CloseWrite() error { return c.out.Close() }
+
+func (c *pipeConn) Close() error {
+	c.in.Close()
+	return c.out.Close()
+}
+
+func (c *pipeConn) LocalAddr() net.Addr  { return c.local }
+func (c *pipeConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *pipeConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.in.SetReadDeadline(t), c.out.SetWriteDeadline(t))
+}
+func (c *pipeConn) SetReadDeadline(t time.Time) error  { return c.in.SetReadDeadline(t) }
+func (c *pipeConn) SetWriteDeadline(t time.Time) error { return c.out.SetWriteDeadline(t) }
+
+// closeWriter is a connection that can shut down its writing half, as
+// *net.TCPConn and dialPod's connections can.
+type closeWriter interface {
+	net.Conn
+	CloseWrite() error
+}
+
+var _ closeWriter = (*pipeConn)(nil)
+
+// String names the connection in logs: "10.244.0.1:32769->10.244.0.5:80".
+func (c *pipeConn) String() string { return fmt.Sprintf("%s->%s", c.local, c.remote) }

@@ -1,0 +1,85 @@
+package shell
+
+import (
+	"errors"
+	"path"
+	"strings"
+)
+
+// A container's volumes are mounted into its filesystem: below a mount
+// point, files are the volume's (a directory on the node's disk the
+// kubelet prepared: a ConfigMap's keys, an emptyDir shared by the pod's
+// containers, a hostPath), not the image's. What the container writes
+// there is the volume's, so the pod's other containers, and the next
+// instance after a restart, see it.
+
+// Volume is a mounted directory. Names are relative to its root, clean,
+// "" for the root itself.
+type Volume interface {
+	ReadFile(name string) ([]byte, error)
+	// WriteFile creates or replaces name (or appends to it) and makes
+	// its parent directories.
+	WriteFile(name string, data []byte, appendTo bool) error
+	Stat(name string) (exists, isDir bool)
+	Mkdir(name string, parents bool) error
+	Remove(name string, recursive bool) error
+	List(dir string) ([]string, error)
+	// Files lists the regular files below the root, as "a/b".
+	Files() []File
+}
+
+// ErrReadOnly is what writing to a read-only mount fails with, in the
+// words of the kernel's EROFS.
+var ErrReadOnly = errors.New("Read-only file system")
+
+type mount struct {
+	at       string // the mount point, a clean absolute path
+	vol      Volume
+	readOnly bool
+}
+
+// Mount makes v's files appear at the directory at. A later mount
+// deeper in the tree hides what an earlier one has there, as mounts do.
+func (f *FS) Mount(at string, v Volume, readOnly bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at = clean(at)
+	f.mkdirAll(at)
+	f.mounts = append(f.mounts, mount{at: at, vol: v, readOnly: readOnly})
+}
+
+// mountOf is the innermost mount that holds name, and name below it.
+// Callers hold f.mu.
+func (f *FS) mountOf(name string) (*mount, string, bool) {
+	var best *mount
+	for i := range f.mounts {
+		m := &f.mounts[i]
+		if (name == m.at || strings.HasPrefix(name, m.at+"/") || m.at == "/") && (best == nil || len(m.at) > len(best.at)) {
+			best = m
+		}
+	}
+	if best == nil {
+		return nil, "", false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(name, best.at), "/")
+	return best, rel, true
+}
+
+// writable is the mount's answer for a write below it.
+func (m *mount) writable() error {
+	if m.readOnly {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// mountFiles lists the mounts' files as absolute paths. Callers hold f.mu.
+func (f *FS) mountFiles() []File {
+	var out []File
+	for _, m := range f.mounts {
+		for _, file := range m.vol.Files() {
+			out = append(out, File{Path: path.Join(m.at, file.Path), Size: file.Size})
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package cri
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri/shell"
+)
+
+// A container's mounts, as containerd bind-mounts them: each CRI Mount
+// names a directory (or a file) on the node, host_path, to show at
+// container_path. A node here is simulated, so its disk is a directory
+// of the real machine, Options.NodeRoot/<node>: the kubelet writes a
+// pod's volumes under <that>/var/lib/kubelet/pods/<uid>/volumes (as a
+// real kubelet writes /var/lib/kubelet/pods/...), and a hostPath volume
+// /data is <that>/data. Files read and written below a mount point are
+// that directory's, live: a ConfigMap the kubelet updates, what another
+// container of the pod writes to a shared emptyDir.
+//
+// A mount of a single file (a subPath of a ConfigMap key) is bound to
+// the file as it is when the container is created, as a bind mount is
+// to its inode: the ConfigMap's later updates do not reach it.
+
+// nodeDisk is the real directory that stands for node's "/".
+func (s *Server) nodeDisk(node string) string {
+	if node == "" {
+		node = "default"
+	}
+	return filepath.Join(s.opts.NodeRoot, node)
+}
+
+// mountVolumes mounts c's CRI mounts into its filesystem fsys.
+func (s *Server) mountVolumes(fsys *shell.FS, node string, mounts []*runtimeapi.Mount) error {
+	if s.opts.NodeRoot == "" {
+		return nil // no nodes' disks: the mounts are recorded, not made
+	}
+	for _, m := range mounts {
+		host := filepath.Join(s.nodeDisk(node), filepath.Clean("/"+m.GetHostPath()))
+		fi, err := os.Stat(host)
+		if err != nil {
+			return fmt.Errorf("failed to mount %s to %s: %w", m.GetHostPath(), m.GetContainerPath(), err)
+		}
+		if !fi.IsDir() {
+			data, err := os.ReadFile(host)
+			if err != nil {
+				return err
+			}
+			fsys.WriteFile(m.GetContainerPath(), data)
+			continue
+		}
+		fsys.Mount(m.GetContainerPath(), hostDir(host), m.GetReadonly())
+	}
+	return nil
+}
+
+// hostDir is a directory of the node's disk as a shell.Volume.
+type hostDir string
+
+func (d hostDir) path(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
+
+func (d hostDir) ReadFile(name string) ([]byte, error) {
+	data, err := os.ReadFile(d.path(name))
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory") {
+		return nil, errors.New("Is a directory")
+	}
+	return data, err
+}
+
+func (d hostDir) WriteFile(name string, data []byte, appendTo bool) error {
+	p := d.path(name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendTo {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(p, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (d hostDir) Stat(name string) (exists, isDir bool) {
+	fi, err := os.Stat(d.path(name))
+	if err != nil {
+		return false, false
+	}
+	return true, fi.IsDir()
+}
+
+func (d hostDir) Mkdir(name string, parents bool) error {
+	if parents {
+		return os.MkdirAll(d.path(name), 0o755)
+	}
+	return os.Mkdir(d.path(name), 0o755)
+}
+
+func (d hostDir) Remove(name string, recursive bool) error {
+	p := d.path(name)
+	if fi, err := os.Lstat(p); err != nil {
+		return fs.ErrNotExist
+	} else if fi.IsDir() && !recursive {
+		return errors.New("Is a directory")
+	}
+	return os.RemoveAll(p)
+}
+
+// List names a directory's entries, as `ls` shows them: names starting
+// with "." (a ConfigMap volume's ..data) are hidden, as ls hides them.
+func (d hostDir) List(dir string) ([]string, error) {
+	p := d.path(dir)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fs.ErrNotExist
+	}
+	if !fi.IsDir() {
+		return []string{filepath.Base(p)}, nil
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (d hostDir) Files() []shell.File {
+	var out []shell.File
+	filepath.WalkDir(string(d), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || strings.Contains(p, string(filepath.Separator)+"..") {
+			return nil // the atomic writer's timestamped copies are not the volume's names
+		}
+		fi, err := os.Stat(p) // through the key's symlink
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(string(d), p)
+		out = append(out, shell.File{Path: filepath.ToSlash(rel), Size: fi.Size()})
+		return nil
+	})
+	return out
+}
