@@ -21,7 +21,7 @@ var Pods = &apiserver.Resource{
 	GroupVersion: v1, Name: "pods", Kind: "Pod", Namespaced: true,
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
-	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource},
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource, execSubresource, attachSubresource, portForwardSubresource},
 	New:          func() runtime.Object { return &corev1.Pod{} },
 	NewList:      func() runtime.Object { return &corev1.PodList{} },
 	PrepareForCreate: func(obj runtime.Object) {

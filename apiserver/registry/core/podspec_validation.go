@@ -34,6 +34,12 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	names := sets.New[string]()
 	errs = append(errs, validateContainers(spec.InitContainers, path.Child("initContainers"), names)...)
 	errs = append(errs, validateContainers(spec.Containers, path.Child("containers"), names)...)
+	for i, c := range spec.InitContainers {
+		errs = append(errs, validateProbes(c, true, path.Child("initContainers").Index(i))...)
+	}
+	for i, c := range spec.Containers {
+		errs = append(errs, validateProbes(c, false, path.Child("containers").Index(i))...)
+	}
 	if !restartPolicies.Has(spec.RestartPolicy) {
 		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), spec.RestartPolicy, sets.List(restartPolicies)))
 	}
