@@ -66,7 +66,7 @@ bench-watch:
 # one kubelet holding 5,000 nodes and 150,000 pods (e2e/kubelet_bench_test.go;
 # MKUBE_BENCH_NODES=500 for a quick look).
 bench-kubelet: build
-	go test -run '^$$' -bench 'PodStartup|KubeletDensity' -benchtime 1x -timeout 60m ./e2e/
+	go test -run '^$$' -bench 'PodStartup|KubeletDensity|Probes' -benchtime 1x -timeout 60m ./e2e/
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40

@@ -45,6 +45,8 @@ var (
 		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} }}
 	ConfigMaps = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "configmaps", Kind: "ConfigMap", Namespaced: true,
 		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} }}
+	Secrets = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "secrets", Kind: "Secret", Namespaced: true,
+		New: func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} }}
 	ServiceAccounts = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true,
 		New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} }}
 	Leases = Resource{GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", Namespaced: true,

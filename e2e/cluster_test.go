@@ -122,7 +122,8 @@ func (c *cluster) startKubelet(name string, n kubeletNode) {
 		c.dir = c.t.TempDir()
 	}
 	args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1",
-		"--pod-logs-dir", filepath.Join(c.dir, "pod-logs", n.name)}
+		"--pod-logs-dir", filepath.Join(c.dir, "pod-logs", n.name),
+		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs")}
 	c.startAs(name, "kubelet", append(args, n.flags...)...)
 }
 
@@ -171,6 +172,9 @@ func (c *cluster) waitReady() {
 func (c *cluster) dumpLogs() {
 	for name, path := range c.logs {
 		data, _ := os.ReadFile(path)
+		if dir := os.Getenv("MKUBE_E2E_LOGS"); dir != "" { // the whole logs, kept
+			os.WriteFile(filepath.Join(dir, name+".log"), data, 0o644)
+		}
 		lines := strings.Split(string(data), "\n")
 		if len(lines) > 60 {
 			lines = lines[len(lines)-60:]

@@ -30,7 +30,7 @@ func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
 	crictl := newCrictl(t, endpoint)
 
 	c := startCluster(t, nil) // no nodes yet
-	c.startAs("runtime", "runtime", "--listen", endpoint, "--pod-cidr", "10.88.0.0/16")
+	c.startAs("runtime", "runtime", "--listen", endpoint, "--pod-cidr", "10.88.0.0/16", "--node-root", filepath.Join(c.dir, "nodes"))
 	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
 		out, errOut, code := crictl.run(t, "version")
 		return code == 0, out + errOut

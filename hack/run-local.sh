@@ -20,9 +20,11 @@ for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),
   # and loopback as the address the API server reaches it at.
   # Each kubelet runs its own runtime in-process, writing container logs
-  # to a directory of its own (the default, /var/log/pods, is root's).
+  # to a directory of its own (the default, /var/log/pods, is root's);
+  # the nodes' disks, where volumes live, are mkube-data/nodes/<node>.
   bin/kubelet --server "$SERVER" --node-name "$n" --port 0 --node-ip 127.0.0.1 \
-    --pod-logs-dir "logs/pods/$n" >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
+    --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
+    >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
 echo "mkube is up at $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --server $SERVER get nodes"

@@ -56,6 +56,9 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	if f, failed := k.failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
+	if ready, err := k.mountVolumes(ctx, pod, sb); !ready {
+		return err // retried; the containers wait, ContainerCreating
+	}
 	if past, left := k.pastActiveDeadline(pod); past {
 		return k.failPod(ctx, pod, sb, podFailure{reasonDeadlineExceeded, messageDeadlineExceeded})
 	} else if left > 0 {
@@ -104,7 +107,10 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
 		return err // retried
 	}
-	_, err = k.reportStatus(ctx, pod, sb, waiting)
+	stored, err := k.reportStatus(ctx, pod, sb, waiting)
+	if stored != nil {
+		k.syncProbes(ctx, stored, sb) // probes.go
+	}
 	return err
 }
 
@@ -195,7 +201,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 			return nil, err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-		if !shouldRestart(restartPolicyOf(pod, c.Name), cur.ExitCode) {
+		if !k.restarts(pod, cur) {
 			return nil, nil // it stays terminated
 		}
 		bkey := backOffKey(string(pod.UID), c.Name)
@@ -228,8 +234,14 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		if cur != nil {
 			attempt = cur.Attempt + 1
 		}
+		// The image first, then the config, as kuberuntime's startContainer:
+		// a missing ConfigMap shows after Pulled, as CreateContainerConfigError.
+		env, err := k.containerEnv(ctx, pod, sb, c)
+		if err != nil {
+			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
+		}
 		resp, err := k.runtime.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID,
-			Config: containerConfig(pod, c, attempt, imageRef), SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
+			Config: containerConfig(pod, c, attempt, imageRef, env), SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
 		if err != nil {
 			return nil, fmt.Errorf("create container %s: %w", c.Name, err)
 		}
@@ -282,9 +294,18 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 	return true
 }
 
+// restarts: the exited container rc is to run again, by its restart
+// policy, or because a probe killed it (then unless the policy is Never,
+// whatever its exit code, as the kubelet's computePodActions).
+func (k *Kubelet) restarts(pod *corev1.Pod, rc *runtimeContainer) bool {
+	policy := restartPolicyOf(pod, rc.Name)
+	return shouldRestart(policy, rc.ExitCode) ||
+		(policy != corev1.RestartPolicyNever && k.probes.KilledByProbe(pod.UID, rc.Name, rc.RawID))
+}
+
 // restartsNow: rc exited and is restarted on this sync, not delayed.
 func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
-	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !shouldRestart(restartPolicyOf(pod, rc.Name), rc.ExitCode) {
+	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !k.restarts(pod, rc) {
 		return false
 	}
 	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -68,24 +72,31 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimea
 
 // containerConfig is the kubelet's generateContainerConfig for the
 // attempt-th instance of c, from the image imageRef that the pull (or
-// ImageStatus) named. The user's spelling of the image goes along as
-// user_specified_image: the pod status reports the image as the spec
-// names it.
-func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageRef string) *runtimeapi.ContainerConfig {
+// ImageStatus) named, with the environment env (envvars.go), against
+// which $(VAR) in command and args is expanded. The user's spelling of
+// the image goes along as user_specified_image: the pod status reports
+// the image as the spec names it.
+func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageRef string, env []corev1.EnvVar) *runtimeapi.ContainerConfig {
 	labels := map[string]string{labelPodName: pod.Name, labelPodNamespace: pod.Namespace,
 		labelPodUID: string(pod.UID), labelContainerName: c.Name, labelNodeName: pod.Spec.NodeName}
+	envs := make([]*runtimeapi.KeyValue, 0, len(env))
+	for _, e := range env {
+		envs = append(envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	}
 	return &runtimeapi.ContainerConfig{
 		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:    c.Command,
-		Args:       c.Args,
+		Command:    expandArgs(c.Command, env),
+		Args:       expandArgs(c.Args, env),
 		WorkingDir: c.WorkingDir,
-		Envs:       containerEnvs(pod, c),
-		Mounts:     containerMounts(pod, c),
+		Envs:       envs,
+		Mounts:     volumeMounts(pod, c), // volumes.go
 		Labels:     labels,
 		Linux:      &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
 		// Relative to the sandbox's log directory: one file per attempt.
 		LogPath: fmt.Sprintf("%s/%d.log", c.Name, attempt),
+		// What kubectl attach and run -it connect to (cri/attach.go).
+		Stdin: c.Stdin, StdinOnce: c.StdinOnce, Tty: c.TTY,
 	}
 }
 
@@ -109,75 +120,100 @@ func containerResources(c corev1.Container) *runtimeapi.LinuxContainerResources 
 	return r
 }
 
-// containerEnvs are the variables whose values the kubelet knows without
-// reading other objects: literal values and the downward API's pod
-// fields. Values from ConfigMaps, Secrets and resources are not resolved
-// yet, so those variables are left out (CreateContainerConfigError for a
-// missing ConfigMap comes with them).
-func containerEnvs(pod *corev1.Pod, c corev1.Container) []*runtimeapi.KeyValue {
-	var out []*runtimeapi.KeyValue
-	for _, e := range c.Env {
-		switch vf := e.ValueFrom; {
-		case vf == nil:
-			out = append(out, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
-		case vf.FieldRef != nil:
-			if v, ok := podField(pod, vf.FieldRef.FieldPath); ok {
-				out = append(out, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(v)})
-			}
+// podField is a fieldRef's value (the downward API's
+// podFieldSelectorRuntimeValue): one of the pod's own fields, or what
+// the kubelet knows of it once its sandbox exists, its IP and its node's.
+// A label or annotation the pod lacks is "".
+//
+//	metadata.labels['app'] of a pod labelled app=web = "web"
+func podField(pod *corev1.Pod, path, hostIP, podIP string) (string, error) {
+	if field, key, ok := subscripted(path); ok {
+		switch field {
+		case "metadata.labels":
+			return pod.Labels[key], nil
+		case "metadata.annotations":
+			return pod.Annotations[key], nil
 		}
 	}
-	return out
-}
-
-// podField is a downward-API field the kubelet knows before the pod runs.
-func podField(pod *corev1.Pod, path string) (string, bool) {
 	switch path {
 	case "metadata.name":
-		return pod.Name, true
+		return pod.Name, nil
 	case "metadata.namespace":
-		return pod.Namespace, true
+		return pod.Namespace, nil
 	case "metadata.uid":
-		return string(pod.UID), true
+		return string(pod.UID), nil
 	case "spec.nodeName":
-		return pod.Spec.NodeName, true
+		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, true
+		return pod.Spec.ServiceAccountName, nil
+	// The plural fields list every IP family, comma-separated; a node
+	// and a pod of mkube have one IPv4 address each.
+	case "status.hostIP", "status.hostIPs":
+		return hostIP, nil
+	case "status.podIP", "status.podIPs":
+		return podIP, nil
 	}
-	return "", false
+	return "", fmt.Errorf("field label not supported: %s", path)
 }
 
-// containerMounts maps each volumeMount to the host directory the
-// kubelet would have set up for the volume: a hostPath volume's own path,
-// or for the others the kubelet's per-pod volume directory,
-// /var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~<plugin>/<volume>.
-func containerMounts(pod *corev1.Pod, c corev1.Container) []*runtimeapi.Mount {
-	var out []*runtimeapi.Mount
-	for _, m := range c.VolumeMounts {
-		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: volumeHostPath(pod, m.Name), Readonly: m.ReadOnly})
+// subscripted splits "metadata.labels['app']" into its field and key.
+func subscripted(path string) (field, key string, ok bool) {
+	field, rest, ok := strings.Cut(path, "['")
+	if !ok || !strings.HasSuffix(rest, "']") {
+		return "", "", false
 	}
-	return out
+	return field, strings.TrimSuffix(rest, "']"), true
 }
 
-func volumeHostPath(pod *corev1.Pod, name string) string {
-	plugin := "empty-dir"
-	for _, v := range pod.Spec.Volumes {
-		if v.Name != name {
-			continue
+// resourceField is a resourceFieldRef's value (the downward API's
+// ExtractContainerResourceValue): a request or limit of the container
+// sel names (c itself by default), in units of sel's divisor (default 1),
+// rounded up. A cpu, memory or ephemeral-storage limit the container does
+// not set is the node's allocatable, the most it may use (the kubelet's
+// defaultPodLimitsForDownwardAPI); a request it does not set is 0.
+//
+//	requests.cpu 250m, divisor 1m                   = 250
+//	requests.cpu 250m, divisor 1                    = 1 (rounded up)
+//	limits.memory unset on an 8Gi node, divisor 1Mi = 8192
+func resourceField(pod *corev1.Pod, c corev1.Container, sel *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
+	if sel.ContainerName != "" && sel.ContainerName != c.Name {
+		all := allContainers(pod)
+		i := slices.IndexFunc(all, func(o corev1.Container) bool { return o.Name == sel.ContainerName })
+		if i < 0 {
+			return "", fmt.Errorf("container %s not found", sel.ContainerName)
 		}
-		switch s := v.VolumeSource; {
-		case s.HostPath != nil:
-			return s.HostPath.Path
-		case s.ConfigMap != nil:
-			plugin = "configmap"
-		case s.Secret != nil:
-			plugin = "secret"
-		case s.Projected != nil:
-			plugin = "projected"
-		case s.PersistentVolumeClaim != nil:
-			plugin = "csi"
-		case s.NFS != nil:
-			plugin = "nfs"
-		}
+		c = all[i]
 	}
-	return fmt.Sprintf("/var/lib/kubelet/pods/%s/volumes/kubernetes.io~%s/%s", pod.UID, plugin, name)
+	kind, name, _ := strings.Cut(sel.Resource, ".")
+	res := corev1.ResourceName(name)
+	defaulted := res == corev1.ResourceCPU || res == corev1.ResourceMemory || res == corev1.ResourceEphemeralStorage
+	if !defaulted && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
+		return "", fmt.Errorf("unsupported container resource : %s", sel.Resource)
+	}
+	var q resource.Quantity
+	switch kind {
+	case "requests":
+		q = c.Resources.Requests[res]
+	case "limits":
+		limit, set := c.Resources.Limits[res]
+		if !set && defaulted {
+			limit = allocatable[res]
+		}
+		q = limit
+	default:
+		return "", fmt.Errorf("unsupported container resource : %s", sel.Resource)
+	}
+	divisor := sel.Divisor
+	if divisor.IsZero() {
+		divisor = resource.MustParse("1")
+	}
+	// cpu in millicores, so that 250m divides by 1m; the others in units.
+	n, d := q.Value(), divisor.Value()
+	if res == corev1.ResourceCPU {
+		n, d = q.MilliValue(), divisor.MilliValue()
+	}
+	if d <= 0 {
+		return "", fmt.Errorf("invalid divisor %s for %s", divisor.String(), sel.Resource)
+	}
+	return strconv.FormatInt((n+d-1)/d, 10), nil
 }

@@ -24,6 +24,8 @@ import (
 //
 //   - one API connection and one pod informer, which list-watches the pods
 //     bound to any node and hands each to its node's queue;
+//   - one Services informer, for the service variables of every
+//     container (envvars.go);
 //   - one container runtime, whose sandboxes carry their node's name
 //     (labelNodeName), and one container-event stream (pleg.go);
 //   - one kubelet API port, which every node reports: a pod's logs are
@@ -37,10 +39,18 @@ type Fleet struct {
 	client   *client.Client
 	runtime  *runtimeService
 	informer *client.Informer
-	recorder *record.Recorder // its Run sends every node's events
-	listener net.Listener     // the kubelet API's, opened by NewFleet
-	kubelets []*Kubelet
-	byName   map[string]*Kubelet // read-only once NewFleet returns
+	services *client.Informer // every Service, for containers' env (envvars.go)
+	// configMaps and secrets are every ConfigMap and Secret, for
+	// containers' env and volumes (objects.go).
+	configMaps, secrets *client.Informer
+	// changedMu guards changed: the ConfigMaps and Secrets changed since
+	// the last volume resync, "configmap/ns/name" (volumes.go).
+	changedMu sync.Mutex
+	changed   map[string]bool
+	recorder  *record.Recorder // its Run sends every node's events
+	listener  net.Listener     // the kubelet API's, opened by NewFleet
+	kubelets  []*Kubelet
+	byName    map[string]*Kubelet // read-only once NewFleet returns
 
 	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
 	imagesCache    []corev1.ContainerImage
@@ -108,7 +118,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		log = log.With("node", names[0])
 	}
 	rt, err := connectRuntime(context.Background(), base.RuntimeEndpoint, cri.Options{PodCIDR: runtimeCIDR,
-		ImagePullDelay: base.ImagePullDelay, Clock: base.Clock, Log: log.With("component", "runtime")})
+		ImagePullDelay: base.ImagePullDelay, Clock: base.Clock, Log: log.With("component", "runtime"), NodeRoot: base.NodeRoot})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +137,14 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	}
 	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
-		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log)}
+		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
+		// The kubelet's service lister: all namespaces, since a pod also
+		// sees default/kubernetes.
+		services:   client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
+		configMaps: client.NewInformer(c, client.ConfigMaps, "", client.ListOptions{}, log),
+		secrets:    client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log),
+		changed:    map[string]bool{}}
+	f.watchObjects()
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
@@ -200,10 +217,10 @@ const registerConcurrency = 16
 // only if ctx ended before the nodes could be registered.
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
-// server, the pod informer, the container-event watch (pleg.go) and, per
-// node, the heartbeat loop, the static pods' reader and Workers pod
-// workers (stopped by shutting down the node's queue once ctx ends). Run
-// returns after all of them have.
+// server, the pod and Services informers, the container-event watch
+// (pleg.go) and, per node, the heartbeat loop, the static pods' reader
+// and Workers pod workers (stopped by shutting down the node's queue once
+// ctx ends). Run returns after all of them have.
 func (f *Fleet) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer f.runtime.close() // after every goroutine that calls it is done
@@ -218,10 +235,17 @@ func (f *Fleet) Run(ctx context.Context) error {
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
 	wg.Go(func() { f.informer.Run(ctx) })
-	if !client.WaitForSync(ctx, f.informer) {
+	wg.Go(func() { f.services.Run(ctx) })
+	wg.Go(func() { f.configMaps.Run(ctx) })
+	wg.Go(func() { f.secrets.Run(ctx) })
+	// The Services too before any container starts, as the kubelet waits
+	// for its service lister: else a pod taken at startup could miss
+	// KUBERNETES_SERVICE_HOST, which in-cluster clients need.
+	if !client.WaitForSync(ctx, f.informer, f.services, f.configMaps, f.secrets) {
 		return nil
 	}
 	wg.Go(func() { f.watchContainerEvents(ctx) })
+	wg.Go(func() { f.resyncVolumes(ctx) })
 	for _, k := range f.kubelets {
 		k.run(ctx, &wg)
 	}

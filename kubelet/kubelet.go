@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/prober"
 )
 
 // Config describes the node a Kubelet pretends to be.
@@ -48,6 +50,18 @@ type Config struct {
 	// PodLogsDir is where the runtime writes the containers' logs and the
 	// kubelet reads them for `kubectl logs`; "" means DefaultPodLogsDir.
 	PodLogsDir string
+	// NodeRoot is the directory that stands for the nodes' disks, which
+	// the kubelet shares with its runtime: node N's "/" is NodeRoot/N,
+	// where its pods' volumes are set up (volumes.go). "" sets up none.
+	NodeRoot string
+	// NFSRoot stands for the NFS servers: an nfs volume of server S and
+	// path P is NFSRoot/S/P, shared by whoever mounts it. "" refuses nfs
+	// volumes.
+	NFSRoot string
+	// SyncFrequency is how often the kubelet refreshes its pods' ConfigMap,
+	// Secret, downward API and projected volumes; 0 means Kubernetes' 1m
+	// (--sync-frequency).
+	SyncFrequency time.Duration
 	// Address and Port are where the kubelet serves its API (container
 	// logs); Port 0 takes any free port (tests run many kubelets on one
 	// host). The node status reports the port actually used.
@@ -85,6 +99,7 @@ type Kubelet struct {
 	// pullBackOff delays the next pull of an image that failed, by pod
 	// and image; pullErrors (under mu) say why the last one failed.
 	pullBackOff *backOff
+	probes      *prober.Manager // the containers' liveness, readiness and startup probes (probes.go)
 	clock       clock.WithTickerAndDelayedExecution
 	log         *slog.Logger
 
@@ -92,6 +107,7 @@ type Kubelet struct {
 	// (pods.go), each by its own goroutine.
 	mu          sync.Mutex
 	terminating map[types.UID]bool
+	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
 	pullErrors  map[string]string
 	failures    map[types.UID]podFailure // pods the kubelet failed (deadline.go)
 	static      map[string]*staticPod    // by mirror key (staticpods.go)
@@ -158,6 +174,20 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.FileCheckFrequency <= 0 {
 		cfg.FileCheckFrequency = DefaultFileCheckFrequency
 	}
+	if cfg.SyncFrequency <= 0 {
+		cfg.SyncFrequency = DefaultSyncFrequency
+	}
+	// Absolute, as the runtime (maybe another process, elsewhere) and the
+	// links an nfs volume makes (volumes.go) need them.
+	for _, dir := range []*string{&cfg.NodeRoot, &cfg.NFSRoot} {
+		if *dir != "" {
+			abs, err := filepath.Abs(*dir)
+			if err != nil {
+				return cfg, err
+			}
+			*dir = abs
+		}
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -173,18 +203,22 @@ func withDefaults(cfg Config) (Config, error) {
 // newKubelet is one node's agent in fleet f.
 func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
-	return &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
+	k := &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:         workqueue.New[string](cfg.Clock),
 		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		terminating:   map[types.UID]bool{},
+		mounted:       map[types.UID]bool{},
 		pullErrors:    map[string]string{},
 		failures:      map[types.UID]podFailure{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
 		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
+	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
+		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	return k
 }
 
 // register registers the node and creates its lease.

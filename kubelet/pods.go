@@ -82,8 +82,10 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	}
 	switch podActionFor(pod) {
 	case actionTerminate:
+		k.probes.Remove(pod.UID) // a terminating pod is not probed
 		return k.terminate(ctx, pod)
 	case actionRelease:
+		k.probes.Remove(pod.UID)
 		if k.busy(pod.UID) {
 			return nil // its containers are being stopped; it comes back after
 		}
@@ -114,6 +116,8 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		if err := os.RemoveAll(dir); err != nil {
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
+		k.probes.Remove(uid)
+		k.tearDownVolumes(uid)
 		k.backOff.forgetPod(string(uid))
 		k.pullBackOff.forgetPod(string(uid))
 		k.mu.Lock()

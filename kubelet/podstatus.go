@@ -96,8 +96,9 @@ func hasStarted(cs corev1.ContainerStatus) bool {
 }
 
 // containerStatus reports one container from its runtime record rc (nil if
-// it was never created: then it waits for the reason notCreated). A running container is ready at once: readiness
-// probes are not simulated.
+// it was never created: then it waits for the reason notCreated). A
+// running container is started and ready unless its probes say not yet
+// (rc.NotStarted, rc.NotReady).
 func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.ContainerStateWaiting, notCreated string) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
 	if rc == nil || rc.State == runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -113,7 +114,7 @@ func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.C
 	switch rc.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy()}
-		cs.Ready, cs.Started = true, ptr.To(true)
+		cs.Ready, cs.Started = !rc.NotReady, ptr.To(!rc.NotStarted)
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		if cs.State.Waiting == nil {
 			cs.State.Terminated = terminated(rc)
@@ -240,6 +241,9 @@ func podConditions(pod *corev1.Pod, sandbox bool, initStatuses, statuses []corev
 			Message: fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))}
 	}
 	containersReady := ready
+	if ready.Status == corev1.ConditionTrue {
+		ready = readinessGates(pod.Spec.ReadinessGates, old)
+	}
 	ready.Type, containersReady.Type = corev1.PodReady, corev1.ContainersReady
 	want := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(sandbox)},
@@ -289,4 +293,30 @@ func conditionStatus(b bool) corev1.ConditionStatus {
 		return corev1.ConditionTrue
 	}
 	return corev1.ConditionFalse
+}
+
+// readinessGates is the Ready condition of a pod whose containers are
+// ready: True only if every readiness gate's condition, which some
+// controller writes into the pod's status, is True too (Kubernetes'
+// GeneratePodReadyCondition, and its messages).
+func readinessGates(gates []corev1.PodReadinessGate, conditions []corev1.PodCondition) corev1.PodCondition {
+	var unready []string
+	for _, g := range gates {
+		var found *corev1.PodCondition
+		for i := range conditions {
+			if conditions[i].Type == g.ConditionType {
+				found = &conditions[i]
+			}
+		}
+		switch {
+		case found == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+		case found.Status != corev1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", g.ConditionType, found.Status))
+		}
+	}
+	if len(unready) > 0 {
+		return corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady", Message: strings.Join(unready, ", ")}
+	}
+	return corev1.PodCondition{Status: corev1.ConditionTrue}
 }

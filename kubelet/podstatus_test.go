@@ -145,7 +145,7 @@ func startContainer(t *testing.T, rs *runtimeService, pod *corev1.Pod, sandboxID
 		t.Fatal(err)
 	}
 	created, err := rs.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
-		Config: containerConfig(pod, c, attempt, pulled.GetImageRef())})
+		Config: containerConfig(pod, c, attempt, pulled.GetImageRef(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
 
 	var containers []cri.RestoredContainer
 	for _, cs := range stored.Status.ContainerStatuses {
-		rc := restoredContainers(stored, cs)
+		rc := restoredContainers(stored, cs, nil)
 		if len(rc) == 0 {
 			t.Fatalf("container %s was not restored", cs.Name)
 		}

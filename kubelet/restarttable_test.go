@@ -21,6 +21,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/kubelet/prober"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -167,7 +168,8 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	// since a container in back-off is not created, and no API server:
 	// the recorder only queues its events.
 	k := &Kubelet{clock: clk, log: discard, backOff: newBackOff(DefaultBackOffInitial, DefaultBackOffMax, clk),
-		recorder: record.New(nil, "kubelet", "node01", discard), queue: workqueue.New[string](clk)}
+		recorder: record.New(nil, "kubelet", "node01", discard), queue: workqueue.New[string](clk),
+		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard})}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: "default", UID: "uid-1", CreationTimestamp: metav1.NewTime(at(0))},

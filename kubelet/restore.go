@@ -71,7 +71,7 @@ func (k *Kubelet) restorePod(ctx context.Context, pod *corev1.Pod) error {
 		if err := k.runtime.inProcess.RestoreImage(cs.Image); err != nil { // it ran, so its image is here
 			return err
 		}
-		containers = append(containers, restoredContainers(pod, cs)...)
+		containers = append(containers, restoredContainers(pod, cs, k.restoredEnv(ctx, pod))...)
 	}
 	ip, _ := netip.ParseAddr(pod.Status.PodIP)
 	created := k.clock.Now()
@@ -108,12 +108,12 @@ func ranHere(pod *corev1.Pod) bool {
 // restoredContainers are the runtime records a reported container status
 // describes: the current instance and, if it restarted, the one before
 // (lastState). A container that never got created has none.
-func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus) []cri.RestoredContainer {
+func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus, env func(corev1.Container) []corev1.EnvVar) []cri.RestoredContainer {
 	if cs.ContainerID == "" {
 		return nil
 	}
 	attempt := uint32(max(cs.RestartCount, 0))
-	cur := cri.RestoredContainer{ID: rawContainerID(cs.ContainerID), Config: restoredConfig(pod, cs, attempt)}
+	cur := cri.RestoredContainer{ID: rawContainerID(cs.ContainerID), Config: restoredConfig(pod, cs, attempt, env)}
 	switch {
 	case cs.State.Running != nil:
 		cur.State, cur.StartedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, cs.State.Running.StartedAt.Time
@@ -124,7 +124,7 @@ func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus) []cri.Restor
 	}
 	out := []cri.RestoredContainer{cur}
 	if t := cs.LastTerminationState.Terminated; t != nil && t.ContainerID != "" && attempt > 0 {
-		prev := cri.RestoredContainer{ID: rawContainerID(t.ContainerID), Config: restoredConfig(pod, cs, attempt-1)}
+		prev := cri.RestoredContainer{ID: rawContainerID(t.ContainerID), Config: restoredConfig(pod, cs, attempt-1, env)}
 		setTerminated(&prev, t)
 		out = append(out, prev)
 	}
@@ -132,8 +132,9 @@ func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus) []cri.Restor
 }
 
 // restoredConfig is the config the container was created with, as far as
-// the status tells: the spec's container, with the image it ran.
-func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32) *runtimeapi.ContainerConfig {
+// the status tells: the spec's container, with the image it ran and its
+// environment made again (env; nil for none).
+func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32, env func(corev1.Container) []corev1.EnvVar) *runtimeapi.ContainerConfig {
 	c := corev1.Container{Name: cs.Name}
 	for _, sc := range pod.Spec.Containers {
 		if sc.Name == cs.Name {
@@ -141,7 +142,25 @@ func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32) 
 		}
 	}
 	c.Image = cs.Image
-	return containerConfig(pod, c, attempt, cs.Image)
+	var vars []corev1.EnvVar
+	if env != nil {
+		vars = env(c)
+	}
+	return containerConfig(pod, c, attempt, cs.Image, vars)
+}
+
+// restoredEnv makes a restored container's environment as its creation
+// did, with the pod's IP from its status; if that is not possible now (a
+// ConfigMap was deleted since), only the image's.
+func (k *Kubelet) restoredEnv(ctx context.Context, pod *corev1.Pod) func(corev1.Container) []corev1.EnvVar {
+	return func(c corev1.Container) []corev1.EnvVar {
+		env, err := k.containerEnv(ctx, pod, &podSandbox{IP: pod.Status.PodIP}, c)
+		if err != nil {
+			k.log.Warn("restored container runs without its environment", "pod", client.KeyOf(pod), "container", c.Name, "err", err)
+			return nil
+		}
+		return env
+	}
 }
 
 func setTerminated(c *cri.RestoredContainer, t *corev1.ContainerStateTerminated) {

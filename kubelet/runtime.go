@@ -32,6 +32,10 @@ type runtimeService struct {
 	runtime runtimeapi.RuntimeServiceClient
 	images  runtimeapi.ImageServiceClient
 	faults  runtimev1.FaultsClient // mkube's own service beside CRI (faults.go)
+	// network reaches the pods' servers: pod IPs are no host's
+	// addresses, so the kubelet dials them through the runtime
+	// (podnetwork.go).
+	network runtimev1.PodNetworkClient
 	conn    *grpc.ClientConn
 	// name is the runtime's runtime_name from Version: container IDs in
 	// pod statuses are "<name>://<id>", as "containerd://..." on a real
@@ -62,7 +66,7 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 	}
 	rs.conn = conn
 	rs.runtime, rs.images = runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn)
-	rs.faults = runtimev1.NewFaultsClient(conn)
+	rs.faults, rs.network = runtimev1.NewFaultsClient(conn), runtimev1.NewPodNetworkClient(conn)
 	vctx, cancel := context.WithTimeout(ctx, runtimeConnectTimeout)
 	defer cancel()
 	// gRPC fails fast: a socket nobody listens on is an error at once,
@@ -74,6 +78,15 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 	}
 	rs.name, rs.version = v.GetRuntimeName(), v.GetRuntimeName()+"://"+v.GetRuntimeVersion()
 	return rs, nil
+}
+
+// probeFailure asks the runtime, before a probe of the container with
+// ID id (raw or "mkube://..."), whether `mkube fail-probes` made this
+// probe fail, which counts it. A runtime that cannot answer has injected
+// nothing: the probe runs.
+func (rs *runtimeService) probeFailure(ctx context.Context, id string) bool {
+	resp, err := rs.faults.TakeProbeFailure(ctx, &runtimev1.TakeProbeFailureRequest{ContainerId: rawContainerID(id)})
+	return err == nil && resp.GetFail()
 }
 
 // close drops the connection and stops an in-process runtime.

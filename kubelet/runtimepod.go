@@ -46,6 +46,10 @@ type runtimeContainer struct {
 	// instances before Previous, which the kubelet removes.
 	Previous *runtimeContainer
 	Older    []string
+	// NotStarted and NotReady are what its probes say of a running
+	// instance (probes.go): its startup probe has not succeeded yet; its
+	// readiness probe has not succeeded, or it has not started.
+	NotStarted, NotReady bool
 }
 
 // podSandbox returns what the runtime has for the pod with uid, or nil

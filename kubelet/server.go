@@ -19,13 +19,24 @@ import (
 //
 //	GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&timestamps=
 //
-// the path a real kubelet serves. (Real kubelets serve it over TLS with
-// authentication; this one is plain HTTP, like the rest of mkube.)
+// the path a real kubelet serves, and /exec, /attach and /portForward
+// (exec.go) for the streams of kubectl exec, attach and port-forward.
+// (Real kubelets serve it over TLS with authentication; this one is
+// plain HTTP, like the rest of mkube.)
 
 // serve answers until ctx ends.
 func (k *Kubelet) serve(ctx context.Context, ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveContainerLogs)
+	// exec, attach and port-forward: SPDY upgrades are POSTs, WebSocket's GETs (exec.go).
+	for _, method := range []string{"GET ", "POST "} {
+		mux.HandleFunc(method+"/exec/{namespace}/{pod}/{container}", k.serveExec)
+		mux.HandleFunc(method+"/exec/{namespace}/{pod}/{uid}/{container}", k.serveExec)
+		mux.HandleFunc(method+"/attach/{namespace}/{pod}/{container}", k.serveAttach)
+		mux.HandleFunc(method+"/attach/{namespace}/{pod}/{uid}/{container}", k.serveAttach)
+		mux.HandleFunc(method+"/portForward/{namespace}/{pod}", k.servePortForward)
+		mux.HandleFunc(method+"/portForward/{namespace}/{pod}/{uid}", k.servePortForward)
+	}
 	// mkube's fault injection for teaching, through the runtime (faults.go).
 	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/crash", k.serveCrash)
 	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/oom", k.serveOOMKill)

@@ -30,6 +30,7 @@ import (
 // replaced by a new pod of the same name.
 func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
 	var stored *corev1.Pod
+	k.applyProbeResults(pod, sb)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status := generatePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
 		if f, failed := k.failure(pod.UID); failed {

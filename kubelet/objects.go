@@ -1,0 +1,80 @@
+package kubelet
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mkube/mkube/client"
+)
+
+// The ConfigMaps and Secrets that containers see, as env or as volumes,
+// come from the fleet's informers: a real kubelet keeps a watch on each
+// object its pods use (the Watch change-detection strategy) rather than
+// read it at every use. An object the cache has not got (created an
+// instant before the pod) is read from the API server, so a pod applied
+// right after its ConfigMap does not wait for the watch.
+
+// configMap is the ConfigMap ns/name; a NotFound error is worded as the
+// kubelet words it, `configmap "x" not found`.
+func (k *Kubelet) configMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	if obj, ok := k.fleet.configMaps.Cache().Get(ns + "/" + name); ok {
+		return obj.(*corev1.ConfigMap), nil
+	}
+	cm := &corev1.ConfigMap{}
+	return cm, kubeletNotFound("configmap", name, k.client.Get(ctx, client.ConfigMaps, ns, name, cm))
+}
+
+// secret is the Secret ns/name, as configMap.
+func (k *Kubelet) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	if obj, ok := k.fleet.secrets.Cache().Get(ns + "/" + name); ok {
+		return obj.(*corev1.Secret), nil
+	}
+	s := &corev1.Secret{}
+	return s, kubeletNotFound("secret", name, k.client.Get(ctx, client.Secrets, ns, name, s))
+}
+
+// watchObjects notes every change of a ConfigMap or Secret, for the
+// next volume resync to bring to the pods that mount it.
+func (f *Fleet) watchObjects() {
+	note := func(kind string) client.Handler {
+		changed := func(obj runtime.Object) {
+			f.changedMu.Lock()
+			defer f.changedMu.Unlock()
+			f.changed[kind+"/"+client.KeyOf(obj)] = true
+		}
+		return client.Handler{OnAdd: changed, OnUpdate: func(_, obj runtime.Object) { changed(obj) }}
+	}
+	f.configMaps.AddHandler(note("configmap"))
+	f.secrets.AddHandler(note("secret"))
+}
+
+// takeChanged returns the objects changed since it was last called.
+func (f *Fleet) takeChanged() map[string]bool {
+	f.changedMu.Lock()
+	defer f.changedMu.Unlock()
+	out := f.changed
+	f.changed = map[string]bool{}
+	return out
+}
+
+// mountsChanged: the pod has a volume made from one of the changed
+// objects ("configmap/ns/name", "secret/ns/name").
+func mountsChanged(pod *corev1.Pod, changed map[string]bool) bool {
+	ref := func(kind, name string) bool { return changed[kind+"/"+pod.Namespace+"/"+name] }
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.ConfigMap != nil && ref("configmap", v.ConfigMap.Name),
+			v.Secret != nil && ref("secret", v.Secret.SecretName):
+			return true
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.ConfigMap != nil && ref("configmap", src.ConfigMap.Name) || src.Secret != nil && ref("secret", src.Secret.Name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,43 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/kubelet/prober"
+)
+
+// grpc: the gRPC Health Checking Protocol's Check, on the pod's IP;
+// SERVING is success (Kubernetes' grpc probe, pkg/probe/grpc).
+func (r probeRunner) grpc(ctx context.Context, pod *corev1.Pod, h *corev1.GRPCAction, timeout time.Duration) (prober.Result, string) {
+	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(h.Port)))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUserAgent(probeUserAgent),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return r.k.dialPodAddr(ctx, addr) }))
+	if err != nil {
+		return prober.Failure, err.Error()
+	}
+	defer conn.Close()
+	service := ""
+	if h.Service != nil {
+		service = *h.Service
+	}
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return prober.Failure, fmt.Sprintf("timeout: failed to connect service %q within %v: %v", addr, timeout, err)
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return prober.Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus())
+	}
+	return prober.Success, ""
+}

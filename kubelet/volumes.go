@@ -1,0 +1,303 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/seedstep"
+)
+
+// The kubelet's volume manager, seed 003 §四 and §六–七: before a pod's
+// containers start, each of its volumes is set up on the node's disk,
+// under the pod's directory
+//
+//	/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~<plugin>/<volume>
+//
+// and each container's volumeMounts become CRI mounts of those
+// directories, which the runtime binds into the container (cri/volumes.go).
+// The node's disk is simulated: "/" of node N is NodeRoot/N on the real
+// machine, shared by the kubelet and its runtime.
+//
+//   - emptyDir: an empty directory, shared by the pod's containers, kept
+//     across their restarts, removed with the pod;
+//   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
+//     the pods of the node and kept after them;
+//   - configMap, secret, downwardAPI, projected: the object's keys as
+//     files, written atomically (atomicwriter.go) and refreshed every
+//     SyncFrequency, so that an updated ConfigMap reaches the files, but
+//     not a subPath mount, and never an environment variable;
+//   - nfs: a directory shared by every pod of every node that mounts the
+//     same server and path (NFSRoot/<server>/<path>).
+
+// podDir is the pod's directory on the node, node-absolute.
+func podDir(uid types.UID) string { return path.Join("/var/lib/kubelet/pods", string(uid)) }
+
+// volumePlugin is the plugin directory name of a volume's kind.
+func volumePlugin(v corev1.Volume) string {
+	switch s := v.VolumeSource; {
+	case s.HostPath != nil:
+		return "host-path"
+	case s.ConfigMap != nil:
+		return "configmap"
+	case s.Secret != nil:
+		return "secret"
+	case s.DownwardAPI != nil:
+		return "downward-api"
+	case s.Projected != nil:
+		return "projected"
+	case s.NFS != nil:
+		return "nfs"
+	case s.PersistentVolumeClaim != nil:
+		return "csi"
+	}
+	return "empty-dir"
+}
+
+// volumeDir is where the kubelet sets up volume v of the pod, as the node
+// names it; a hostPath volume is its own path.
+func volumeDir(uid types.UID, v corev1.Volume) string {
+	if v.HostPath != nil {
+		return path.Clean("/" + v.HostPath.Path)
+	}
+	return path.Join(podDir(uid), "volumes", "kubernetes.io~"+volumePlugin(v), v.Name)
+}
+
+// onDisk is where a node path is on the real machine.
+func (k *Kubelet) onDisk(nodePath string) string {
+	return filepath.Join(k.cfg.NodeRoot, k.cfg.NodeName, filepath.FromSlash(nodePath))
+}
+
+// mountError is a volume that could not be set up, worded as the
+// kubelet's FailedMount events: `MountVolume.SetUp failed for volume
+// "config" : configmap "x" not found`.
+type mountError struct {
+	volume string
+	err    error
+}
+
+func (e *mountError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.volume, e.err)
+}
+
+// setUpVolumes sets up (or refreshes) the volumes of pod on the node. It
+// is cheap to call again: what is there already is left alone, and a
+// payload only rewritten when it changed.
+func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
+	if k.cfg.NodeRoot == "" || len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	for _, v := range pod.Spec.Volumes {
+		dir := k.onDisk(volumeDir(pod.UID, v))
+		var err error
+		switch s := v.VolumeSource; {
+		case s.HostPath != nil:
+			err = setUpHostPath(dir, s.HostPath)
+		case s.NFS != nil:
+			err = k.setUpNFS(dir, s.NFS)
+		case s.PersistentVolumeClaim != nil:
+			continue // claims are the storage issue's: not mounted yet
+		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
+			var payload map[string]volumeFile
+			if payload, err = k.volumePayload(ctx, pod, v); err == nil {
+				var changed bool
+				if changed, err = writeAtomically(dir, payload, k.clock.Now()); changed && err == nil {
+					k.log.Info("volume written", "pod", client.KeyOf(pod), "volume", v.Name, "plugin", volumePlugin(v), "files", len(payload))
+				}
+			}
+		default: // emptyDir, and whatever else: an empty directory
+			err = os.MkdirAll(dir, 0o777)
+		}
+		if err != nil {
+			return &mountError{volume: v.Name, err: err}
+		}
+	}
+	return nil
+}
+
+// setUpHostPath checks (or makes) a hostPath volume by its type.
+func setUpHostPath(dir string, h *corev1.HostPathVolumeSource) error {
+	typ := corev1.HostPathUnset
+	if h.Type != nil {
+		typ = *h.Type
+	}
+	fi, err := os.Stat(dir)
+	exists := err == nil
+	switch typ {
+	case corev1.HostPathDirectoryOrCreate:
+		return os.MkdirAll(dir, 0o755)
+	case corev1.HostPathFileOrCreate:
+		if exists {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dir, nil, 0o644)
+	case corev1.HostPathDirectory:
+		if !exists || !fi.IsDir() {
+			return fmt.Errorf("hostPath type check failed: %s is not a directory", h.Path)
+		}
+	case corev1.HostPathFile:
+		if !exists || fi.IsDir() {
+			return fmt.Errorf("hostPath type check failed: %s is not a file", h.Path)
+		}
+	case corev1.HostPathUnset:
+		// No check, as Kubernetes; but the bind mount needs the directory,
+		// which Docker created too.
+		if !exists {
+			return os.MkdirAll(dir, 0o755)
+		}
+	default:
+		if !exists {
+			return fmt.Errorf("hostPath type check failed: %s is not a %s", h.Path, typ)
+		}
+	}
+	return nil
+}
+
+// setUpNFS "mounts" the export: a link from the pod's volume directory
+// to the export's directory, which every node's kubelet and runtime see.
+func (k *Kubelet) setUpNFS(dir string, n *corev1.NFSVolumeSource) error {
+	if k.cfg.NFSRoot == "" {
+		return errors.New("mount failed: this kubelet has no --nfs-root to reach NFS servers")
+	}
+	export := filepath.Join(k.cfg.NFSRoot, n.Server, filepath.Clean("/"+n.Path))
+	if err := os.MkdirAll(export, 0o777); err != nil {
+		return err
+	}
+	if target, err := os.Readlink(dir); err == nil && target == export {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	os.RemoveAll(dir)
+	return os.Symlink(export, dir)
+}
+
+// DefaultSyncFrequency is Kubernetes' --sync-frequency: how often the
+// kubelet goes over every pod again, which is when a changed ConfigMap
+// reaches the pods that mount it.
+const DefaultSyncFrequency = time.Minute
+
+// mountRetry is how soon a pod whose volumes could not be set up is
+// synced again (the volume manager retries with a back-off from 500 ms;
+// a few seconds is what a learner waits for a ConfigMap they create).
+const mountRetry = 2 * time.Second
+
+// mountVolumes is runPod's volume step: the pod's containers start only
+// once its volumes are set up. Until then it reports ContainerCreating,
+// records FailedMount and tries again. Later, a volume that cannot be
+// refreshed (its ConfigMap deleted) keeps its last content, as in
+// Kubernetes, and the containers run on.
+func (k *Kubelet) mountVolumes(ctx context.Context, pod *corev1.Pod, sb *podSandbox) (bool, error) {
+	err := k.setUpVolumes(ctx, pod)
+	k.mu.Lock()
+	mounted := k.mounted[pod.UID]
+	if err == nil {
+		k.mounted[pod.UID] = true
+	}
+	k.mu.Unlock()
+	if err == nil {
+		return true, nil
+	}
+	var me *mountError
+	if !errors.As(err, &me) {
+		return mounted, err
+	}
+	k.recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+	key := client.KeyOf(pod)
+	if mounted {
+		k.log.Warn("could not refresh a volume: it keeps its last content", "pod", key, "err", err)
+		return true, nil
+	}
+	k.log.Warn("cannot start the pod's containers yet: a volume cannot be set up", seedstep.Key, seedstep.KubeletStartsPod,
+		"pod", key, "err", err, "retryIn", mountRetry)
+	k.queue.AddAfter(key, mountRetry)
+	_, rerr := k.reportStatus(ctx, pod, sb, nil)
+	return false, rerr
+}
+
+// tearDownVolumes removes the pod's directory with its volumes (not its
+// hostPath and nfs ones, which are not in it): the pod is gone.
+func (k *Kubelet) tearDownVolumes(uid types.UID) {
+	if k.cfg.NodeRoot == "" {
+		return
+	}
+	k.mu.Lock()
+	delete(k.mounted, uid)
+	k.mu.Unlock()
+	if err := os.RemoveAll(k.onDisk(podDir(uid))); err != nil {
+		k.log.Warn("could not remove the pod's volumes", "uid", uid, "err", err)
+	}
+}
+
+// volumeMounts are c's CRI mounts: each volumeMount's volume directory,
+// with its subPath, as the node names them.
+func volumeMounts(pod *corev1.Pod, c corev1.Container) []*runtimeapi.Mount {
+	var out []*runtimeapi.Mount
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Spec.Volumes {
+			if v.Name != m.Name || v.PersistentVolumeClaim != nil {
+				continue
+			}
+			host := volumeDir(pod.UID, v)
+			if m.SubPath != "" {
+				host = path.Join(host, m.SubPath)
+			}
+			// ConfigMaps, Secrets, the downward API and projections are
+			// read-only whatever the mount says (Kubernetes mounts them so).
+			ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
+			out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: host, Readonly: ro})
+		}
+	}
+	return out
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// resyncVolumes syncs, every SyncFrequency, each pod that mounts a
+// ConfigMap or Secret changed since the last time, so that its files
+// follow the object within the sync period, as the kubelet's periodic
+// pod sync brings them. (A change of the pod's own labels or
+// annotations, which a downward API volume shows, syncs it anyway.)
+func (f *Fleet) resyncVolumes(ctx context.Context) {
+	k0 := f.kubelets[0]
+	t := k0.clock.NewTicker(k0.cfg.SyncFrequency)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		changed := f.takeChanged()
+		if len(changed) == 0 {
+			continue
+		}
+		for _, obj := range f.informer.Cache().List() {
+			if pod := obj.(*corev1.Pod); mountsChanged(pod, changed) && !podFinished(pod) {
+				f.route(pod)
+			}
+		}
+	}
+}
