@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,10 +78,16 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 	if m.GetDeletionTimestamp() != nil {
 		return nil // already on its way out
 	}
-	uid := m.GetUID()
+	// Only the object as we judged it: if it changed since (a user, or
+	// our own orphaning, removed the ownerReference), the delete is a
+	// Conflict and the change's event brings it back to be judged again.
+	uid, rv := m.GetUID(), m.GetResourceVersion()
 	err := gc.client.Delete(ctx, mon.res, m.GetNamespace(), m.GetName(),
-		&metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		&metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete %s %s: %w", mon.res.Name, client.KeyOf(obj), err)
 	}
 	gc.log.Info("deleted dependent whose owners are gone", "resource", mon.res.Name, "object", client.KeyOf(obj), "propagation", policy)
@@ -149,14 +156,35 @@ func (gc *Collector) resourceFor(ref metav1.OwnerReference) (client.Resource, bo
 }
 
 // orphanDependents removes the owner from its dependents' ownerReferences,
-// then lets the owner go by removing the orphan finalizer.
+// then lets the owner go by removing the orphan finalizer. The dependents
+// are listed from the API server, not from our caches: a pod created an
+// instant before the deletion may not be in them yet, and keeping its
+// reference to an owner about to be gone would get it collected as
+// garbage, the opposite of what the user asked.
 func (gc *Collector) orphanDependents(ctx context.Context, mon *monitor, owner runtime.Object) error {
 	om, _ := meta.Accessor(owner)
-	for _, dep := range gc.dependents(string(om.GetUID())) {
-		if err := gc.removeOwnerRef(ctx, dep, om.GetUID()); err != nil {
+	for _, dmon := range gc.monitored {
+		if !dmon.res.Namespaced && om.GetNamespace() != "" {
+			continue // a namespaced owner owns only namespaced objects
+		}
+		list := dmon.res.NewList()
+		if err := gc.client.List(ctx, dmon.res, om.GetNamespace(), client.ListOptions{}, list); err != nil {
+			return fmt.Errorf("list %s: %w", dmon.res.Name, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
 			return err
 		}
-		gc.log.Info("orphaned dependent", "owner", client.KeyOf(owner), "resource", dep.resource, "object", dep.key)
+		for _, obj := range items {
+			dm, _ := meta.Accessor(obj)
+			if !slices.ContainsFunc(dm.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == om.GetUID() }) {
+				continue
+			}
+			if err := gc.dropOwnerRef(ctx, dmon.res, obj, om.GetUID()); err != nil {
+				return err
+			}
+			gc.log.Info("orphaned dependent", "owner", client.KeyOf(owner), "resource", dmon.res.Name, "object", client.KeyOf(obj))
+		}
 	}
 	return gc.removeFinalizer(ctx, mon.res, owner, metav1.FinalizerOrphanDependents)
 }
@@ -185,12 +213,10 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, mon *monitor, ow
 	return nil
 }
 
-func (gc *Collector) removeOwnerRef(ctx context.Context, dep item, uid types.UID) error {
-	res := gc.monitored[dep.resource].res
-	obj, ok := gc.monitored[dep.resource].informer.Cache().Get(dep.key)
-	if !ok {
-		return nil
-	}
+// dropOwnerRef removes the reference to uid from obj's ownerReferences.
+// A conflict (obj changed since it was read) is returned, and the owner
+// is synced again.
+func (gc *Collector) dropOwnerRef(ctx context.Context, res client.Resource, obj runtime.Object, uid types.UID) error {
 	fresh := obj.DeepCopyObject()
 	m, _ := meta.Accessor(fresh)
 	var keep []metav1.OwnerReference
