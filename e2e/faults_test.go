@@ -143,3 +143,42 @@ func TestMemoryPressure(t *testing.T) {
 		return out == "False", out
 	})
 }
+
+// TestMkubeFailProbes: `mkube fail-probes` makes a container's next probe
+// runs fail, whatever their kind: a ready pod turns unready for as many
+// runs as the readiness probe's failureThreshold needs, then ready again.
+func TestMkubeFailProbes(t *testing.T) {
+	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01"})
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "ready.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: web
+    image: nginx:1.25
+    readinessProbe:
+      httpGet: {path: /, port: 80}
+      periodSeconds: 1
+      failureThreshold: 2
+`))
+	ready := func(want string) {
+		t.Helper()
+		testserver.EventuallyWithin(t, 30*time.Second, "web Ready="+want, func() (bool, string) {
+			out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
+			return out == want, out
+		})
+	}
+	ready("True")
+	stdout, stderr, code := runCommand(t, exec.Command(filepath.Join(binDir, "mkube"), "fail-probes", "web", "--count", "4", "--server", c.URL))
+	if code != 0 {
+		t.Fatalf("mkube fail-probes: exit %d\n%s%s", code, stdout, stderr)
+	}
+	ready("False")
+	ready("True")
+	events := k.mustKubectl(t, "get", "events", "--field-selector", "involvedObject.name=web,reason=Unhealthy", "-o", "jsonpath={.items[*].message}")
+	if !strings.Contains(events, "Readiness probe failed: probe failed: injected by mkube fail-probes") {
+		t.Errorf("Unhealthy events: %q", events)
+	}
+}

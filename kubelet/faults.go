@@ -128,7 +128,7 @@ func (k *Kubelet) serveFailProbes(w http.ResponseWriter, r *http.Request) {
 	if ctr == nil {
 		return
 	}
-	if _, err := k.runtime.faults.FailProbes(ctx, &runtimev1.FailProbesRequest{ContainerId: ctr.RawID, Count: int32(count)}); err != nil {
+	if err := k.runtime.failProbes(ctx, ctr.RawID, int32(count)); err != nil {
 		writeRuntimeError(w, "fail probes", err)
 		return
 	}

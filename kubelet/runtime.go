@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,6 +33,10 @@ type runtimeService struct {
 	runtime runtimeapi.RuntimeServiceClient
 	images  runtimeapi.ImageServiceClient
 	faults  runtimev1.FaultsClient // mkube's own service beside CRI (faults.go)
+	// probeFaults holds the containers (raw IDs) with probe failures
+	// injected through this kubelet (`mkube fail-probes`), whose probes
+	// ask the runtime before they run; the others' need not.
+	probeFaults sync.Map
 	// network reaches the pods' servers: pod IPs are no host's
 	// addresses, so the kubelet dials them through the runtime
 	// (podnetwork.go).
@@ -82,11 +87,30 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 
 // probeFailure asks the runtime, before a probe of the container with
 // ID id (raw or "mkube://..."), whether `mkube fail-probes` made this
-// probe fail, which counts it. A runtime that cannot answer has injected
+// probe fail, which counts it. Only a container the fault was injected
+// into through this kubelet is asked about: 10,000 probes a second need
+// not make 10,000 more calls. A runtime that cannot answer has injected
 // nothing: the probe runs.
 func (rs *runtimeService) probeFailure(ctx context.Context, id string) bool {
-	resp, err := rs.faults.TakeProbeFailure(ctx, &runtimev1.TakeProbeFailureRequest{ContainerId: rawContainerID(id)})
+	id = rawContainerID(id)
+	if _, pending := rs.probeFaults.Load(id); !pending {
+		return false // the common case: no RPC for it
+	}
+	resp, err := rs.faults.TakeProbeFailure(ctx, &runtimev1.TakeProbeFailureRequest{ContainerId: id})
+	if err == nil && !resp.GetFail() {
+		rs.probeFaults.Delete(id) // used up
+	}
 	return err == nil && resp.GetFail()
+}
+
+// failProbes injects the fault through the runtime and remembers that
+// the container's probes must ask for it (probeFailure).
+func (rs *runtimeService) failProbes(ctx context.Context, id string, count int32) error {
+	if _, err := rs.faults.FailProbes(ctx, &runtimev1.FailProbesRequest{ContainerId: id, Count: count}); err != nil {
+		return err
+	}
+	rs.probeFaults.Store(id, true)
+	return nil
 }
 
 // close drops the connection and stops an in-process runtime.
