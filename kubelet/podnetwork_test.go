@@ -21,7 +21,6 @@ import (
 
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/internal/testserver"
-	"github.com/mkube/mkube/proto/runtimev1"
 )
 
 // networkRuntime is an in-process runtime on a fake clock, as the
@@ -248,7 +247,7 @@ func TestProbeFailureTakesTheInjectedFailures(t *testing.T) {
 	if r.probeFailure(ctx, id) {
 		t.Error("a probe failed with no fault injected")
 	}
-	if _, err := r.faults.FailProbes(ctx, &runtimev1.FailProbesRequest{ContainerId: id, Count: 2}); err != nil {
+	if err := r.failProbes(ctx, id, 2); err != nil { // as `mkube fail-probes` does, through the kubelet
 		t.Fatal(err)
 	}
 	got := []bool{r.probeFailure(ctx, r.containerID(id)), r.probeFailure(ctx, id), r.probeFailure(ctx, id)}
