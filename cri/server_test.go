@@ -178,6 +178,14 @@ func TestContainerLifecycle(t *testing.T) {
 		t.Errorf("log path %q, want the sandbox's log directory joined with the container's log path %q", st.LogPath, wantLog)
 	}
 
+	// nginx prints its start lines, then listens: wait for it before the
+	// clock moves on, or its lines would be stamped later.
+	waitFor(t, "nginx to listen on 80", func() bool {
+		h.srv.mu.Lock()
+		defer h.srv.mu.Unlock()
+		c := h.srv.containers[id]
+		return c != nil && c.proc != nil && c.proc.sh.Listening(80)
+	})
 	h.clock.Step(time.Second)
 	if _, err := h.rt.StopContainer(h.ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 30}); err != nil {
 		t.Fatal(err)

@@ -115,6 +115,9 @@ func TestStreamingExec(t *testing.T) {
 		done := make(chan error, 1)
 		url := h.execURL(t, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"sh"}, Stdin: true, Stdout: true, Tty: true})
 		go func() { done <- stream(t, url, remotecommand.StreamOptions{Stdin: keys, Stdout: screen, Tty: true}) }()
+		// Type once the shell prompts, as a person would: keys typed
+		// before would be echoed before the prompt.
+		waitFor(t, "the first prompt", func() bool { return strings.HasPrefix(screen.String(), "# ") })
 		fmt.Fprint(typed, "X=42\r")
 		waitFor(t, "the prompt after X=42", func() bool { return strings.Contains(screen.String(), "# X=42\r\n# ") })
 		fmt.Fprint(typed, "echo $X\r")
@@ -181,7 +184,15 @@ func TestAttachToAContainerWithStdin(t *testing.T) {
 func TestPortForwardReachesTheContainersServer(t *testing.T) {
 	h := newHarness(t, Options{})
 	startStreaming(t, h)
-	podID, _ := h.runContainer(t, "web", "nginx")
+	podID, id := h.runContainer(t, "web", "nginx")
+	// nginx's entrypoint configures before it listens: until then a
+	// connection would be refused, as on a real node.
+	waitFor(t, "nginx to listen on 80", func() bool {
+		h.srv.mu.Lock()
+		defer h.srv.mu.Unlock()
+		c := h.srv.containers[id]
+		return c != nil && c.proc != nil && c.proc.sh.Listening(80)
+	})
 	resp, err := h.rt.PortForward(h.ctx, &runtimeapi.PortForwardRequest{PodSandboxId: podID})
 	if err != nil {
 		t.Fatal(err)
