@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -177,12 +176,10 @@ func subscripted(path string) (field, key string, ok bool) {
 //	limits.memory unset on an 8Gi node, divisor 1Mi = 8192
 func resourceField(pod *corev1.Pod, c corev1.Container, sel *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	if sel.ContainerName != "" && sel.ContainerName != c.Name {
-		all := allContainers(pod)
-		i := slices.IndexFunc(all, func(o corev1.Container) bool { return o.Name == sel.ContainerName })
-		if i < 0 {
+		var ok bool
+		if c, ok = containerNamed(pod, sel.ContainerName); !ok { // volumesources.go
 			return "", fmt.Errorf("container %s not found", sel.ContainerName)
 		}
-		c = all[i]
 	}
 	kind, name, _ := strings.Cut(sel.Resource, ".")
 	res := corev1.ResourceName(name)

@@ -115,16 +115,12 @@ func serveStream(q *apiserver.Request, kind string) {
 		path += "/" + opts.container
 		forward = opts.kubeletQuery()
 	}
-	if pod.Spec.NodeName == "" {
-		q.Fail(apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name)))
-		return
-	}
-	nodeObj, err := q.StorageFor(Nodes.GroupVersionResource()).Get(ctx, "", pod.Spec.NodeName)
+	node, err := podNode(q, pod) // pod_log.go
 	if err != nil {
 		q.Fail(err)
 		return
 	}
-	host, err := kubeletHost(ctx, nodeObj.(*corev1.Node))
+	host, err := kubeletHost(ctx, node)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(err.Error()))
 		return

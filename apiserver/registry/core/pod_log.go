@@ -43,16 +43,11 @@ func servePodLog(q *apiserver.Request) {
 		q.Fail(err)
 		return
 	}
-	if pod.Spec.NodeName == "" {
-		q.Fail(apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name)))
-		return
-	}
-	nodeObj, err := q.StorageFor(Nodes.GroupVersionResource()).Get(ctx, "", pod.Spec.NodeName)
+	node, err := podNode(q, pod)
 	if err != nil {
 		q.Fail(err)
 		return
 	}
-	node := nodeObj.(*corev1.Node)
 	forward := url.Values{}
 	for _, k := range []string{"follow", "previous", "timestamps", "tailLines", "limitBytes", "sinceSeconds"} {
 		if v := query.Get(k); v != "" {
@@ -74,6 +69,20 @@ func servePodLog(q *apiserver.Request) {
 	q.W.Header().Set("Content-Type", "text/plain")
 	q.W.WriteHeader(http.StatusOK)
 	streamFlushing(q.W, resp.Body)
+}
+
+// podNode is the Node the pod is bound to, whose kubelet has what the
+// API server has not (logs, the containers themselves); a pod not bound
+// yet is a BadRequest, in kube-apiserver's words.
+func podNode(q *apiserver.Request, pod *corev1.Pod) (*corev1.Node, error) {
+	if pod.Spec.NodeName == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	obj, err := q.StorageFor(Nodes.GroupVersionResource()).Get(q.Context(), "", pod.Spec.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
 }
 
 // logContainer picks the container: the one named, or the only one.
