@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/kubelet/prober"
@@ -34,10 +36,27 @@ func (r probeRunner) grpc(ctx context.Context, pod *corev1.Pod, h *corev1.GRPCAc
 	}
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 	if err != nil {
-		return prober.Failure, fmt.Sprintf("timeout: failed to connect service %q within %v: %v", addr, timeout, err)
+		return prober.Failure, grpcFailure(err, addr, timeout)
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		return prober.Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus())
 	}
 	return prober.Success, ""
+}
+
+// grpcFailure words a failed Check as Kubernetes' probe does. Kubernetes
+// dials blocking until the timeout, so a server that never answers the
+// connection reads "failed to connect ... within"; mkube's client connects
+// lazily and sees the same case as Unavailable.
+func grpcFailure(err error, addr string, timeout time.Duration) string {
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unavailable:
+		return fmt.Sprintf("timeout: failed to connect service %q within %v: context deadline exceeded", addr, timeout)
+	case codes.Unimplemented:
+		return "this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()
+	case codes.DeadlineExceeded:
+		return fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)
+	}
+	return fmt.Sprintf("error: health rpc probe failed: %+v", err)
 }

@@ -20,12 +20,13 @@ import (
 // own test image ("agnostic host"): one Go binary, /agnhost, whose
 // subcommand is its first argument (ENTRYPOINT ["/agnhost"], CMD
 // ["pause"]), on Alpine. The docs' liveness HTTP probe example runs
-// `agnhost liveness`; Services and DNS examples run `agnhost netexec`.
-// mkube simulates liveness, netexec and pause.
+// `agnhost liveness`; Services and DNS examples run `agnhost netexec`;
+// Kubernetes' own gRPC probe tests run `agnhost grpc-health-checking`
+// (agnhost_grpc.go). mkube simulates these and pause.
 func agnhostImage() Image {
 	img := alpineImage()
 	img.Entrypoint, img.Cmd = []string{"/agnhost"}, []string{"pause"}
-	img.Ports = []int32{80, 8080, 8081, 9376}
+	img.Ports = []int32{80, 5000, 8080, 8081, 9376}
 	img.Programs = map[string]shell.Program{"agnhost": agnhost, "agnhost-2": agnhost}
 	img.Serve = agnhostServe
 	return img
@@ -56,6 +57,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 			goLog(p, fmt.Sprintf("Started UDP server on port  %d", udpPort))
 		}
 		ports = []int32{int32(port)}
+	case "grpc-health-checking":
+		return grpcHealthChecking(ctx, p, args[1:])
 	case "pause":
 		fmt.Fprintln(out, "Paused")
 	default:
@@ -74,46 +77,65 @@ func goLog(p *shell.Process, msg string) {
 	fmt.Fprintf(p.Stderr, "%s %s\n", p.Clock.Now().UTC().Format("2006/01/02 15:04:05"), msg)
 }
 
-// intFlag is --name=N or --name N among a subcommand's flags (pflag
-// takes both), or def.
-func intFlag(args []string, name string, def int) int {
+// stringFlag is --name=value or --name value among a program's flags
+// (pflag takes both), the last one given, or def.
+func stringFlag(args []string, name, def string) string {
+	v := def
 	for i, a := range args {
-		v, ok := strings.CutPrefix(a, "--"+name+"=")
-		if !ok && a == "--"+name && i+1 < len(args) {
-			v, ok = args[i+1], true
+		if value, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			v = value
+		} else if a == "--"+name && i+1 < len(args) {
+			v = args[i+1]
 		}
-		if ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
-		}
+	}
+	return v
+}
+
+// intFlag is an integer stringFlag, or def.
+func intFlag(args []string, name string, def int) int {
+	if n, err := strconv.Atoi(stringFlag(args, name, strconv.Itoa(def))); err == nil {
+		return n
 	}
 	return def
 }
 
-// agnhostCommand finds the subcommand and its flags in the container's
-// command line: after /agnhost, also inside `sh -c "..."`.
-func agnhostCommand(argv []string) (string, []string) {
+// splitCommand finds a program, by its base name, in the container's
+// command line, also inside `sh -c "..."`, and returns its arguments;
+// ok is false if it is not there.
+func splitCommand(argv []string, program string) (args []string, ok bool) {
 	words := argv
 	if len(argv) == 3 && (path.Base(argv[0]) == "sh" || path.Base(argv[0]) == "bash") && argv[1] == "-c" {
 		words = strings.Fields(argv[2])
 	}
 	for i, w := range words {
-		if b := path.Base(w); (b == "agnhost" || b == "agnhost-2") && i+1 < len(words) {
-			return words[i+1], words[i+2:]
+		if path.Base(w) == program {
+			return words[i+1:], true
+		}
+	}
+	return nil, false
+}
+
+// agnhostCommand finds the subcommand and its flags in the container's
+// command line: after /agnhost, also inside `sh -c "..."`.
+func agnhostCommand(argv []string) (string, []string) {
+	for _, name := range []string{"agnhost", "agnhost-2"} {
+		if args, ok := splitCommand(argv, name); ok && len(args) > 0 {
+			return args[0], args[1:]
 		}
 	}
 	return "", nil
 }
 
-// agnhostServe answers a connection with the HTTP server of the
-// subcommand the container runs.
-func agnhostServe(c Running, _ int32, conn net.Conn) {
+// agnhostServe answers a connection with the server of the subcommand
+// the container runs.
+func agnhostServe(c Running, port int32, conn net.Conn) {
 	switch sub, flags := agnhostCommand(c.Argv); sub {
 	case "liveness":
 		serveHTTP(conn, logged(c, "", livenessMux(c), nil))
 	case "netexec":
 		serveHTTP(conn, logged(c, "", netexecMux(c, intFlag(flags, "udp-port", 8081) != -1), nil))
+	case "grpc-health-checking":
+		grpcHealthServe(c, port, conn, flags)
 	default:
 		conn.Close()
 	}

@@ -62,6 +62,7 @@ var images = map[string]func() Image{
 	// Kubernetes' own test images, which its docs' probe examples run.
 	"e2e-test-images/agnhost": agnhostImage,
 	"goproxy":                 goproxyImage,
+	"etcd":                    etcdImage, // registry.k8s.io/etcd, of the docs' gRPC probe example
 }
 
 // sizes are the images' sizes as `crictl images` shows them on a real
@@ -72,6 +73,7 @@ var sizes = map[string]uint64{
 	"nginx": 72 << 20, "httpd": 58 << 20, "redis": 45 << 20, "mysql": 170 << 20, "postgres": 155 << 20,
 	"busybox": 2 << 20, "alpine": 4 << 20, "ubuntu": 29 << 20, "debian": 49 << 20,
 	"pause": 320 << 10, "polinux/stress": 4 << 20, "e2e-test-images/agnhost": 51 << 20, "goproxy": 5 << 20,
+	"etcd": 57 << 20,
 }
 
 // Size is the size of the image ref, or 0 if the catalog does not know it.

@@ -7,10 +7,11 @@
 //
 // It knows what the seed's examples and Kubernetes' docs use: lists with
 // `;`, newlines, `&&` and `||`; `while`, `for` and `if`; `$VAR`, `${VAR}`
-// and `$?`; single and double quotes; `>` and `>>` into files; and the
-// everyday programs sleep, exit, echo, printf, env, printenv, cat, ls,
-// touch, rm, mkdir, test, [, true, false, date and hostname, and tar for
-// kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
+// and `$?`; command substitution, `$(cmd)` and `cmd` in backquotes
+// (`echo "Hello from $(hostname)"`); single and double quotes and
+// backslashes; `>` and `>>` into files; and the everyday programs sleep,
+// exit, echo, printf, env, printenv, cat, ls, touch, rm, mkdir, test, [,
+// true, false, date and hostname, and tar for kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
 // shell would.
 //
 // A process may have a standard input (kubectl exec -i, a container with

@@ -10,6 +10,9 @@ import "fmt"
 //	        | "for" NAME [ "in" word... ] (";" | newline) "do" list "done"
 //	        | "if" list "then" list { "elif" list "then" list } [ "else" list ] "fi"
 //	        | { NAME=word } { word } [ (">" | ">>") word ]
+//
+// A word's $(list) and `list`, command substitutions, are parsed as
+// the lexer reads them (lexer.go).
 
 // node is one parsed piece of a script.
 type node interface{ isNode() }
@@ -70,6 +73,12 @@ func parse(script string) (*list, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTokens(toks)
+}
+
+// parseTokens reads the tokens of a whole script, or of the commands of
+// a $(...) (the lexer parses those where it finds them).
+func parseTokens(toks []token) (*list, error) {
 	p := &parser{toks: toks}
 	l, err := p.list()
 	if err != nil {

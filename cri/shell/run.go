@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +24,7 @@ type Process struct {
 
 	env      []string // NAME=value, in the order the container was given them
 	status   int      // $?
+	subs     int      // command substitutions run, for runSimple's status
 	steps    int      // commands run since time last passed: see pace
 	programs map[string]Program
 	in       input         // how Stdin is read (interactive.go)
@@ -154,7 +154,11 @@ func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
 	case *forLoop:
 		var values []string
 		for _, w := range n.words {
-			values = append(values, p.expandWord(w)...)
+			fields, err := p.expandWord(ctx, w)
+			if err != nil {
+				return err
+			}
+			values = append(values, fields...)
 		}
 		p.status = 0
 		for _, v := range values {
@@ -207,25 +211,36 @@ func (p *Process) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// runSimple expands a simple command's words, then its assignments,
+// then its redirections, in that order (POSIX 2.9.1), and runs it.
 func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error {
+	subs := p.subs
 	var argv []string
 	for _, w := range s.words {
-		argv = append(argv, p.expandWord(w)...)
+		fields, err := p.expandWord(ctx, w)
+		if err != nil {
+			return err
+		}
+		argv = append(argv, fields...)
 	}
 	if len(argv) == 0 { // NAME=value alone sets a shell variable
-		for _, a := range s.assigns {
-			p.setVar(a.name, strings.Join(p.expandWord(a.value), " "))
+		if err := p.assign(ctx, s.assigns); err != nil {
+			return err
 		}
-		p.status = 0
+		// Without a command its status is the last command
+		// substitution's (x=$(false) is 1), else 0.
+		if p.subs == subs {
+			p.status = 0
+		}
 		return nil
 	}
 	saved := p.env
 	if len(s.assigns) > 0 { // NAME=value cmd: for that command only
 		p.env = append([]string{}, p.env...)
-		for _, a := range s.assigns {
-			p.setVar(a.name, strings.Join(p.expandWord(a.value), " "))
-		}
 		defer func() { p.env = saved }()
+		if err := p.assign(ctx, s.assigns); err != nil {
+			return err
+		}
 	}
 	if len(s.redirects) > 0 {
 		// Programs print errors on p.Stderr: it is swapped for the command.
@@ -237,7 +252,10 @@ func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error
 				streams[r.fd] = streams[r.dup]
 				continue
 			}
-			target := strings.Join(p.expandWord(r.target), " ")
+			target, err := p.expandString(ctx, r.target)
+			if err != nil {
+				return err
+			}
 			if target == "/dev/null" {
 				streams[r.fd] = io.Discard
 				continue
@@ -253,6 +271,18 @@ func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error
 		out, p.Stderr = streams[1], streams[2]
 	}
 	return p.call(ctx, argv, out)
+}
+
+// assign sets variables; a value is expanded but not split into words.
+func (p *Process) assign(ctx context.Context, assigns []assignment) error {
+	for _, a := range assigns {
+		v, err := p.expandString(ctx, a.value)
+		if err != nil {
+			return err
+		}
+		p.setVar(a.name, v)
+	}
+	return nil
 }
 
 // Terminate delivers SIGTERM. Only a program that handles it notices
@@ -279,90 +309,6 @@ func (p *Process) call(ctx context.Context, argv []string, out io.Writer) error 
 	status, err := prog(ctx, p, argv[1:], out)
 	p.status = status
 	return err
-}
-
-// expandWord expands $VAR, ${VAR} and $? in the unquoted and
-// double-quoted parts of w. What an unquoted $VAR expands to is split at
-// blanks into several words, as sh does; quoted text never is.
-func (p *Process) expandWord(w word) []string {
-	var fields []string
-	var cur strings.Builder
-	have := false // cur is a field, even an empty one ("")
-	end := func() {
-		if have {
-			fields = append(fields, cur.String())
-		}
-		cur.Reset()
-		have = false
-	}
-	for _, part := range w {
-		if part.quoted != 0 || !strings.Contains(part.text, "$") {
-			text := part.text
-			if part.quoted == '"' {
-				text = p.expand(text)
-			}
-			cur.WriteString(text)
-			have = have || part.quoted != 0 || text != ""
-			continue
-		}
-		s := p.expand(part.text)
-		if strings.TrimLeft(s, " \t\n") != s {
-			end()
-		}
-		pieces := strings.Fields(s)
-		for i, piece := range pieces {
-			if i > 0 {
-				end()
-			}
-			cur.WriteString(piece)
-			have = true
-		}
-		if strings.TrimRight(s, " \t\n") != s {
-			end()
-		}
-	}
-	end()
-	return fields
-}
-
-// expand substitutes variables in s.
-func (p *Process) expand(s string) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		rest := s[i+1:]
-		switch {
-		case rest[0] == '?':
-			b.WriteString(strconv.Itoa(p.status))
-			i++
-		case rest[0] == '{':
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				b.WriteByte('$')
-				continue
-			}
-			b.WriteString(p.Getenv(rest[1:end]))
-			i += end + 1
-		default:
-			n := 0
-			for n < len(rest) && isName(rest[:n+1]) {
-				n++
-			}
-			if n == 0 {
-				b.WriteByte('$')
-				continue
-			}
-			b.WriteString(p.Getenv(rest[:n]))
-			i += n
-		}
-	}
-	return b.String()
 }
 
 // Getenv is a variable's value, "" if unset.

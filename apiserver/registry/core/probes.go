@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // A container's liveness, readiness and startup probes: Kubernetes'
@@ -16,7 +17,8 @@ import (
 var probeSchemes = sets.New(corev1.URISchemeHTTP, corev1.URISchemeHTTPS)
 
 // defaultProbe fills in what a probe leaves out: every 10 s, a 1 s
-// timeout, one success and three failures in a row; an HTTP GET of "/".
+// timeout, one success and three failures in a row; an HTTP GET of "/";
+// a gRPC check of service "".
 func defaultProbe(p *corev1.Probe) {
 	if p == nil {
 		return
@@ -40,6 +42,9 @@ func defaultProbe(p *corev1.Probe) {
 		if h.Scheme == "" {
 			h.Scheme = corev1.URISchemeHTTP
 		}
+	}
+	if g := p.GRPC; g != nil && g.Service == nil {
+		g.Service = ptr.To("") // GRPCAction's +default="": kubectl describe reads *service
 	}
 }
 
