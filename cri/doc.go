@@ -28,7 +28,9 @@
 // container does once started, exec.go and streaming.go the commands run
 // beside it (ExecSync; Exec, Attach and PortForward over the streaming
 // server that kubectl exec reaches), attach.go its stdio for kubectl
-// attach, logs.go its log file, ipam.go the pod IPs, reference.go image
+// attach, logs.go its log file, volumes.go its mounts of the node's
+// disk, tmpfs.go the memory-backed ones (emptyDir medium Memory), stats.go
+// its memory and writable layer, ipam.go the pod IPs, reference.go image
 // names, ids.go IDs, and server.go and listen.go the gRPC server and its
 // socket.
 package cri

@@ -103,7 +103,7 @@ func (s *Server) containerFS(c *container, sb *sandbox, img catalog.Image) (*she
 		fsys.WriteFile(name, []byte(data))
 	}
 	fsys.WriteFile("/etc/hostname", []byte(hostname(sb)+"\n")) // the sandbox's, which containerd mounts there
-	if err := s.mountVolumes(fsys, sb.config.GetLabels()[labelNodeName], c.config.GetMounts()); err != nil {
+	if err := s.mountVolumes(fsys, c, sb); err != nil {
 		return nil, err
 	}
 	return fsys, nil

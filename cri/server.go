@@ -62,7 +62,8 @@ type Server struct {
 	ips         *podIPs
 	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
 
-	faults faultState // injected faults (faults.go), with their own lock
+	faults faultState    // injected faults (faults.go), with their own lock
+	memory memoryVolumes // emptyDirs of medium Memory (tmpfs.go), with their own lock
 
 	// streaming serves exec, attach and port-forward (streaming.go); nil
 	// until ServeStreaming runs. Guarded by mu.

@@ -2,15 +2,25 @@ package cri
 
 import (
 	"context"
+	"path"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/cri/catalog"
 )
 
 // Container stats are what `crictl stats` and the kubelet's resource
-// view read: here the memory a container's process holds (what a
-// program of the image said it uses, e.g. stress --vm-bytes; 0 for
-// most), which the kubelet adds up for the node's MemoryPressure. CPU is
-// not simulated and reads 0.
+// view read:
+//
+//   - memory: what a container's process holds (what a program of the
+//     image said it uses, e.g. stress --vm-bytes; 0 for most), plus the
+//     tmpfs bytes it wrote (tmpfs.go), which the kubelet adds up for the
+//     node's MemoryPressure;
+//   - the writable layer: the bytes of the files it wrote outside its
+//     mounts (shell.FS.LayerBytes), which the kubelet's eviction manager
+//     adds to its logs against its ephemeral-storage limit.
+//
+// CPU is not simulated and reads 0.
 
 // ContainerStats reports one container.
 func (s *Server) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
@@ -55,9 +65,10 @@ func (s *Server) ListContainerStats(ctx context.Context, req *runtimeapi.ListCon
 // stats is c's usage now. Callers hold s.mu.
 func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 	now := s.clock.Now().UnixNano()
-	var memory uint64
+	var memory, layer uint64
 	if c.proc != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		memory = uint64(c.proc.sh.MemoryUsage())
+		memory = uint64(c.proc.sh.MemoryUsage() + s.memory.chargedTo(memoryCharge(c)))
+		layer = uint64(c.proc.sh.FS.LayerBytes(s.lowerLayer(c)))
 	}
 	return &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.config.GetMetadata(),
@@ -65,6 +76,21 @@ func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 		Cpu: &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
 		Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: &runtimeapi.UInt64Value{Value: memory},
 			UsageBytes: &runtimeapi.UInt64Value{Value: memory}, RssBytes: &runtimeapi.UInt64Value{Value: memory}},
-		WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now, UsedBytes: &runtimeapi.UInt64Value{}},
+		WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now, UsedBytes: &runtimeapi.UInt64Value{Value: layer}},
 	}
+}
+
+// lowerLayer is what c's filesystem held before its process ran (the
+// image's files, and /etc/hostname, which containerd bind-mounts): none
+// of it is c's writable layer until c changes it. Callers hold s.mu.
+func (s *Server) lowerLayer(c *container) map[string]string {
+	files := catalog.Lookup(c.image.ref).Files
+	lower := make(map[string]string, len(files)+1)
+	for name, data := range files {
+		lower[path.Clean("/"+name)] = data
+	}
+	if sb := s.sandboxes[c.sandboxID]; sb != nil {
+		lower["/etc/hostname"] = hostname(sb) + "\n"
+	}
+	return lower
 }

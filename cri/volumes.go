@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/internal/mounttable"
 )
 
 // A container's mounts, as containerd bind-mounts them: each CRI Mount
@@ -27,6 +28,10 @@ import (
 // A mount of a single file (a subPath of a ConfigMap key) is bound to
 // the file as it is when the container is created, as a bind mount is
 // to its inode: the ConfigMap's later updates do not reach it.
+//
+// An emptyDir of medium Memory is not on the node's disk at all: the
+// kubelet mounted a tmpfs there, and the runtime keeps its files
+// (tmpfs.go).
 
 // nodeDisk is the real directory that stands for node's "/".
 func (s *Server) nodeDisk(node string) string {
@@ -36,12 +41,24 @@ func (s *Server) nodeDisk(node string) string {
 	return filepath.Join(s.opts.NodeRoot, node)
 }
 
-// mountVolumes mounts c's CRI mounts into its filesystem fsys.
-func (s *Server) mountVolumes(fsys *shell.FS, node string, mounts []*runtimeapi.Mount) error {
+// mountVolumes mounts c's CRI mounts into its filesystem fsys. A mount
+// of a directory in a tmpfs (the node's mount table says which) shows
+// the tmpfs, whose files the runtime holds (tmpfs.go), rather than the
+// directory below it, as a bind mount of a tmpfs's directory does.
+func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 	if s.opts.NodeRoot == "" {
 		return nil // no nodes' disks: the mounts are recorded, not made
 	}
-	for _, m := range mounts {
+	node := sb.config.GetLabels()[labelNodeName]
+	table, err := mounttable.Read(s.nodeDisk(node))
+	if err != nil {
+		return err
+	}
+	for _, m := range c.config.GetMounts() {
+		if t, rel, ok := s.memory.mountFor(node, table, m.GetHostPath()); ok {
+			mountTmpfs(fsys, tmpfsView{t: t, charge: memoryCharge(c)}, rel, m)
+			continue
+		}
 		host := filepath.Join(s.nodeDisk(node), filepath.Clean("/"+m.GetHostPath()))
 		fi, err := os.Stat(host)
 		if err != nil {
@@ -58,6 +75,28 @@ func (s *Server) mountVolumes(fsys *shell.FS, node string, mounts []*runtimeapi.
 		fsys.Mount(m.GetContainerPath(), hostDir(host), m.GetReadonly())
 	}
 	return nil
+}
+
+// mountTmpfs mounts the directory rel of a tmpfs (a subPath: made if
+// missing, as the kubelet makes a subPath's directory on a disk) or
+// copies the file rel names, as a bind mount of a file is fixed to it.
+func mountTmpfs(fsys *shell.FS, v tmpfsView, rel string, m *runtimeapi.Mount) {
+	if exists, isDir := v.Stat(rel); exists && !isDir {
+		data, _ := v.ReadFile(rel)
+		fsys.WriteFile(m.GetContainerPath(), data)
+		return
+	}
+	v.Mkdir(rel, true)
+	v.root = rel
+	fsys.Mount(m.GetContainerPath(), v, m.GetReadonly())
+}
+
+// memoryCharge names the container that tmpfs bytes it writes are
+// charged to: by the pod's sandbox and the container's name, so that a
+// restarted instance, a new container, still holds what the last one
+// wrote, as the pod's memory cgroup does.
+func memoryCharge(c *container) string {
+	return c.sandboxID + "/" + c.config.GetMetadata().GetName()
 }
 
 // hostDir is a directory of the node's disk as a shell.Volume.

@@ -237,6 +237,9 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		// The image first, then the config, as kuberuntime's startContainer:
 		// a missing ConfigMap shows after Pulled, as CreateContainerConfigError.
 		env, err := k.containerEnv(ctx, pod, sb, c)
+		if err == nil {
+			err = k.prepareSubPaths(pod, c, env) // subpath.go
+		}
 		if err != nil {
 			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
 		}

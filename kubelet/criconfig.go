@@ -89,7 +89,7 @@ func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageR
 		Args:       expandArgs(c.Args, env),
 		WorkingDir: c.WorkingDir,
 		Envs:       envs,
-		Mounts:     volumeMounts(pod, c), // volumes.go
+		Mounts:     volumeMounts(pod, c, env), // volumes.go
 		Labels:     labels,
 		Linux:      &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
 		// Relative to the sandbox's log directory: one file per attempt.

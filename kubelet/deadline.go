@@ -50,7 +50,7 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, 
 	}
 	if sb != nil && anyRunning(sb) {
 		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
-			if err := k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
+			if err := k.stopContainers(ctx, pod, sb, f.gracePeriod(pod)); err != nil { // eviction.go
 				return err
 			}
 			// Report the stopped containers; the requeue then releases it.

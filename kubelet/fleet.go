@@ -218,9 +218,10 @@ const registerConcurrency = 16
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
 // server, the pod and Services informers, the container-event watch
-// (pleg.go) and, per node, the heartbeat loop, the static pods' reader
-// and Workers pod workers (stopped by shutting down the node's queue once
-// ctx ends). Run returns after all of them have.
+// (pleg.go), the eviction manager (eviction.go) and, per node, the
+// heartbeat loop, the static pods' reader and Workers pod workers
+// (stopped by shutting down the node's queue once ctx ends). Run returns
+// after all of them have.
 func (f *Fleet) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer f.runtime.close() // after every goroutine that calls it is done
@@ -246,6 +247,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { f.watchContainerEvents(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
+	wg.Go(func() { f.runEvictionManager(ctx) })
 	for _, k := range f.kubelets {
 		k.run(ctx, &wg)
 	}

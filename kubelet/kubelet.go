@@ -62,6 +62,11 @@ type Config struct {
 	// Secret, downward API and projected volumes; 0 means Kubernetes' 1m
 	// (--sync-frequency).
 	SyncFrequency time.Duration
+	// EvictionMonitoringPeriod is how often the eviction manager measures
+	// the pods' local storage (emptyDir sizeLimit, ephemeral-storage
+	// limits) and evicts those over their limits (eviction.go); 0 means
+	// Kubernetes' 10 s.
+	EvictionMonitoringPeriod time.Duration
 	// Address and Port are where the kubelet serves its API (container
 	// logs); Port 0 takes any free port (tests run many kubelets on one
 	// host). The node status reports the port actually used.
@@ -176,6 +181,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.SyncFrequency <= 0 {
 		cfg.SyncFrequency = DefaultSyncFrequency
+	}
+	if cfg.EvictionMonitoringPeriod <= 0 {
+		cfg.EvictionMonitoringPeriod = DefaultEvictionMonitoringPeriod
 	}
 	// Absolute, as the runtime (maybe another process, elsewhere) and the
 	// links an nfs volume makes (volumes.go) need them.

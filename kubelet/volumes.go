@@ -30,7 +30,9 @@ import (
 // machine, shared by the kubelet and its runtime.
 //
 //   - emptyDir: an empty directory, shared by the pod's containers, kept
-//     across their restarts, removed with the pod;
+//     across their restarts, removed with the pod; of medium Memory, a
+//     tmpfs (emptydir.go); its sizeLimit is watched by the eviction
+//     manager (eviction.go);
 //   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
 //     the pods of the node and kept after them;
 //   - configMap, secret, downwardAPI, projected: the object's keys as
@@ -107,6 +109,8 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 			err = k.setUpNFS(dir, s.NFS)
 		case s.PersistentVolumeClaim != nil:
 			continue // claims are the storage issue's: not mounted yet
+		case isMemory(v):
+			err = k.setUpMemoryEmptyDir(pod, v, dir) // emptydir.go
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
 			var payload map[string]volumeFile
 			if payload, err = k.volumePayload(ctx, pod, v); err == nil {
@@ -238,29 +242,30 @@ func (k *Kubelet) tearDownVolumes(uid types.UID) {
 	k.mu.Lock()
 	delete(k.mounted, uid)
 	k.mu.Unlock()
+	if err := k.unmountPod(uid); err != nil {
+		k.log.Warn("could not unmount the pod's tmpfs volumes", "uid", uid, "err", err)
+	}
 	if err := os.RemoveAll(k.onDisk(podDir(uid))); err != nil {
 		k.log.Warn("could not remove the pod's volumes", "uid", uid, "err", err)
 	}
 }
 
 // volumeMounts are c's CRI mounts: each volumeMount's volume directory,
-// with its subPath, as the node names them.
-func volumeMounts(pod *corev1.Pod, c corev1.Container) []*runtimeapi.Mount {
+// with its subPath (subpath.go, against the container's environment
+// env), as the node names them. prepareSubPaths has refused the
+// subPaths that cannot be used; such a mount is left out here.
+func volumeMounts(pod *corev1.Pod, c corev1.Container, env []corev1.EnvVar) []*runtimeapi.Mount {
 	var out []*runtimeapi.Mount
 	for _, m := range c.VolumeMounts {
-		for _, v := range pod.Spec.Volumes {
-			if v.Name != m.Name || v.PersistentVolumeClaim != nil {
-				continue
-			}
-			host := volumeDir(pod.UID, v)
-			if m.SubPath != "" {
-				host = path.Join(host, m.SubPath)
-			}
-			// ConfigMaps, Secrets, the downward API and projections are
-			// read-only whatever the mount says (Kubernetes mounts them so).
-			ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
-			out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: host, Readonly: ro})
+		v, ok := volumeNamed(pod, m.Name)
+		sub, err := subPathOf(m, env)
+		if !ok || v.PersistentVolumeClaim != nil || err != nil {
+			continue
 		}
+		// ConfigMaps, Secrets, the downward API and projections are
+		// read-only whatever the mount says (Kubernetes mounts them so).
+		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
+		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: path.Join(volumeDir(pod.UID, v), sub), Readonly: ro})
 	}
 	return out
 }

@@ -39,6 +39,7 @@ func main() {
 	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, shared with the runtime: node N's / is DIR/N, where pods' volumes are set up and hostPath volumes live")
 	nfsRoot := flag.String("nfs-root", "/var/lib/mkube/nfs", "the directory that stands for the NFS servers: an nfs volume of server S and path P is DIR/S/P, shared by every node that sees DIR")
 	syncFrequency := flag.Duration("sync-frequency", kubelet.DefaultSyncFrequency, "how often the kubelet refreshes its pods' ConfigMap, Secret, downward API and projected volumes")
+	evictionPeriod := flag.Duration("eviction-monitoring-period", kubelet.DefaultEvictionMonitoringPeriod, "how often the eviction manager measures the pods' emptyDirs, writable layers and logs against their sizeLimit and ephemeral-storage limits (Kubernetes' fixed 10s)")
 	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
 	port := flag.Int("port", 10250, "port of the kubelet API")
 	backOffInitial := flag.Duration("crash-loop-backoff-initial", kubelet.DefaultBackOffInitial, "delay before restarting a container that exited again soon after its restart, or pulling again an image whose pull failed; doubles each time")
@@ -60,7 +61,7 @@ func main() {
 	log := logging.New("kubelet", *logLevel)
 	cfg := kubelet.Config{NodeName: *nodeName, StatusInterval: *statusInterval, ImagePullDelay: *pullDelay, Log: log,
 		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir,
-		NodeRoot: *nodeRoot, NFSRoot: *nfsRoot, SyncFrequency: *syncFrequency,
+		NodeRoot: *nodeRoot, NFSRoot: *nfsRoot, SyncFrequency: *syncFrequency, EvictionMonitoringPeriod: *evictionPeriod,
 		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax, PodManifestPath: *manifests, FileCheckFrequency: *fileCheck}
 	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {

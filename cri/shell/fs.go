@@ -261,3 +261,25 @@ func (f *FS) Files() []File {
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
+
+// LayerBytes is the size of the container's writable layer, its
+// overlayfs upperdir: the bytes of the files outside every mount that
+// are not as lower, the image's files, has them. A file the container
+// left alone is the image's, shared and read-only, and costs the layer
+// nothing; one it wrote or changed counts whole, as overlayfs copies a
+// file up whole. (What it deleted costs a whiteout: nothing here.)
+func (f *FS) LayerBytes(lower map[string]string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n int64
+	for p, data := range f.files {
+		if _, _, mounted := f.mountOf(p); mounted {
+			continue
+		}
+		if orig, ok := lower[p]; ok && orig == string(data) {
+			continue
+		}
+		n += int64(len(data))
+	}
+	return n
+}

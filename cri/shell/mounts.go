@@ -32,6 +32,11 @@ type Volume interface {
 // words of the kernel's EROFS.
 var ErrReadOnly = errors.New("Read-only file system")
 
+// ErrNoSpace is what writing to a full volume fails with (a tmpfs at its
+// size), in the words of the kernel's ENOSPC. A Volume's WriteFile
+// returns it once it has written what fits.
+var ErrNoSpace = errors.New("No space left on device")
+
 type mount struct {
 	at       string // the mount point, a clean absolute path
 	vol      Volume

@@ -88,3 +88,37 @@ func TestMounts(t *testing.T) {
 		t.Errorf("Files: %s", got)
 	}
 }
+
+// fullVolume is a volume with no room left: every write fails, as on a
+// tmpfs at its size.
+type fullVolume struct{ memVolume }
+
+func (v fullVolume) WriteFile(name string, data []byte, appendTo bool) error {
+	if len(data) == 0 {
+		return v.memVolume.WriteFile(name, data, appendTo) // creating a file needs no room
+	}
+	return ErrNoSpace
+}
+
+// A program whose output cannot be written says so as busybox does, and
+// fails.
+func TestWritesToAFullVolumeFailWithENOSPC(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{"echo hello > /full/a; echo $?", "sh: write error: No space left on device\n1\n"},
+		{"printf '%s\\n' hello >> /full/a; echo $?", "printf: write error: No space left on device\n1\n"},
+		{"echo x > /tmp/x; cat /tmp/x > /full/b; echo $?", "cat: write error: No space left on device\n1\n"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			fsys := NewFS()
+			fsys.Mount("/full", fullVolume{memVolume{}}, false)
+			var out strings.Builder
+			p := New(Options{FS: fsys, Stdout: &out, Stderr: &out})
+			if _, err := p.Script(context.Background(), tc.script); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got %q, want %q", out.String(), tc.want)
+			}
+		})
+	}
+}

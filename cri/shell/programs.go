@@ -93,7 +93,7 @@ func exitProgram(_ context.Context, p *Process, args []string, _ io.Writer) (int
 	return code, exitError{code: code}
 }
 
-func echo(_ context.Context, _ *Process, args []string, out io.Writer) (int, error) {
+func echo(_ context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	newline := true
 	if len(args) > 0 && args[0] == "-n" {
 		newline, args = false, args[1:]
@@ -102,8 +102,19 @@ func echo(_ context.Context, _ *Process, args []string, out io.Writer) (int, err
 	if newline {
 		s += "\n"
 	}
-	io.WriteString(out, s)
-	return 0, nil
+	_, err := io.WriteString(out, s)
+	return writeStatus(p, "sh", err), nil
+}
+
+// writeStatus is a program's status after writing its output: 1, with
+// busybox's "sh: write error: No space left on device", when the file
+// it writes to is full (a tmpfs at its size).
+func writeStatus(p *Process, name string, err error) int {
+	if errors.Is(err, ErrNoSpace) {
+		fmt.Fprintf(p.Stderr, "%s: write error: %v\n", name, err)
+		return 1
+	}
+	return 0
 }
 
 // printf FORMAT [ARG...] knows %s, %d, %% and the escapes \n and \t.
@@ -135,8 +146,8 @@ func printf(_ context.Context, p *Process, args []string, out io.Writer) (int, e
 			b.WriteString(arg)
 		}
 	}
-	io.WriteString(out, b.String())
-	return 0, nil
+	_, err := io.WriteString(out, b.String())
+	return writeStatus(p, "printf", err), nil
 }
 
 // env prints the environment, one NAME=value a line, in the container's order.
@@ -187,7 +198,9 @@ func cat(ctx context.Context, p *Process, args []string, out io.Writer) (int, er
 			code = 1
 			continue
 		}
-		out.Write(data)
+		if _, err := out.Write(data); writeStatus(p, "cat", err) != 0 {
+			return 1, nil
+		}
 	}
 	return code, nil
 }

@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+	pathpkg "path"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -105,6 +107,43 @@ func validateContainers(cs []corev1.Container, path *field.Path, names sets.Set[
 			}
 		}
 		errs = append(errs, validateResources(c.Resources, p.Child("resources"))...)
+		errs = append(errs, validateSubPaths(c.VolumeMounts, p.Child("volumeMounts"))...)
+	}
+	return errs
+}
+
+// validateSubPaths is Kubernetes' rule for a volumeMount's subPath and
+// subPathExpr (ValidateVolumeMounts): each a relative path without "..",
+// and not both. Kubernetes names the relative-path errors by the list,
+// not the item (spec.containers[0].volumeMounts.subPathExpr), and so
+// does mkube, for the same message.
+func validateSubPaths(mounts []corev1.VolumeMount, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, m := range mounts {
+		if m.SubPath != "" {
+			errs = append(errs, validateLocalDescendingPath(m.SubPath, path.Child("subPath"))...)
+		}
+		if m.SubPathExpr != "" {
+			if m.SubPath != "" {
+				errs = append(errs, field.Invalid(path.Index(i).Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, path.Child("subPathExpr"))...)
+		}
+	}
+	return errs
+}
+
+// validateLocalDescendingPath: p stays below where it starts.
+func validateLocalDescendingPath(p string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pathpkg.IsAbs(p) {
+		errs = append(errs, field.Invalid(path, p, "must be a relative path"))
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			errs = append(errs, field.Invalid(path, p, "must not contain '..'"))
+			break // one is enough, even for ../../..
+		}
 	}
 	return errs
 }
