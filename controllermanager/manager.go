@@ -10,6 +10,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/controllermanager/disruption"
 	"github.com/mkube/mkube/controllermanager/endpoints"
+	"github.com/mkube/mkube/controllermanager/endpointslice"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
@@ -26,6 +27,7 @@ type Options struct {
 	ReplicationController replicaset.Options
 	Deployment            deployment.Options
 	Endpoints             endpoints.Options
+	EndpointSlice         endpointslice.Options
 	Disruption            disruption.Options
 	Namespace             namespace.Options
 	ServiceAccount        serviceaccount.Options
@@ -57,6 +59,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"replicationcontroller", replicaset.NewReplicationManager(d, opts.ReplicationController)},
 		{"deployment", deployment.New(d, opts.Deployment)},
 		{"endpoints", endpoints.New(d, opts.Endpoints)},
+		{"endpointslice", endpointslice.New(d, opts.EndpointSlice)},
 		{"disruption", disruption.New(d, opts.Disruption)},
 		{"namespace", namespace.New(d, opts.Namespace)},
 		{"serviceaccount", serviceaccount.New(d, opts.ServiceAccount)},

@@ -10,6 +10,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/authorization"
 	"github.com/mkube/mkube/apiserver/registry/coordination"
 	"github.com/mkube/mkube/apiserver/registry/core"
+	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/events"
 	"github.com/mkube/mkube/apiserver/registry/policy"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
@@ -26,6 +27,7 @@ var Resources = []*apiserver.Resource{
 	core.Secrets,
 	core.Services,
 	core.Endpoints,
+	discovery.EndpointSlices,
 	core.ServiceAccounts,
 	core.ReplicationControllers,
 	apps.ReplicaSets,

@@ -40,9 +40,10 @@ type Options = controller.Options
 
 // monitoredResources are the resources whose objects own or are owned in
 // mkube: a Deployment owns ReplicaSets, which own pods, as
-// ReplicationControllers do. Kubernetes' collector monitors every
-// resource discovery lists instead.
-var monitoredResources = []client.Resource{client.Pods, client.ReplicaSets, client.ReplicationControllers, client.Deployments}
+// ReplicationControllers do; a Service owns its EndpointSlices.
+// Kubernetes' collector monitors every resource discovery lists instead.
+var monitoredResources = []client.Resource{client.Pods, client.ReplicaSets, client.ReplicationControllers, client.Deployments,
+	client.Services, client.EndpointSlices}
 
 // Collector watches every resource that can own or be owned.
 type Collector struct {
