@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -54,6 +55,12 @@ var (
 		New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} }}
 	Leases = Resource{GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", Namespaced: true,
 		New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} }}
+	PersistentVolumes = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "persistentvolumes", Kind: "PersistentVolume", Namespaced: false,
+		New: func() runtime.Object { return &corev1.PersistentVolume{} }, NewList: func() runtime.Object { return &corev1.PersistentVolumeList{} }}
+	PersistentVolumeClaims = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true,
+		New: func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, NewList: func() runtime.Object { return &corev1.PersistentVolumeClaimList{} }}
+	StorageClasses = Resource{GroupVersion: storagev1.SchemeGroupVersion, Name: "storageclasses", Kind: "StorageClass", Namespaced: false,
+		New: func() runtime.Object { return &storagev1.StorageClass{} }, NewList: func() runtime.Object { return &storagev1.StorageClassList{} }}
 )
 
 // Path builds the URL path of the resource: its collection in namespace

@@ -14,6 +14,9 @@ import (
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
+	"github.com/mkube/mkube/controllermanager/persistentvolume"
+	"github.com/mkube/mkube/controllermanager/persistentvolume/expand"
+	"github.com/mkube/mkube/controllermanager/persistentvolume/protection"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/serviceaccount"
@@ -38,6 +41,9 @@ type Options struct {
 	// NodeLifecycle also says how often node health is checked and how
 	// long a kubelet may be silent.
 	NodeLifecycle nodelifecycle.Options
+	// PersistentVolume also says where the volumes' data is (the nodes'
+	// disks, the NFS exports), to reclaim and provision it.
+	PersistentVolume persistentvolume.Options
 }
 
 // named is a controller and the name the log gives it.
@@ -66,6 +72,10 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"garbagecollector", garbagecollector.New(d, opts.GarbageCollector)},
 		{"taint-eviction-controller", tainteviction.New(d, opts.TaintEviction)},
 		{"node-lifecycle-controller", nodelifecycle.New(d, opts.NodeLifecycle)},
+		{"persistentvolume-binder-controller", persistentvolume.New(d, opts.PersistentVolume)},
+		{"persistentvolume-expander-controller", expand.New(d)},
+		{"persistentvolumeclaim-protection-controller", protection.NewClaimController(d)},
+		{"persistentvolume-protection-controller", protection.NewVolumeController(d)},
 	}
 	if len(opts.RootCACertPublisher.CA) > 0 {
 		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(d, opts.RootCACertPublisher)})

@@ -97,7 +97,11 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}, dir: dir}
 	c.startAPIServer(filepath.Join(dir, "etcd"), flags.apiserver...)
 	c.waitReady()
-	c.start("controller-manager", append([]string{"--server", c.URL, "--root-ca-file", filepath.Join(dir, "etcd", "pki", "ca.crt")}, flags.controllerManager...)...)
+	// The controller manager sees the nodes' disks and NFS exports where
+	// the kubelets have them (startKubelet), as the PersistentVolume
+	// controller needs to reclaim and provision volumes.
+	c.start("controller-manager", append([]string{"--server", c.URL, "--root-ca-file", filepath.Join(dir, "etcd", "pki", "ca.crt"),
+		"--node-root", filepath.Join(dir, "nodes"), "--nfs-root", filepath.Join(dir, "nfs")}, flags.controllerManager...)...)
 	c.start("scheduler", "--server", c.URL)
 	for _, n := range nodes {
 		c.startKubelet("kubelet-"+n.name, n)

@@ -14,7 +14,11 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 
 bin/apiserver --port "$PORT" --data-dir mkube-data >logs/apiserver.log 2>&1 & pids+=($!)
 until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
-bin/controller-manager --server "$SERVER" --root-ca-file mkube-data/pki/ca.crt >logs/controller-manager.log 2>&1 & pids+=($!)
+# The controller manager sees the nodes' disks and the NFS exports where
+# the kubelets have them: the PersistentVolume controller recycles and
+# deletes volumes' data there, and provisions under the NFS root.
+bin/controller-manager --server "$SERVER" --root-ca-file mkube-data/pki/ca.crt \
+  --node-root mkube-data/nodes --nfs-root mkube-data/nfs >logs/controller-manager.log 2>&1 & pids+=($!)
 bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),

@@ -56,6 +56,9 @@ var Plugins = []Plugin{
 	ServiceAccount,
 	Priority,
 	DefaultTolerationSeconds,
+	DefaultStorageClass,
+	StorageObjectInUseProtection,
+	PersistentVolumeClaimResize,
 }
 
 // Chain is the enabled plugins, in order.

@@ -39,6 +39,8 @@ var Resources = []*apiserver.Resource{
 	authorization.SelfSubjectAccessReviews,
 	events.Events,
 	storage.StorageClasses,
+	core.PersistentVolumes,
+	core.PersistentVolumeClaims,
 }
 
 // New is a registry of every kind, for apiserver.Config.

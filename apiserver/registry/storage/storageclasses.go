@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -16,10 +17,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/internal/storagepolicy"
 )
 
 // IsDefaultClassAnnotation marks the class a claim that names none gets.
-const IsDefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
+const IsDefaultClassAnnotation = storagepolicy.IsDefaultClassAnnotation
 
 // StorageClasses name a provisioner and its parameters; a claim that names
 // a class gets a volume the class's provisioner creates.
@@ -40,7 +42,7 @@ var StorageClasses = &apiserver.Resource{
 	Validate: validateStorageClass,
 	NameCell: func(obj runtime.Object) string {
 		sc := obj.(*storagev1.StorageClass)
-		if sc.Annotations[IsDefaultClassAnnotation] == "true" {
+		if storagepolicy.IsDefaultClass(sc) {
 			return sc.Name + " (default)" // as kubectl prints the default class
 		}
 		return sc.Name
@@ -52,6 +54,24 @@ var StorageClasses = &apiserver.Resource{
 		return []any{sc.Provisioner, string(ptr.Deref(sc.ReclaimPolicy, "")), string(ptr.Deref(sc.VolumeBindingMode, "")),
 			strconv.FormatBool(ptr.Deref(sc.AllowVolumeExpansion, false)), apiserver.Age(sc.CreationTimestamp, now)}
 	},
+	Bootstrap: []runtime.Object{standardClass},
+}
+
+// HostPathProvisioner is mkube's own provisioner, run by the controller
+// manager's PersistentVolume controller as kube-controller-manager runs
+// its in-tree ones: it makes a directory that pods on any node reach.
+const HostPathProvisioner = "mkube.io/hostpath"
+
+// standardClass is the default class every cluster starts with, as kind
+// and minikube start with one: a claim that names no class gets a volume
+// provisioned at once (Immediate) and deleted with the claim (Delete).
+// Delete it, or take its annotation off, to see claims wait for a
+// static volume instead.
+var standardClass = &storagev1.StorageClass{
+	ObjectMeta:        metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{IsDefaultClassAnnotation: "true"}},
+	Provisioner:       HostPathProvisioner,
+	ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+	VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
 }
 
 var (
