@@ -7,6 +7,10 @@
 //
 //   - requestinfo.go turns a URL path into a RequestInfo (group, version,
 //     namespace, resource, name, subresource, verb), as kube-apiserver does.
+//   - authorize.go, after authentication, asks the authorizer (package
+//     authorization: system:masters, then RBAC) whether the user may, and
+//     answers 403 if not; follow.go feeds the RBAC authorizer its roles and
+//     bindings from the server's own watch cache.
 //   - resource.go is the Resource descriptor a kind declares: its names,
 //     scope, strategy (defaults, validation, its own admission rules),
 //     printer columns and subresources, each subresource with its handler.

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +42,9 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks an object; old is nil on create. Optional.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// NameRule checks metadata.name. Optional: nil is a DNS subdomain, as
+	// most kinds; RBAC's take any path segment ("system:basic-user").
+	NameRule apivalidation.ValidateNameFunc
 	// Admit runs on create and update (old nil on create) after the
 	// admission chain, for this kind's own rules that read other objects
 	// (a free ClusterIP). Optional.

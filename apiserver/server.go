@@ -18,6 +18,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/apiserver/authentication"
+	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/store"
@@ -34,7 +35,11 @@ type Config struct {
 	// Authenticator says who sent each request; nil takes every request
 	// for system:unsecured (in system:masters), as the plain port does.
 	Authenticator *authentication.Authenticator
-	Log           *slog.Logger
+	// Authorizer decides whether that user may do what the request asks
+	// (403 Forbidden if not): authorization.Chain of --authorization-mode.
+	// Nil allows everything, as --authorization-mode=AlwaysAllow.
+	Authorizer authorization.Authorizer
+	Log        *slog.Logger
 	// WatchCacheSize is how many recent events each resource keeps for
 	// watchers; 0 means 4096, enough for a few seconds of a busy cluster.
 	WatchCacheSize int
@@ -74,6 +79,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = admission.DefaultChain()
+	}
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = authorization.AlwaysAllow{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -166,7 +174,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.authenticate)
+	r.Use(s.recoverer, s.authenticate, s.authorize)
 	r.Get("/healthz", s.health)
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)

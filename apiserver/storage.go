@@ -195,7 +195,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 			return err
 		}
 	}
-	errs := validateMeta(obj, s.res.Namespaced)
+	errs := validateMeta(obj, s.res)
 	if s.res.Validate != nil && subresource != statusName {
 		errs = append(errs, s.res.Validate(obj, old)...)
 	}

@@ -16,11 +16,16 @@ func requiredName() field.ErrorList {
 	return field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")}
 }
 
-// validateMeta checks metadata every kind shares; names are DNS subdomains.
-func validateMeta(obj runtime.Object, namespaced bool) field.ErrorList {
+// validateMeta checks metadata every kind shares; names are DNS
+// subdomains unless the kind has its own rule.
+func validateMeta(obj runtime.Object, res *Resource) field.ErrorList {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
-	return apivalidation.ValidateObjectMetaAccessor(m, namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	nameRule := apivalidation.NameIsDNSSubdomain
+	if res.NameRule != nil {
+		nameRule = res.NameRule
+	}
+	return apivalidation.ValidateObjectMetaAccessor(m, res.Namespaced, nameRule, field.NewPath("metadata"))
 }

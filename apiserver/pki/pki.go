@@ -103,6 +103,14 @@ func Ensure(dir string, hosts []string, now time.Time) (*PKI, error) {
 	return p, nil
 }
 
+// EnsureClient signs a client certificate for id (CN id.User, O
+// id.Groups) into <id.Name>.crt and .key, unless it is there already: a
+// user of the learner's own, such as "jane" of seed 003 §十二, whose
+// rights are then RBAC's to give. WriteKubeconfig makes its kubeconfig.
+func (p *PKI) EnsureClient(id Identity, now time.Time) error {
+	return p.ensure(id.Name, clientTemplate(id), now)
+}
+
 func clientTemplate(id Identity) *x509.Certificate {
 	return &x509.Certificate{Subject: pkix.Name{CommonName: id.User, Organization: id.Groups},
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}

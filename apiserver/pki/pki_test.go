@@ -86,3 +86,36 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 	}
 	return cert
 }
+
+// A learner's own user: signed by the cluster's CA, named by CN and O,
+// made once, and reused by a restart.
+func TestEnsureClientSignsALearnersUserOnce(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Ensure(dir, []string{"localhost"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jane := Identity{Name: "jane", User: "jane", Groups: []string{"developers"}}
+	if err := p.EnsureClient(jane, now); err != nil {
+		t.Fatal(err)
+	}
+	cert := readCert(t, filepath.Join(dir, "jane.crt"))
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("jane's certificate is not a client certificate of the CA: %v", err)
+	}
+	if cert.Subject.CommonName != "jane" || !slices.Equal(cert.Subject.Organization, []string{"developers"}) {
+		t.Errorf("jane's subject: %v, want CN jane, O developers", cert.Subject)
+	}
+	again, err := Ensure(dir, []string{"localhost"}, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.EnsureClient(jane, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if !readCert(t, filepath.Join(dir, "jane.crt")).Equal(cert) {
+		t.Error("a second EnsureClient made a new certificate for jane")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/events"
 	"github.com/mkube/mkube/apiserver/registry/policy"
+	"github.com/mkube/mkube/apiserver/registry/rbac"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
 	"github.com/mkube/mkube/apiserver/registry/storage"
 )
@@ -37,6 +38,13 @@ var Resources = []*apiserver.Resource{
 	policy.PodDisruptionBudgets,
 	authentication.SelfSubjectReviews,
 	authorization.SelfSubjectAccessReviews,
+	authorization.SelfSubjectRulesReviews,
+	authorization.SubjectAccessReviews,
+	authorization.LocalSubjectAccessReviews,
+	rbac.Roles,
+	rbac.RoleBindings,
+	rbac.ClusterRoles,
+	rbac.ClusterRoleBindings,
 	events.Events,
 	storage.StorageClasses,
 	core.PersistentVolumes,

@@ -22,8 +22,11 @@ import (
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/apiserver/authentication"
+	"github.com/mkube/mkube/apiserver/authorization"
+	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/core"
+	"github.com/mkube/mkube/apiserver/registry/rbac"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/store"
 )
@@ -43,6 +46,7 @@ func main() {
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	enableAdmission := flag.String("enable-admission-plugins", "", "admission plugins to enable besides the default ones (comma-separated); mkube has "+strings.Join(admission.Names(admission.Plugins), ", "))
 	disableAdmission := flag.String("disable-admission-plugins", "", "admission plugins to disable, though on by default (comma-separated)")
+	authzModes := flag.String("authorization-mode", authorization.ModeRBAC, "who may do what, after system:masters, which may do anything: RBAC or AlwaysAllow, or both in order (comma-separated); Kubernetes' Node mode is not in mkube yet")
 	flag.Parse()
 
 	log := logging.New("apiserver", *logLevel)
@@ -51,6 +55,12 @@ func main() {
 		log.Error("admission", "err", err)
 		os.Exit(1)
 	}
+	modes, err := authorization.ParseModes(*authzModes)
+	if err != nil {
+		log.Error("authorization", "err", err)
+		os.Exit(1)
+	}
+	policy := rbacauthz.NewPolicy()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
@@ -100,10 +110,14 @@ func main() {
 	}
 	defer closeEtcd()
 	st := store.New(client)
-	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Authenticator: authenticator, Log: log,
-		WatchCacheSize: *watchCache, Profiling: *profiling})
+	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Authenticator: authenticator,
+		Authorizer: authorization.Chain(modes, policy), Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	if err := rbac.Start(ctx, srv, policy, log); err != nil {
+		log.Error("start RBAC", "err", err)
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)
@@ -125,6 +139,7 @@ func main() {
 	}
 	log.Info("serving the Kubernetes API", "addrs", strings.Join(addrs, ","), "kubeconfig", kubeconfig,
 		"etcd", etcdDescription(*etcdServers, *dataDir), "admission", strings.Join(chain.Enabled(), ","),
+		"authorization", strings.Join(modes, ","),
 		"startup", time.Since(start).Round(time.Millisecond))
 	failed := make(chan error, len(servers))
 	for i, hs := range servers {

@@ -1,0 +1,120 @@
+package bootstrappolicy
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// The users the control plane's programs are, the CNs of the client
+// certificates apiserver/pki makes for them.
+const (
+	KubeScheduler         = "system:kube-scheduler"
+	KubeControllerManager = "system:kube-controller-manager"
+)
+
+// componentRoles are the roles of the control plane's own users.
+func componentRoles() []rbacv1.ClusterRole {
+	return []rbacv1.ClusterRole{
+		{ObjectMeta: defaultMeta("system:kube-scheduler"), Rules: schedulerRules()},
+		{ObjectMeta: defaultMeta("system:kube-controller-manager"), Rules: controllerManagerRules()},
+		// A kubelet's. Kubernetes binds it to nobody: the Node authorizer
+		// (not in mkube yet) grants kubelets what concerns their own node.
+		{ObjectMeta: defaultMeta("system:node"), Rules: nodeRules()},
+		// The scheduler's part in binding volumes.
+		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(
+			rule(ReadUpdate...).groups(core).resources("persistentvolumes"),
+			rule(Read...).groups(storage).resources("storageclasses"),
+			rule(ReadUpdate...).groups(core).resources("persistentvolumeclaims"),
+		)},
+	}
+}
+
+func schedulerRules() []rbacv1.PolicyRule {
+	return rules(
+		rule("create", "update", "patch").groups(core, events).resources("events"),
+		// Leader election.
+		rule("create").groups(coordination).resources("leases"),
+		rule("get", "list", "update", "watch").groups(coordination).resources("leases").names("kube-scheduler"),
+		rule(ReadWrite...).groups(coordination).resources("leasecandidates"),
+		// What it schedules, and onto what (seed 000 §二).
+		rule(Read...).groups(core).resources("nodes"),
+		rule("get", "list", "watch", "delete").groups(core).resources("pods"),
+		rule("create").groups(core).resources("pods/binding", "bindings"),
+		rule("patch", "update").groups(core).resources("pods/status"),
+		// What selects pods, for spreading and disruption budgets.
+		rule(Read...).groups(core).resources("services", "replicationcontrollers"),
+		rule(Read...).groups(apps, extensions).resources("replicasets"),
+		rule(Read...).groups(apps).resources("statefulsets"),
+		rule(Read...).groups(policy).resources("poddisruptionbudgets"),
+		rule(Read...).groups(core).resources("persistentvolumeclaims", "persistentvolumes"),
+		rule("create").groups(authnGroup).resources("tokenreviews"),
+		rule("create").groups(authzGroup).resources("subjectaccessreviews"),
+		rule(Read...).groups(storage).resources("csinodes"),
+		rule(Read...).groups(storage).resources("volumeattachments"),
+		rule(Read...).groups(core).resources("namespaces"),
+		rule(Read...).groups(storage).resources("csidrivers"),
+		rule(Read...).groups(storage).resources("csistoragecapacities"),
+		rule(Read...).groups(resourceGroup).resources("deviceclasses"),
+		rule("get", "list", "patch", "update", "watch").groups(resourceGroup).resources("resourceclaims"),
+		rule("get", "list", "patch", "update", "watch").groups(resourceGroup).resources("resourceclaims/status"),
+		rule("update").groups(core).resources("pods/finalizers"),
+		rule(Read...).groups(resourceGroup).resources("resourceslices"),
+		rule("create", "delete").groups(resourceGroup).resources("resourceclaims"),
+		rule(Read...).groups(resourceGroup).resources("devicetaintrules"),
+		rule("patch", "update").groups(resourceGroup).resources("resourceclaims/binding"),
+	)
+}
+
+func controllerManagerRules() []rbacv1.PolicyRule {
+	return rules(
+		rule("create", "update", "patch").groups(core, events).resources("events"),
+		// Leader election.
+		rule("create").groups(coordination).resources("leases"),
+		rule("get", "update").groups(coordination).resources("leases").names("kube-controller-manager"),
+		rule("create").groups(core).resources("secrets", "serviceaccounts"),
+		rule("delete").groups(core).resources("secrets"),
+		rule("get").groups(core).resources("namespaces", "secrets", "serviceaccounts", "configmaps"),
+		rule("update").groups(core).resources("secrets", "serviceaccounts"),
+		rule("create").groups(authnGroup).resources("tokenreviews"),
+		rule("create").groups(authzGroup).resources("subjectaccessreviews"),
+		// Every shared informer.
+		rule("list", "watch").groups("*").resources("*"),
+		rule("create").groups(core).resources("serviceaccounts/token"),
+	)
+}
+
+func nodeRules() []rbacv1.PolicyRule {
+	return rules(
+		rule("create").groups(authnGroup).resources("tokenreviews"),
+		rule("create").groups(authzGroup).resources("subjectaccessreviews", "localsubjectaccessreviews"),
+		// Services, for the environment variables of containers.
+		rule(Read...).groups(core).resources("services"),
+		// Registering its Node and reporting its status (seed 000 step 12).
+		rule("create", "get", "list", "watch").groups(core).resources("nodes"),
+		rule("update", "patch").groups(core).resources("nodes/status"),
+		rule("update", "patch").groups(core).resources("nodes"),
+		rule("create", "update", "patch").groups(core, events).resources("events"),
+		rule(Read...).groups(core).resources("pods"),
+		// Mirror pods of static pods.
+		rule("create", "delete").groups(core).resources("pods"),
+		rule("update", "patch").groups(core).resources("pods/status"),
+		rule("create").groups(core).resources("pods/eviction"),
+		// Secret and ConfigMap volumes and environment variables.
+		rule("get", "list", "watch").groups(core).resources("secrets", "configmaps"),
+		rule("get").groups(core).resources("persistentvolumeclaims", "persistentvolumes"),
+		rule("get").groups(core).resources("endpoints"),
+		rule("create", "get", "list", "watch").groups(certificates).resources("certificatesigningrequests"),
+		// Its heartbeat Lease.
+		rule("get", "create", "update", "patch", "delete").groups(coordination).resources("leases"),
+		rule("get").groups(storage).resources("volumeattachments"),
+		rule("create").groups(core).resources("serviceaccounts/token"),
+		rule("get", "update", "patch").groups(core).resources("persistentvolumeclaims/status"),
+		rule(Read...).groups(storage).resources("csidrivers"),
+		rule("get", "create", "update", "patch", "delete").groups(storage).resources("csinodes"),
+		rule(Read...).groups(node).resources("runtimeclasses"),
+		rule("get").groups(resourceGroup).resources("resourceclaims"),
+		rule("deletecollection").groups(resourceGroup).resources("resourceslices"),
+		rule(Read...).groups(certificates).resources("clustertrustbundles"),
+		rule("get").groups(core).resources("serviceaccounts"),
+		rule("create", "get", "list", "watch").groups(certificates).resources("podcertificaterequests"),
+	)
+}

@@ -1,0 +1,106 @@
+package bootstrappolicy
+
+import (
+	"slices"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// ClusterRoles is the default ClusterRoles, in Kubernetes' words and
+// rules. One simplification: Kubernetes builds admin, edit and view by
+// aggregation (a controller unions the rules of the roles labelled
+// rbac.authorization.k8s.io/aggregate-to-view, ...), which mkube has not;
+// here they carry the rules aggregation gives them on a new cluster.
+// Resources mkube does not serve (jobs, ingresses, ...) keep their place,
+// so the roles read as a real cluster's.
+func ClusterRoles() []rbacv1.ClusterRole {
+	view := viewRules()
+	edit := slices.Concat(editRules(), view)
+	admin := slices.Concat(edit, adminRules())
+	roles := []rbacv1.ClusterRole{
+		// A "root" role which can do absolutely anything.
+		{ObjectMeta: defaultMeta("cluster-admin"), Rules: rules(
+			rule("*").groups("*").resources("*"),
+			rule("*").urls("*"),
+		)},
+		// A namespace's administrator: edit, plus granting roles in it.
+		{ObjectMeta: defaultMeta("admin"), Rules: admin},
+		// Every user-level action in a namespace, but not its RBAC, quotas or /status.
+		{ObjectMeta: defaultMeta("edit"), Rules: edit},
+		// Read-only access to a namespace's objects, Secrets excepted.
+		{ObjectMeta: defaultMeta("view"), Rules: view},
+		// What any logged-in user may ask about itself (kubectl auth can-i, whoami).
+		{ObjectMeta: defaultMeta("system:basic-user"), Rules: rules(
+			rule("create").groups(authzGroup).resources("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+			rule("create").groups(authnGroup).resources("selfsubjectreviews"),
+		)},
+		// Just enough to tell the server is up and to discover its API.
+		{ObjectMeta: defaultMeta("system:discovery"), Rules: rules(
+			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/",
+				"/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*"),
+		)},
+		// What anyone, even without credentials, may read.
+		{ObjectMeta: defaultMeta("system:public-info-viewer"), Rules: rules(
+			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
+		)},
+	}
+	return append(roles, componentRoles()...)
+}
+
+func viewRules() []rbacv1.PolicyRule {
+	return rules(
+		rule(Read...).groups(core).resources("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+			"services", "services/status", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "configmaps"),
+		rule(Read...).groups(core).resources("limitranges", "resourcequotas", "bindings", "events",
+			"pods/status", "resourcequotas/status", "namespaces/status", "replicationcontrollers/status", "pods/log"),
+		// Reading namespaces at the namespace scope reads *this* one:
+		// a hint of which namespaces a user has access to.
+		rule(Read...).groups(core).resources("namespaces"),
+		rule(Read...).groups(core, events).resources("events"),
+		rule(Read...).groups(discovery).resources("endpointslices"),
+		rule(Read...).groups(apps).resources("controllerrevisions", "statefulsets", "statefulsets/status", "statefulsets/scale",
+			"daemonsets", "daemonsets/status", "deployments", "deployments/status", "deployments/scale",
+			"replicasets", "replicasets/status", "replicasets/scale"),
+		rule(Read...).groups(autoscaling).resources("horizontalpodautoscalers", "horizontalpodautoscalers/status"),
+		rule(Read...).groups(batch).resources("jobs", "cronjobs", "cronjobs/status", "jobs/status"),
+		rule(Read...).groups(extensions).resources("daemonsets", "daemonsets/status", "deployments", "deployments/scale", "deployments/status",
+			"ingresses", "ingresses/status", "replicasets", "replicasets/scale", "replicasets/status", "replicationcontrollers/scale",
+			"networkpolicies"),
+		rule(Read...).groups(policy).resources("poddisruptionbudgets", "poddisruptionbudgets/status"),
+		rule(Read...).groups(networking).resources("networkpolicies", "ingresses", "ingresses/status"),
+		rule(Read...).groups(resourceGroup).resources("resourceclaims", "resourceclaims/status", "resourceclaimtemplates"),
+	)
+}
+
+// editRules are what edit adds to view: writing, and reading what can
+// escalate (Secrets, exec into pods).
+func editRules() []rbacv1.PolicyRule {
+	return rules(
+		rule(Read...).groups(core).resources("pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets", "services/proxy"),
+		rule("impersonate").groups(core).resources("serviceaccounts"),
+		rule(Write...).groups(core).resources("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward"),
+		rule("create").groups(core).resources("pods/eviction"),
+		rule(Write...).groups(core).resources("replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+			"services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets"),
+		rule("create").groups(core).resources("serviceaccounts/token"),
+		rule(Write...).groups(core, events).resources("events"),
+		rule(Write...).groups(apps).resources("statefulsets", "statefulsets/scale", "daemonsets",
+			"deployments", "deployments/scale", "deployments/rollback", "replicasets", "replicasets/scale"),
+		rule(Write...).groups(autoscaling).resources("horizontalpodautoscalers"),
+		rule(Write...).groups(batch).resources("jobs", "cronjobs"),
+		rule(Write...).groups(extensions).resources("daemonsets", "deployments", "deployments/scale", "deployments/rollback",
+			"ingresses", "replicasets", "replicasets/scale", "replicationcontrollers/scale", "networkpolicies"),
+		rule(Write...).groups(policy).resources("poddisruptionbudgets"),
+		rule(Write...).groups(networking).resources("networkpolicies", "ingresses"),
+		rule(ReadWrite...).groups(coordination).resources("leases"),
+		rule(Write...).groups(resourceGroup).resources("resourceclaims", "resourceclaimtemplates"),
+	)
+}
+
+// adminRules are what admin adds to edit: the namespace's own RBAC.
+func adminRules() []rbacv1.PolicyRule {
+	return rules(
+		rule("create").groups(authzGroup).resources("localsubjectaccessreviews"),
+		rule(ReadWrite...).groups(rbacGroup).resources("roles", "rolebindings"),
+	)
+}
