@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch bench-kubelet proto
+.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch bench-kubelet proto conformance
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -70,3 +70,19 @@ bench-kubelet: build
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40
+
+# Kubernetes' own [Conformance] specs against mkube: hack/conformance is a
+# module of its own (the suite never enters mkube's go.mod). The suite's
+# binary is built once, about 11 minutes on 2 cores; `rm bin/e2e.test` to
+# rebuild it. Not part of `make test`. Example:
+#   make conformance FOCUS='\[sig-apps\].*\[Conformance\]' PARALLEL=2
+FOCUS ?= \[Conformance\]
+SKIP ?=
+PARALLEL ?= 2
+
+conformance: build bin/e2e.test
+	cd hack/conformance && go build -o ../../bin/conformance ./runner
+	bin/conformance -focus '$(FOCUS)' -skip '$(SKIP)' -parallel $(PARALLEL)
+
+bin/e2e.test:
+	cd hack/conformance && go test -c -o ../../bin/e2e.test k8s.io/kubernetes/test/e2e
