@@ -22,7 +22,10 @@ import (
 // Step 10: "Scheduler 调度完毕以后会更新 Pod 的信息 ... 将上面的 Pod 信息更新至
 // API Server，由 APIServer 更新至 etcd 中". The scheduler does not PUT the pod: it
 // POSTs a Binding to pods/NAME/binding, and the API server sets
-// spec.nodeName (and PodScheduled=True) itself.
+// spec.nodeName (and PodScheduled=True) itself. Before it, the PreBind
+// plugins write what must be there first: VolumeBinding gives the pod's
+// claims their volumes and waits until they are bound. If that fails, the
+// pod is unreserved, forgotten and retried after its backoff.
 //
 // The Binding carries the decision's explanation (package explanation) in
 // its annotation mkube.io/scheduling-explanation, which the API server
@@ -33,10 +36,25 @@ import (
 // A pod that was nominated (it preempted) has its status.nominatedNodeName
 // cleared once bound: the nomination has served (Kubernetes 1.34 lets the
 // API server do this on binding; mkube's scheduler does it itself).
-func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, r scheduleResult, wasNominated bool) {
+func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, assumedInfo *framework.PodInfo, state *framework.CycleState,
+	r scheduleResult, wasNominated bool) {
+	assumed := assumedInfo.Pod
 	s.goAPI(ctx, func(ctx context.Context) {
 		node := assumed.Spec.NodeName
-		e := explanation.New(r.decision())
+		// PreBind: what must be in the API server before the Binding (the
+		// claims' volumes, bound); it may wait.
+		if st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node); !st.IsSuccess() {
+			s.framework.RunUnreservePlugins(state, assumedInfo, node)
+			s.forgetAssumed(p, assumed)
+			if ctx.Err() == nil {
+				// Retried after its backoff, with FailedScheduling.
+				s.handleSchedulingFailure(ctx, p, st.AsError(), 0, framework.ClearNomination)
+			}
+			return
+		}
+		d := r.decision()
+		d.Notes = state.Notes()
+		e := explanation.New(d)
 		if s.log.Enabled(ctx, slog.LevelInfo) {
 			s.log.Info("scheduling explanation", seedstep.Key, seedstep.SchedulerPicksNode, "pod", p.Key, "why", e.Short())
 		}
@@ -53,6 +71,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 			}
 			return
 		}
+		s.framework.RunUnreservePlugins(state, assumedInfo, node)
 		if ctx.Err() != nil {
 			return // stopping: the next scheduler to start picks the pod up
 		}
@@ -94,13 +113,20 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, explained string)
 // Either way the room the pod was assumed to take is free again, which
 // may let a waiting pod fit.
 func (s *Scheduler) handleBindingFailure(ctx context.Context, p *framework.QueuedPodInfo, assumed *corev1.Pod, err error) {
-	if ferr := s.cache.ForgetPod(assumed); ferr != nil {
-		s.log.Error("forget assumed pod", "pod", p.Key, "err", ferr)
-	}
-	s.moveOnEvent(framework.AssignedPodDelete)
+	s.forgetAssumed(p, assumed)
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		s.log.Info("binding rejected; not retrying", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", assumed.Spec.NodeName, "err", err)
 		return
 	}
 	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", err), 0, framework.ClearNomination)
+}
+
+// forgetAssumed undoes the assumption of a pod whose binding cycle
+// failed: the room it was assumed to take is free again, which may let a
+// waiting pod fit.
+func (s *Scheduler) forgetAssumed(p *framework.QueuedPodInfo, assumed *corev1.Pod) {
+	if err := s.cache.ForgetPod(assumed); err != nil {
+		s.log.Error("forget assumed pod", "pod", p.Key, "err", err)
+	}
+	s.moveOnEvent(framework.AssignedPodDelete)
 }

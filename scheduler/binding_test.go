@@ -66,7 +66,8 @@ func TestBinding(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			s.bindAsync(context.Background(), p, assumed, scheduleResult{SuggestedHost: "node01", NumNodes: 1, EvaluatedNodes: 1, FeasibleNodes: 1}, false)
+			s.bindAsync(context.Background(), p, framework.NewPodInfo(assumed), framework.NewCycleState(),
+				scheduleResult{SuggestedHost: "node01", NumNodes: 1, EvaluatedNodes: 1, FeasibleNodes: 1}, false)
 			s.apiCalls.Wait()
 
 			if got := s.cache.IsAssumedPod(pod); got != tt.wantAssumed {

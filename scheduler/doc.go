@@ -9,8 +9,11 @@
 //	           Score  (priorities)  rate the rest, 0-100 per plugin × weight;
 //	           select               the best score; ties are broken at random.
 //	         The pod is then assumed on that node in the cache, so the next
-//	         pod already sees the node's resources taken.
-//	step 10  a binding goroutine POSTs pods/NAME/binding; the API server sets
+//	         pod already sees the node's resources taken, and the Reserve
+//	         plugins keep what else it takes (VolumeBinding: its volumes).
+//	step 10  a binding goroutine first runs the PreBind plugins (VolumeBinding:
+//	         the pod's claims get their volumes, and it waits until they are
+//	         bound), then POSTs pods/NAME/binding; the API server sets
 //	         spec.nodeName and stores it in etcd. The pod informer then sees
 //	         the pod bound, which confirms the assumption. The scheduler
 //	         records a Normal "Scheduled" event.
@@ -25,8 +28,10 @@
 //	PodSelectorMatches / NodeAffinityPriority         NodeAffinity                      2
 //	PodFitsHostPorts                                  NodePorts
 //	PodFitsResources / LeastRequestedPriority         NodeResourcesFit                  1
-//	NoDiskConflict                                    VolumeRestrictions
-//	SelectorSpreadPriority                            SelectorSpread                    2
+//	NoDiskConflict (and ReadWriteOncePod claims)      VolumeRestrictions
+//	CheckVolumeBinding                                VolumeBinding
+//	NoVolumeZoneConflict                              VolumeZone
+//	SelectorSpreadPriority / topology spread          PodTopologySpread                 2
 //	MatchInterPodAffinity / InterPodAffinityPriority  InterPodAffinity                  2
 //	BalancedResourceAllocation                        NodeResourcesBalancedAllocation   1
 //	ImageLocalityPriority                             ImageLocality                     1
@@ -66,7 +71,8 @@
 //
 //	scheduler.go                 Config, New, Run: the informers and loops
 //	eventhandlers.go             informer events → queue and cache
-//	listers.go                   namespaces (namespaceSelector) and Services (spreading) for the plugins
+//	listers.go                   namespaces (namespaceSelector), Services, ReplicaSets, RCs (spreading) for the plugins
+//	storage_listers.go           claims, volumes and classes for the volume plugins; their writes
 //	schedule_one.go              one scheduling cycle: filter, score, select, assume
 //	binding.go                   the asynchronous binding (step 10), with the explanation
 //	failure.go                   FailedScheduling: event, condition, nomination, requeue

@@ -21,10 +21,18 @@ import (
 //	                        affinity → MoveAllToActiveOrBackoffQueue
 //	pod, becomes bound    → step 10 observed: off the queue, into the cache
 //	node                  → cache; a change that may help → Move...
+//	claim, volume, class  → added or changed: Move... (a claim bound, a
+//	                        volume freed: the volume plugins' rejections)
 
 func (s *Scheduler) addEventHandlers() {
 	s.podInformer.AddHandler(client.Handler{OnAdd: s.onPodAdd, OnUpdate: s.onPodUpdate, OnDelete: s.onPodDelete})
 	s.nodeInformer.AddHandler(client.Handler{OnAdd: s.onNodeAdd, OnUpdate: s.onNodeUpdate, OnDelete: s.onNodeDelete})
+	storageEvents := func(add, update framework.ClusterEvent) client.Handler {
+		return client.Handler{OnAdd: func(runtime.Object) { s.moveOnEvent(add) }, OnUpdate: func(_, _ runtime.Object) { s.moveOnEvent(update) }}
+	}
+	s.storage.claims.AddHandler(storageEvents(framework.PersistentVolumeClaimAdd, framework.PersistentVolumeClaimUpdate))
+	s.storage.volumes.AddHandler(storageEvents(framework.PersistentVolumeAdd, framework.PersistentVolumeUpdate))
+	s.storage.classes.AddHandler(storageEvents(framework.StorageClassAdd, framework.StorageClassUpdate))
 }
 
 // assigned reports whether the pod is bound to a node.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -47,4 +48,33 @@ func (l serviceLister) List(namespace string) []*corev1.Service {
 		out[i] = obj.(*corev1.Service)
 	}
 	return out
+}
+
+// replicaSetLister and replicationControllerLister are the framework's
+// listers over the ReplicaSet and ReplicationController informers' caches,
+// keyed namespace/name.
+type (
+	replicaSetLister            struct{ cache *client.Cache }
+	replicationControllerLister struct{ cache *client.Cache }
+)
+
+var (
+	_ framework.ReplicaSetLister            = replicaSetLister{}
+	_ framework.ReplicationControllerLister = replicationControllerLister{}
+)
+
+func (l replicaSetLister) Get(namespace, name string) (*appsv1.ReplicaSet, bool) {
+	obj, ok := l.cache.Get(namespace + "/" + name)
+	if !ok {
+		return nil, false
+	}
+	return obj.(*appsv1.ReplicaSet), true
+}
+
+func (l replicationControllerLister) Get(namespace, name string) (*corev1.ReplicationController, bool) {
+	obj, ok := l.cache.Get(namespace + "/" + name)
+	if !ok {
+		return nil, false
+	}
+	return obj.(*corev1.ReplicationController), true
 }

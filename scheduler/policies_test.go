@@ -4,10 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/framework/plugins"
 	st "github.com/mkube/mkube/scheduler/internal/schedtest"
 )
 
@@ -98,12 +100,6 @@ func TestSeedPolicies(t *testing.T) {
 				st.NodeInfo(node("node02").Obj()),
 			},
 			st.MakePod("web").HostPort(80, "", "").Obj(), []string{"node02"}, ""},
-		{"seed 003 SelectorSpreadPriority: the next replica goes to the node without one",
-			[]*framework.NodeInfo{
-				st.NodeInfo(node("node01").Obj(), st.MakePod("web-a").OwnedBy("ReplicaSet", "web").NodeName("node01").Obj()),
-				st.NodeInfo(node("node02").Obj(), st.MakePod("other").Req("100m", "128Mi").NodeName("node02").Obj()),
-			},
-			st.MakePod("web-b").OwnedBy("ReplicaSet", "web").Obj(), []string{"node02"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,5 +111,36 @@ func TestSeedPolicies(t *testing.T) {
 				t.Errorf("node = %s, want one of %v (%s)", r.SuggestedHost, tt.wantNodes, describeNodes(r, r.Diagnosis))
 			}
 		})
+	}
+}
+
+// replicaSets is a framework.ReplicaSetLister over fixed ReplicaSets.
+type replicaSets map[string]*appsv1.ReplicaSet // by namespace/name
+
+func (r replicaSets) Get(namespace, name string) (*appsv1.ReplicaSet, bool) {
+	rs, ok := r[namespace+"/"+name]
+	return rs, ok
+}
+
+// TestSeedSelectorSpreadPriority: seed 003's SelectorSpreadPriority, now
+// PodTopologySpread's system default constraints, which need the pod's
+// ReplicaSet from its lister.
+func TestSeedSelectorSpreadPriority(t *testing.T) {
+	node := func(name string) *corev1.Node { return st.MakeNode(name).Allocatable("4", "8Gi").Obj() }
+	s := newTestScheduler(t,
+		st.NodeInfo(node("node01"), st.MakePod("web-a").Label("app", "web").OwnedBy("ReplicaSet", "web").NodeName("node01").Obj()),
+		st.NodeInfo(node("node02"), st.MakePod("other").Req("100m", "128Mi").NodeName("node02").Obj()))
+	fwk, err := plugins.NewDefaultFramework(framework.Handle{ReplicaSets: replicaSets{
+		"default/web": {Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.framework = fwk
+	r, err := s.schedulePod(framework.NewCycleState(), framework.NewPodInfo(st.MakePod("web-b").Label("app", "web").OwnedBy("ReplicaSet", "web").Obj()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SuggestedHost != "node02" {
+		t.Errorf("the next replica of web goes to %s, want node02, the node without one (%s)", r.SuggestedHost, describeNodes(r, r.Diagnosis))
 	}
 }

@@ -95,10 +95,21 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle, framework.ClearNomination)
 		return true
 	}
+	// Reserve: what else the pod takes on that node (a static volume for
+	// each claim) is its own from now on, in the plugins' memory.
+	node, _ := s.snapshot.Get(result.SuggestedHost) // the snapshot has every node it chose from
+	if st := s.framework.RunReservePlugins(state, &assumedInfo, node); !st.IsSuccess() {
+		s.framework.RunUnreservePlugins(state, &assumedInfo, result.SuggestedHost)
+		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+			s.log.Error("forget assumed pod", "pod", pInfo.Key, "err", ferr)
+		}
+		s.handleSchedulingFailure(ctx, pInfo, st.AsError(), cycle, framework.ClearNomination)
+		return true
+	}
 	// A nominated pod now counts on its node as assumed: its nomination
 	// ends here, and its status.nominatedNodeName once it is bound.
 	wasNominated := s.queue.DeleteNominatedPodIfExists(pInfo.Pod) || pInfo.Pod.Status.NominatedNodeName != ""
-	s.bindAsync(ctx, pInfo, assumed, result, wasNominated)
+	s.bindAsync(ctx, pInfo, &assumedInfo, state, result, wasNominated)
 	return true
 }
 
@@ -171,10 +182,12 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 		if !st.IsRejected() {
 			return nil, diagnosis, fmt.Errorf("running prefilter %s: %w", st.Plugin(), st.AsError())
 		}
-		// The pod fits no node at all: each node reports the reason.
+		// The pod fits no node at all: each node reports the reason, which
+		// the message says once.
 		for _, n := range nodes {
 			diagnosis.Add(n.Node().Name, st)
 		}
+		diagnosis.PreFilterMsg = st.Message()
 		return nil, diagnosis, nil
 	}
 	nominated := s.queue.NominatedPodsFor(pod.Pod) // nil, unless some pod preempted

@@ -78,12 +78,13 @@ type Scheduler struct {
 	// node (preemption.go). nil when the profile disables it.
 	preemption *preemption.Evaluator
 
-	informers         *client.SharedInformers // the five below, run together
+	informers         *client.SharedInformers // the five below and New's ReplicaSet and ReplicationController ones, run together
 	podInformer       *client.Informer        // unfinished pods: unbound ones feed the queue, bound ones the cache
 	nodeInformer      *client.Informer        // all nodes, into the cache
 	namespaceInformer *client.Informer        // namespaces' labels, for InterPodAffinity's namespaceSelector
-	serviceInformer   *client.Informer        // Services' selectors, for SelectorSpread
+	serviceInformer   *client.Informer        // Services' selectors, for PodTopologySpread (New also starts ReplicaSets', ReplicationControllers')
 	pdbInformer       *client.Informer        // PodDisruptionBudgets, which preemption prefers not to violate
+	storage           storageLister           // claims, volumes and classes, for the volume plugins (listers.go)
 
 	// Owned by the scheduling loop (scheduleOne) alone.
 	snapshot                 *cache.Snapshot
@@ -121,8 +122,16 @@ func New(cfg Config) (*Scheduler, error) {
 	informers := client.NewSharedInformers(cfg.Client, cfg.Log)
 	namespaceInformer, serviceInformer := informers.For(client.Namespaces), informers.For(client.Services)
 	serviceInformer.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	// ReplicaSets and ReplicationControllers: PodTopologySpread's default
+	// constraints spread the pods their selectors select.
+	rsInformer, rcInformer := informers.For(client.ReplicaSets), informers.For(client.ReplicationControllers)
+	// Claims, volumes and classes: the volume plugins check a pod's claims
+	// against them, and VolumeBinding writes its choices through the client.
+	storage := newStorageLister(informers)
 	if cfg.Plugins == nil {
-		handle := framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}, Services: serviceLister{serviceInformer.Cache()}}
+		handle := framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}, Services: serviceLister{serviceInformer.Cache()},
+			ReplicaSets: replicaSetLister{rsInformer.Cache()}, ReplicationControllers: replicationControllerLister{rcInformer.Cache()},
+			Storage: storage, StorageWriter: storageWriter{cfg.Client}, Clock: cfg.Clock}
 		specs, err := plugins.NewProfile(cfg.Profile, handle)
 		if err != nil {
 			return nil, fmt.Errorf("scheduler profile: %w", err)
@@ -155,11 +164,12 @@ func New(cfg Config) (*Scheduler, error) {
 		informers:                informers,
 		namespaceInformer:        namespaceInformer,
 		serviceInformer:          serviceInformer,
+		storage:                  storage,
 	}
 	// Step 9: "the scheduler watches the API server". Kubernetes'
 	// scheduler watches all unfinished pods, all nodes, namespaces,
-	// Services (for spreading) and the PodDisruptionBudgets (for
-	// preemption).
+	// Services, ReplicaSets and ReplicationControllers (for spreading) and
+	// the PodDisruptionBudgets (for preemption).
 	s.podInformer = informers.ForSelection(client.Pods, "", client.ListOptions{FieldSelector: podInformerSelector})
 	s.nodeInformer = informers.For(client.Nodes)
 	s.pdbInformer = informers.For(client.PodDisruptionBudgets)
@@ -172,8 +182,9 @@ func New(cfg Config) (*Scheduler, error) {
 
 // Run schedules pods until ctx is cancelled:
 //
-//  1. start the event recorder and the node, pod, namespace, Service and
-//     PodDisruptionBudget informers;
+//  1. start the event recorder and the node, pod, namespace, Service,
+//     ReplicaSet, ReplicationController and PodDisruptionBudget informers,
+//     and those of claims, volumes and classes;
 //  2. wait until they have listed once, so the first decision sees every
 //     node, every bound pod, every namespace's labels, every Service and
 //     every budget;
@@ -183,7 +194,7 @@ func New(cfg Config) (*Scheduler, error) {
 // and on cancel: close the queue (which ends the loop), then wait for the
 // bindings and status updates still in flight.
 //
-// Goroutines: the recorder, the five informers and the queue's timers stop
+// Goroutines: the recorder, the seven informers and the queue's timers stop
 // with ctx; one more goroutine waits for ctx to close the queue; the API
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {

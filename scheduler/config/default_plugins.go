@@ -13,8 +13,10 @@ package config
 //	PodSelectorMatches          NodeAffinity                      ✓       2  NodeAffinityPriority
 //	PodFitsHostPorts            NodePorts                         ✓
 //	PodFitsResources            NodeResourcesFit                  ✓       1  LeastRequestedPriority
-//	NoDiskConflict              VolumeRestrictions                ✓
-//	SelectorSpreadPriority      SelectorSpread                            2  (PodTopologySpread's place)
+//	NoDiskConflict              VolumeRestrictions                ✓          (and ReadWriteOncePod claims)
+//	CheckVolumeBinding          VolumeBinding                     ✓          (the claims' volumes on the node)
+//	NoVolumeZoneConflict        VolumeZone                        ✓
+//	SelectorSpreadPriority      PodTopologySpread                 ✓       2  (spec.topologySpreadConstraints; by default replicas apart)
 //	MatchInterPodAffinity       InterPodAffinity                  ✓       2  InterPodAffinityPriority
 //	BalancedResourceAllocation  NodeResourcesBalancedAllocation           1
 //	ImageLocalityPriority       ImageLocality                             1
@@ -22,9 +24,20 @@ package config
 // The weights say how much each opinion counts: TaintToleration's 3 and
 // NodeAffinity's 2 are the user's stated preferences (PreferNoSchedule,
 // preferred terms), so they outweigh the resource heuristics; InterPodAffinity
-// and SelectorSpread count 2 for the same reason (Kubernetes'
+// and PodTopologySpread count 2 for the same reason (Kubernetes'
 // kubescheduler.config.k8s.io/v1 defaults; the older v1beta1 gave
 // InterPodAffinity 1).
+//
+// Kubernetes' NodeVolumeLimits (MaxCSIVolumeCountPred: no more CSI
+// volumes on a node than its driver can attach) is not in mkube: its
+// limits come from the CSINode objects kubelets write for their CSI
+// drivers, and mkube serves no CSINode and runs no CSI driver, so it
+// would have nothing to count against.
+//
+// The seed's SelectorSpreadPriority (replicas of one Deployment or RC on
+// different nodes) is, since Kubernetes v1.20, PodTopologySpread's system
+// default constraints; the SelectorSpread plugin is still in mkube's
+// registry for a --config that names it, but not in this profile.
 var DefaultPlugins = []DefaultPlugin{
 	{"NodeUnschedulable", 0},
 	{"NodeName", 0},
@@ -33,7 +46,9 @@ var DefaultPlugins = []DefaultPlugin{
 	{"NodePorts", 0},
 	{"NodeResourcesFit", 1},
 	{"VolumeRestrictions", 0},
-	{"SelectorSpread", 2},
+	{"VolumeBinding", 0},
+	{"VolumeZone", 0},
+	{"PodTopologySpread", 2},
 	{"InterPodAffinity", 2},
 	{"NodeResourcesBalancedAllocation", 1},
 	{"ImageLocality", 1},

@@ -27,7 +27,8 @@
 //	 "scored":[{"name":"node03","scores":[100,100,...],"total":580},...],   scores[i] is plugins[i]'s, 0-100
 //	 "rejected":[{"name":"node01","plugin":"NodeAffinity","reason":"node(s) didn't match ..."}],
 //	 "reasons":[{"plugin":"NodeAffinity","reason":"node(s) didn't match ...","nodes":1}],
-//	 "preemption":{"node":"node03","victims":[{"pod":"default/batch-1","priority":0}]}}   only if the pod preempted
+//	 "preemption":{"node":"node03","victims":[{"pod":"default/batch-1","priority":0}]},   only if the pod preempted
+//	 "notes":[{"plugin":"VolumeBinding","text":"claim default/data: ..."}]}             only if a plugin reserved something
 //
 // A pod that preempted (seed 003) was first nominated to a node while its
 // victims terminated; the explanation of its binding says which pods it
@@ -82,6 +83,15 @@ type Explanation struct {
 	// Preemption is what the pod evicted to make room, in an earlier
 	// attempt; nil if it did not preempt.
 	Preemption *Preemption `json:"preemption,omitempty"`
+	// Notes are what plugins decided on the chosen node besides filtering
+	// and scoring: the volume VolumeBinding gave each of the pod's claims.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one plugin's decision, in words.
+type Note struct {
+	Plugin string `json:"plugin"`
+	Text   string `json:"text"`
 }
 
 // Preemption is the node a pod preempted on and its victims, most
@@ -141,6 +151,7 @@ type Decision struct {
 	Rejected                      []framework.NodeStatus
 	SkippedFilters, SkippedScores []framework.SkippedPlugin
 	Preempted                     *framework.Candidate // the pod's earlier preemption, if any
+	Notes                         []framework.Note     // what Reserve plugins decided (VolumeBinding's volumes)
 }
 
 // New builds the explanation of d. It costs O(evaluated nodes) and is
@@ -168,6 +179,9 @@ func New(d Decision) *Explanation {
 		}
 	}
 	e.Reasons = countReasons(d.Rejected)
+	for _, n := range d.Notes {
+		e.Notes = append(e.Notes, Note(n))
+	}
 	if c := d.Preempted; c != nil {
 		e.Preemption = &Preemption{Node: c.Node}
 		for _, v := range c.Victims {
@@ -294,6 +308,9 @@ func (e *Explanation) Short() string {
 	}
 	if e.Preemption != nil {
 		fmt.Fprintf(&b, "; had preempted on %s: %s", e.Preemption.Node, e.Preemption.victimList())
+	}
+	for _, n := range e.Notes {
+		fmt.Fprintf(&b, "; %s: %s", n.Plugin, n.Text)
 	}
 	return b.String()
 }

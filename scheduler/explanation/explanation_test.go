@@ -215,3 +215,28 @@ func TestWritePodOfAPodThatPreempted(t *testing.T) {
 		t.Errorf("short: %s\nwant   %s", got, want)
 	}
 }
+
+// What VolumeBinding reserved, as `mkube explain pod` prints it after
+// the table, and as the log's one line ends.
+func TestTheNotesOfReservePluginsFollowTheTable(t *testing.T) {
+	e := explanation.New(explanation.Decision{Node: "node01", Nodes: 2, Evaluated: 2, Feasible: 1,
+		Rejected: []framework.NodeStatus{{Node: "node02", Status: framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			"node(s) had volume node affinity conflict").WithPlugin("VolumeBinding")}},
+		Notes: []framework.Note{{Plugin: "VolumeBinding", Text: "claim default/data: bound to volume pv-node01"}}})
+	var b strings.Builder
+	if err := e.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "2 nodes in the cluster, 2 evaluated, 1 feasible.\n\n" +
+		"NODE    VERDICT   TOTAL  REASON\n" +
+		"node01  selected  -      the only feasible node: not scored\n" +
+		"node02  rejected         VolumeBinding: node(s) had volume node affinity conflict\n\n" +
+		"Reserved for the pod on its node:\n" +
+		"  VolumeBinding  claim default/data: bound to volume pv-node01\n"
+	if got := b.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := e.Short(); !strings.HasSuffix(got, "; VolumeBinding: claim default/data: bound to volume pv-node01") {
+		t.Errorf("Short = %s", got)
+	}
+}

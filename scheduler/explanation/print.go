@@ -129,7 +129,26 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	if err := writeSkipped(w, "Filters with nothing to check for this pod:", e.SkippedFilters); err != nil {
 		return err
 	}
-	return writeSkipped(w, "Scores with nothing to compare for this pod:", e.SkippedScores)
+	if err := writeSkipped(w, "Scores with nothing to compare for this pod:", e.SkippedScores); err != nil {
+		return err
+	}
+	return writeNotes(w, e.Notes)
+}
+
+// writeNotes prints what plugins reserved for the pod on its node:
+//
+//	Reserved for the pod on its node:
+//	  VolumeBinding  claim default/data: provisioned on this node (volume.kubernetes.io/selected-node)
+func writeNotes(w io.Writer, notes []Note) error {
+	if len(notes) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nReserved for the pod on its node:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, n := range notes {
+		fmt.Fprintf(tw, "  %s\t%s\n", n.Plugin, n.Text)
+	}
+	return tw.Flush()
 }
 
 func writeSkipped(w io.Writer, title string, skipped []Skipped) error {

@@ -1,6 +1,9 @@
 package framework
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // StateKey names a plugin's entry in the CycleState; by convention
 // "PreFilter" or "PreScore" followed by the plugin's name.
@@ -38,6 +41,9 @@ type CycleState struct {
 	// skippedFilters and skippedScores say which plugins skipped and why,
 	// for the decision's explanation.
 	skippedFilters, skippedScores []SkippedPlugin
+	// notes are what plugins decided besides filtering and scoring, for
+	// the explanation (AddNote).
+	notes []Note
 }
 
 // SkippedPlugin is a plugin whose PreFilter or PreScore returned Skip, and
@@ -61,6 +67,7 @@ func (c *CycleState) Clone() *CycleState {
 		storage:    make(map[StateKey]StateData, len(c.storage)),
 		skipFilter: c.skipFilter, skipScore: c.skipScore,
 		skippedFilters: c.skippedFilters, skippedScores: c.skippedScores, // read only
+		notes: slices.Clip(c.notes), // an append to either copies
 	}
 	for k, d := range c.storage {
 		if cl, ok := d.(StateCloner); ok {

@@ -9,6 +9,12 @@ const (
 	// AssignedPod: a pod bound to a node (spec.nodeName set), whose
 	// requests count on that node.
 	AssignedPod EventResource = "AssignedPod"
+	// PersistentVolumeClaim, PersistentVolume and StorageClass: the storage
+	// objects the volume plugins read (a claim bound, a volume created, a
+	// class that can now provision).
+	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
+	PersistentVolume      EventResource = "PersistentVolume"
+	StorageClass          EventResource = "StorageClass"
 	// WildCard matches every resource: events that must move every pod.
 	WildCard EventResource = "*"
 )
@@ -62,6 +68,13 @@ var (
 	AssignedPodAdd         = ClusterEvent{Resource: AssignedPod, ActionType: Add, Label: "AssignedPodAdd"}
 	AssignedPodDelete      = ClusterEvent{Resource: AssignedPod, ActionType: Delete, Label: "AssignedPodDelete"}
 	AssignedPodUpdateLabel = ClusterEvent{Resource: AssignedPod, ActionType: UpdatePodLabel, Label: "AssignedPodUpdateLabel"}
+	// Storage objects change as a whole: any update is Update.
+	PersistentVolumeClaimAdd    = ClusterEvent{Resource: PersistentVolumeClaim, ActionType: Add, Label: "PersistentVolumeClaimAdd"}
+	PersistentVolumeClaimUpdate = ClusterEvent{Resource: PersistentVolumeClaim, ActionType: Update, Label: "PersistentVolumeClaimUpdate"}
+	PersistentVolumeAdd         = ClusterEvent{Resource: PersistentVolume, ActionType: Add, Label: "PersistentVolumeAdd"}
+	PersistentVolumeUpdate      = ClusterEvent{Resource: PersistentVolume, ActionType: Update, Label: "PersistentVolumeUpdate"}
+	StorageClassAdd             = ClusterEvent{Resource: StorageClass, ActionType: Add, Label: "StorageClassAdd"}
+	StorageClassUpdate          = ClusterEvent{Resource: StorageClass, ActionType: Update, Label: "StorageClassUpdate"}
 	// UnschedulableTimeout moves a pod that has waited too long for an
 	// event: the backstop for changes no plugin watches.
 	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}

@@ -27,6 +27,10 @@ type Diagnosis struct {
 	NodeToStatus []NodeStatus
 	// UnschedulablePlugins are the plugins that rejected at least one node.
 	UnschedulablePlugins sets.Set[string]
+	// PreFilterMsg is why a PreFilter rejected the pod before any node
+	// was filtered ("pod has unbound immediate PersistentVolumeClaims");
+	// every node then has that status too, but the message says it once.
+	PreFilterMsg string
 	// PostFilterMsg is what preemption (the PostFilter step) said about
 	// the pod, "preemption: ..."; empty when it had nothing to say (it
 	// found victims, or did not run).
@@ -54,6 +58,11 @@ func (d *Diagnosis) Add(node string, st *Status) {
 // Note the sort is of strings, so "10 Insufficient cpu" comes before
 // "2 node(s) were unschedulable", exactly as in Kubernetes.
 //
+// A pod a PreFilter rejected fits no node for one reason, which is said
+// once instead of counted per node (Diagnosis.PreFilterMsg):
+//
+//	0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: ...
+//
 // What preemption found (Diagnosis.PostFilterMsg) follows, as a sentence
 // of its own: Kubernetes writes " %v." after the filters' part, and since
 // preemption's own message already ends with a full stop, the real
@@ -67,6 +76,21 @@ type FitError struct {
 }
 
 func (f *FitError) Error() string {
+	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
+	if f.Diagnosis.PreFilterMsg != "" {
+		msg += " " + f.Diagnosis.PreFilterMsg + "."
+	} else {
+		msg += f.histogram()
+	}
+	if f.Diagnosis.PostFilterMsg != "" {
+		msg += " " + f.Diagnosis.PostFilterMsg + "."
+	}
+	return msg
+}
+
+// histogram is " 1 node(s) were unschedulable, 2 Insufficient cpu.", or
+// nothing when no node was rejected.
+func (f *FitError) histogram() string {
 	counts := map[string]int{}
 	for _, ns := range f.Diagnosis.NodeToStatus {
 		for _, r := range ns.Status.Reasons() {
@@ -78,12 +102,8 @@ func (f *FitError) Error() string {
 		histogram = append(histogram, fmt.Sprintf("%d %s", n, reason))
 	}
 	sort.Strings(histogram)
-	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
-	if len(histogram) > 0 {
-		msg += " " + strings.Join(histogram, ", ") + "."
+	if len(histogram) == 0 {
+		return ""
 	}
-	if f.Diagnosis.PostFilterMsg != "" {
-		msg += " " + f.Diagnosis.PostFilterMsg + "."
-	}
-	return msg
+	return " " + strings.Join(histogram, ", ") + "."
 }

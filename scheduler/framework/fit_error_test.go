@@ -68,3 +68,19 @@ func repeat(n int, prefix string, st *framework.Status) []framework.NodeStatus {
 	}
 	return out
 }
+
+// A pod a PreFilter rejected: every node has the status, but the message
+// says the reason once, as Kubernetes' FitError does.
+func TestAPreFilterRejectionIsSaidOnce(t *testing.T) {
+	var d framework.Diagnosis
+	notFound := framework.NewStatus(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`).WithPlugin("VolumeRestrictions")
+	for _, n := range []string{"node01", "node02"} {
+		d.Add(n, notFound)
+	}
+	d.PreFilterMsg = notFound.Message()
+	d.PostFilterMsg = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+	want := `0/2 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..`
+	if got := (&framework.FitError{NumAllNodes: 2, Diagnosis: d}).Error(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

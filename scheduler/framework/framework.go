@@ -122,6 +122,9 @@ type Framework struct {
 	filters []filterPlugin
 	scores  []scorePlugin
 	events  map[string][]ClusterEvent
+	// The binding cycle's plugins (binding_cycle.go), in order.
+	reserves []ReservePlugin
+	preBinds []PreBindPlugin
 }
 
 type filterPlugin struct {
@@ -163,6 +166,7 @@ func New(specs ...PluginSpec) (*Framework, error) {
 			if e, ok := s.Plugin.(EnqueueExtensions); ok {
 				f.events[name] = e.EventsToRegister()
 			}
+			f.addBindingCycle(s.Plugin)
 		}
 		if p, ok := s.Plugin.(ScorePlugin); ok && at&AtScore != 0 {
 			w := s.Weight

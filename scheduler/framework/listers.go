@@ -1,8 +1,10 @@
 package framework
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 )
 
 // NodeInfoLister is the cluster as one scheduling cycle sees it: the
@@ -37,10 +39,26 @@ type NamespaceLister interface {
 }
 
 // ServiceLister reads Services as the scheduler's service informer holds
-// them. SelectorSpread spreads the pods that one Service selects.
+// them. PodTopologySpread (and SelectorSpread) spread the pods that one
+// Service selects.
 type ServiceLister interface {
 	// List returns the Services of a namespace.
 	List(namespace string) []*corev1.Service
+}
+
+// ReplicaSetLister reads ReplicaSets as the scheduler's informer holds
+// them: PodTopologySpread's system default constraints spread the pods a
+// pod's ReplicaSet selects.
+type ReplicaSetLister interface {
+	// Get returns the ReplicaSet namespace/name.
+	Get(namespace, name string) (*appsv1.ReplicaSet, bool)
+}
+
+// ReplicationControllerLister is ReplicaSetLister for
+// ReplicationControllers.
+type ReplicationControllerLister interface {
+	// Get returns the ReplicationController namespace/name.
+	Get(namespace, name string) (*corev1.ReplicationController, bool)
 }
 
 // Handle is what the scheduler lends the plugins it builds (Kubernetes'
@@ -50,6 +68,17 @@ type Handle struct {
 	Namespaces NamespaceLister
 	// Services may be nil (tests): no Service then selects any pod.
 	Services ServiceLister
+	// ReplicaSets and ReplicationControllers may be nil (tests): a pod's
+	// controller is then not found, as if it had been deleted.
+	ReplicaSets            ReplicaSetLister
+	ReplicationControllers ReplicationControllerLister
+	// Storage may be nil (tests): no claim, volume or class then exists
+	// (storage_listers.go). StorageWriter may be nil (tests of filters):
+	// VolumeBinding's PreBind then fails. Clock times what plugins wait
+	// for (VolumeBinding's PreBind); nil is the real clock.
+	Storage       StorageLister
+	StorageWriter StorageWriter
+	Clock         clock.WithTicker
 }
 
 // ServicesSelecting returns the selectors of the Services in the pod's

@@ -18,9 +18,12 @@ import (
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeports"
 	"github.com/mkube/mkube/scheduler/framework/plugins/noderesources"
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeunschedulable"
+	"github.com/mkube/mkube/scheduler/framework/plugins/podtopologyspread"
 	"github.com/mkube/mkube/scheduler/framework/plugins/selectorspread"
 	"github.com/mkube/mkube/scheduler/framework/plugins/tainttoleration"
+	"github.com/mkube/mkube/scheduler/framework/plugins/volumebinding"
 	"github.com/mkube/mkube/scheduler/framework/plugins/volumerestrictions"
+	"github.com/mkube/mkube/scheduler/framework/plugins/volumezone"
 )
 
 // Factory builds a plugin from its pluginConfig args (nil if none).
@@ -48,9 +51,12 @@ func NewInTreeRegistry() Registry {
 		tainttoleration.Name:    noArgs(func() framework.Plugin { return tainttoleration.New() }),
 		nodeaffinity.Name:       noArgs(func() framework.Plugin { return nodeaffinity.New() }),
 		nodeports.Name:          noArgs(func() framework.Plugin { return nodeports.New() }),
-		volumerestrictions.Name: noArgs(func() framework.Plugin { return volumerestrictions.New() }),
+		volumerestrictions.Name: withHandle(func(h framework.Handle) framework.Plugin { return volumerestrictions.New(h) }),
+		volumebinding.Name:      withHandle(func(h framework.Handle) framework.Plugin { return volumebinding.New(h) }),
+		volumezone.Name:         withHandle(func(h framework.Handle) framework.Plugin { return volumezone.New(h) }),
 		imagelocality.Name:      noArgs(func() framework.Plugin { return imagelocality.New() }),
 		selectorspread.Name:     withHandle(func(h framework.Handle) framework.Plugin { return selectorspread.New(h) }),
+		podtopologyspread.Name:  withHandle(func(h framework.Handle) framework.Plugin { return podtopologyspread.New(h) }),
 		interpodaffinity.Name:   withHandle(func(h framework.Handle) framework.Plugin { return interpodaffinity.New(h) }),
 		noderesources.Name: func(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
 			var a noderesources.FitArgs

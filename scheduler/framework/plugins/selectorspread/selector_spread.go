@@ -3,10 +3,13 @@
 //
 // Seed 003 priority SelectorSpreadPriority ("对同属一个 Deployment 或者 RC
 // 下面的的多个 Pod 副本，尽量调度到多个不同的节点上 ... 运行 Pod 越少的节点
-// 权重越高"). Kubernetes plugin: SelectorSpread, default until 1.23, then
-// replaced by PodTopologySpread with system default constraints, which
-// mkube does not implement yet; this plugin takes its place (and its
-// weight, 2) in mkube's default profile.
+// 权重越高"). Kubernetes plugin: SelectorSpread. Kubernetes' default
+// profile replaced it in v1.20 by PodTopologySpread with its system
+// default constraints (package podtopologyspread, which mkube's default
+// profile uses too); kubescheduler.config.k8s.io/v1 no longer accepts it
+// (v1.25) and kube-scheduler dropped its code in v1.29. mkube keeps it in
+// its registry, outside the default profile, for a --config that names
+// it, and to show the older rule.
 //
 // Peers: the pods in the pod's namespace, not being deleted, that
 //   - are controlled by the same ReplicaSet, ReplicationController or

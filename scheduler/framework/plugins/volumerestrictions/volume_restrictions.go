@@ -22,10 +22,19 @@
 //	pod mounting pdName logs                   → fits
 //
 // Other volume types (emptyDir, hostPath, configMap...) never conflict
-// here; a pod with none of the four types skips this filter in PreFilter.
-// Kubernetes also checks ReadWriteOncePod PersistentVolumeClaims in this
-// plugin; mkube's API has no PersistentVolumeClaims yet, so neither does
-// this filter.
+// here.
+//
+// ReadWriteOncePod (Kubernetes' second rule here, rwop.go): a claim whose
+// access modes include ReadWriteOncePod may be used by one pod in the
+// whole cluster. While a pod bound (or assumed) to any node uses it,
+// every node rejects the next pod that asks for it, with "node has pod
+// using PersistentVolumeClaim with the same name and ReadWriteOncePod
+// access mode"; Unschedulable, so that a pod of higher priority may
+// preempt the one holding it. A claim the pod names that does not exist
+// rejects the pod in PreFilter: `persistentvolumeclaim "data" not found`.
+//
+// A pod with none of the four disk types and no ReadWriteOncePod claim in
+// use skips this filter in PreFilter.
 package volumerestrictions
 
 import (
@@ -39,28 +48,42 @@ import (
 // Name is the plugin's name in kube-scheduler.
 const Name = "VolumeRestrictions"
 
-// ErrReasonDiskConflict is Kubernetes' reason string.
-const ErrReasonDiskConflict = "node(s) had no available disk"
+// Kubernetes' reason strings.
+const (
+	ErrReasonDiskConflict             = "node(s) had no available disk"
+	ErrReasonReadWriteOncePodConflict = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
 
 // VolumeRestrictions is the filter.
-type VolumeRestrictions struct{}
+type VolumeRestrictions struct {
+	storage framework.StorageLister
+}
 
 // errStatus is the one rejection, shared. Unschedulable: the disk frees up
 // when the pod using it goes.
 var errStatus = framework.NewStatus(framework.Unschedulable, ErrReasonDiskConflict).WithPlugin(Name)
 
-var skip = framework.NewStatus(framework.Skip, "the pod has no GCE PD, AWS EBS, RBD or iSCSI volume")
+var skip = framework.NewStatus(framework.Skip, "the pod has no GCE PD, AWS EBS, RBD or iSCSI volume, and no ReadWriteOncePod claim in use")
 
-// New returns the plugin.
-func New() *VolumeRestrictions { return &VolumeRestrictions{} }
+// New returns the plugin, which reads claims through h.
+func New(h framework.Handle) *VolumeRestrictions {
+	return &VolumeRestrictions{storage: h.StorageOrNone()}
+}
 
 func (*VolumeRestrictions) Name() string { return Name }
 
-// PreFilter skips the filter for a pod without any disk it checks.
-func (*VolumeRestrictions) PreFilter(_ *framework.CycleState, pod *framework.PodInfo, _ framework.NodeInfoLister) *framework.Status {
-	if !slices.ContainsFunc(pod.Pod.Spec.Volumes, needsRestrictionsCheck) {
+// PreFilter counts the pods using the pod's ReadWriteOncePod claims, and
+// skips the filter for a pod without any disk it checks and no such
+// claim in use.
+func (pl *VolumeRestrictions) PreFilter(state *framework.CycleState, pod *framework.PodInfo, nodes framework.NodeInfoLister) *framework.Status {
+	s, st := pl.readWriteOncePod(pod, nodes)
+	if st != nil {
+		return st
+	}
+	if !slices.ContainsFunc(pod.Pod.Spec.Volumes, needsRestrictionsCheck) && s.conflicts == 0 {
 		return skip
 	}
+	state.Write(preFilterStateKey, s)
 	return nil
 }
 
@@ -69,8 +92,8 @@ func needsRestrictionsCheck(v corev1.Volume) bool {
 }
 
 // Filter rejects the node if a pod there uses one of the pod's disks in a
-// conflicting way.
-func (*VolumeRestrictions) Filter(_ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+// conflicting way, or any pod uses one of its ReadWriteOncePod claims.
+func (*VolumeRestrictions) Filter(state *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
 	for i := range pod.Pod.Spec.Volumes {
 		v := &pod.Pod.Spec.Volumes[i]
 		if !needsRestrictionsCheck(*v) {
@@ -81,6 +104,13 @@ func (*VolumeRestrictions) Filter(_ *framework.CycleState, pod *framework.PodInf
 				return errStatus
 			}
 		}
+	}
+	s, err := framework.ReadAs[*preFilterState](state, preFilterStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.conflicts > 0 {
+		return errReadWriteOncePod
 	}
 	return nil
 }
@@ -123,11 +153,12 @@ func haveOverlap(a, b []string) bool {
 	return false
 }
 
-// EventsToRegister: a new node, or a bound pod going away (releasing its
-// disks).
+// EventsToRegister: a new node, a bound pod going away (releasing its
+// disks, its ReadWriteOncePod claim), a claim created or changed.
 func (*VolumeRestrictions) EventsToRegister() []framework.ClusterEvent {
 	return []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add},
 		{Resource: framework.AssignedPod, ActionType: framework.Delete},
+		{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
 	}
 }

@@ -47,7 +47,7 @@ func TestVolumeRestrictionsFilter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			node := st.NodeInfo(st.MakeNode("node01").Obj(), st.MakePod("existing").Volume(tt.existing).NodeName("node01").Obj())
-			pl, state, pi := New(), framework.NewCycleState(), framework.NewPodInfo(st.MakePod("p").Volume(tt.wanted).Obj())
+			pl, state, pi := New(framework.Handle{}), framework.NewCycleState(), framework.NewPodInfo(st.MakePod("p").Volume(tt.wanted).Obj())
 			if s := pl.PreFilter(state, pi, nil); !s.IsSuccess() {
 				t.Fatalf("PreFilter = %v", s.Code())
 			}
@@ -64,7 +64,7 @@ func TestVolumeRestrictionsFilter(t *testing.T) {
 
 func TestPodsWithoutDisksSkipTheFilter(t *testing.T) {
 	pod := st.MakePod("p").Volume(corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}).Obj()
-	if s := New().PreFilter(framework.NewCycleState(), framework.NewPodInfo(pod), nil); s.Code() != framework.Skip {
+	if s := New(framework.Handle{}).PreFilter(framework.NewCycleState(), framework.NewPodInfo(pod), nil); s.Code() != framework.Skip {
 		t.Errorf("PreFilter = %v, want Skip", s.Code())
 	}
 }

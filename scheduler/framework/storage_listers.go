@@ -1,0 +1,44 @@
+package framework
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+)
+
+// StorageLister reads PersistentVolumeClaims, PersistentVolumes and
+// StorageClasses as the scheduler's informers hold them: what the volume
+// plugins (VolumeRestrictions, VolumeBinding, VolumeZone) check a pod's
+// claims against. The objects are the informers': never modify them.
+type StorageLister interface {
+	Claim(namespace, name string) (*corev1.PersistentVolumeClaim, bool)
+	Volume(name string) (*corev1.PersistentVolume, bool)
+	// Volumes returns every PersistentVolume.
+	Volumes() []*corev1.PersistentVolume
+	Class(name string) (*storagev1.StorageClass, bool)
+}
+
+// StorageWriter writes what VolumeBinding decided for a pod before it is
+// bound (its PreBind): a static volume's claimRef, a claim's selected node.
+// It returns what the API server stored.
+type StorageWriter interface {
+	UpdateVolume(ctx context.Context, pv *corev1.PersistentVolume) (*corev1.PersistentVolume, error)
+	UpdateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error)
+}
+
+// StorageOrNone is h.Storage, or, if that is nil, a lister in which no
+// claim, volume or class exists.
+func (h Handle) StorageOrNone() StorageLister {
+	if h.Storage == nil {
+		return noStorage{}
+	}
+	return h.Storage
+}
+
+type noStorage struct{}
+
+func (noStorage) Claim(string, string) (*corev1.PersistentVolumeClaim, bool) { return nil, false }
+func (noStorage) Volume(string) (*corev1.PersistentVolume, bool)             { return nil, false }
+func (noStorage) Volumes() []*corev1.PersistentVolume                        { return nil }
+func (noStorage) Class(string) (*storagev1.StorageClass, bool)               { return nil, false }
