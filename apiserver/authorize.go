@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/mkube/mkube/apiserver/audit"
 	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/authorization"
 )
@@ -27,10 +28,12 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			return
 		} else if ok {
 			s.log.Debug("impersonating", "user", user.Username, "as", as.Username)
+			audit.SetImpersonatedUser(ctx, as)
 			user, ctx = as, authentication.WithUser(ctx, as)
 		}
 		a := requestAttributes(r, user)
 		d, reason, err := s.cfg.Authorizer.Authorize(ctx, a)
+		audit.SetDecision(ctx, d == authorization.Allow, reason)
 		if d != authorization.Allow {
 			args := []any{"user", user.Username, "verb", a.Verb, "path", r.URL.Path}
 			if err != nil {
@@ -61,8 +64,10 @@ func requestAttributes(r *http.Request, user authenticationv1.UserInfo) authoriz
 	}
 	if a.Name == "" && (a.Verb == "list" || a.Verb == "watch") && strings.Contains(r.URL.RawQuery, "fieldSelector") {
 		// `kubectl get configmap my-config -w` lists by name: a rule
-		// with resourceNames may grant it.
-		a.Name = nameSelected(r.URL.Query().Get("fieldSelector"))
+		// with resourceNames may grant it. The Node authorizer reads
+		// the selector itself (a kubelet's spec.nodeName=<node>).
+		a.FieldSelector = r.URL.Query().Get("fieldSelector")
+		a.Name = nameSelected(a.FieldSelector)
 	}
 	return a
 }

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mkube/mkube/apiserver/admission"
 )
 
 // Request is one API request as a handler sees it: the HTTP exchange, what
@@ -54,6 +56,15 @@ func (q *Request) Respond(code int, obj any, err error) { respond(q.W, code, obj
 // Stored logs a write the handler made, in the seed's terms where it is
 // one of seed 000's steps.
 func (q *Request) Stored(obj runtime.Object) { q.srv.logWrite(q, obj) }
+
+// Admit runs the admission chain on a create of this subresource whose
+// body is obj (a TokenRequest), as kube-apiserver's createValidation:
+// NodeRestriction judges what a node may ask for.
+func (q *Request) Admit(obj runtime.Object) error {
+	return q.srv.cfg.Admission.Admit(q.Context(), &admission.Attributes{Operation: admission.Create,
+		Resource: q.Storage.res.GroupVersionResource(), Subresource: q.Info.Subresource, Namespace: q.Info.Namespace, Object: obj},
+		objects{q.srv})
+}
 
 // Fail answers with err as a Status.
 func (q *Request) Fail(err error) { writeError(q.W, err) }

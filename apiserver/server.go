@@ -17,7 +17,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/audit"
 	"github.com/mkube/mkube/apiserver/authentication"
+	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
@@ -35,6 +37,13 @@ type Config struct {
 	// Authenticator says who sent each request; nil takes every request
 	// for system:unsecured (in system:masters), as the plain port does.
 	Authenticator *authentication.Authenticator
+	// ServiceAccountTokens issues the tokens of serviceaccounts/<name>/token
+	// (TokenRequest) and is given the server's storage to check them
+	// against; nil answers TokenRequests 404, as a kube-apiserver without
+	// --service-account-issuer.
+	ServiceAccountTokens *serviceaccount.Tokens
+	// Audit, if set, logs every request (--audit-log-path).
+	Audit *audit.Logger
 	// Authorizer decides whether that user may do what the request asks
 	// (403 Forbidden if not): authorization.Chain of --authorization-mode.
 	// Nil allows everything, as --authorization-mode=AlwaysAllow.
@@ -102,6 +111,9 @@ func New(cfg Config) *Server {
 		st := &Storage{res: res, store: cfg.Store, now: cfg.Clock.Now, admission: cfg.Admission, objects: objects{s}}
 		s.storages[res] = st
 		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log, cfg.Clock)
+	}
+	if t := cfg.ServiceAccountTokens; t != nil && t.Objects == nil {
+		t.Objects = objects{s} // a token is good while its service account and pod are
 	}
 	s.handler = s.routes()
 	return s
@@ -174,7 +186,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.authenticate, s.authorize)
+	r.Use(s.audit, s.recoverer, s.authenticate, s.authorize)
 	r.Get("/healthz", s.health)
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
@@ -228,22 +240,6 @@ var Version = map[string]string{
 
 func (s *Server) version(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Version)
-}
-
-// authenticate puts who sent the request into its context, or answers
-// 401 Unauthorized for a credential that cannot be believed.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user := authentication.UnsecuredUser()
-		if a := s.cfg.Authenticator; a != nil {
-			var err error
-			if user, err = a.Authenticate(r); err != nil {
-				writeError(w, err)
-				return
-			}
-		}
-		next.ServeHTTP(w, r.WithContext(authentication.WithUser(r.Context(), user)))
-	})
 }
 
 // recoverer turns a handler panic into a 500 Status instead of a dropped

@@ -205,6 +205,14 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 	return nil
 }
 
+// admitDelete asks the admission plugins that judge deletions about
+// deleting cur (NodeRestriction: a node deletes only its own pods).
+func (s *Storage) admitDelete(ctx context.Context, cur runtime.Object) error {
+	m, _ := meta.Accessor(cur)
+	return s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Delete, Resource: s.res.GroupVersionResource(),
+		Namespace: m.GetNamespace(), OldObject: cur}, s.objects)
+}
+
 // UpdateFunc computes the new object from a private copy of the current one.
 type UpdateFunc func(cur runtime.Object) (runtime.Object, error)
 
@@ -342,6 +350,9 @@ func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 		}
 		m, _ := meta.Accessor(cur)
 		if err := checkPreconditions(s.res, m, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		if err := s.admitDelete(ctx, cur); err != nil {
 			return nil, false, err
 		}
 		next, pending := s.beginDeletion(cur, opts)

@@ -22,10 +22,17 @@ type Client struct {
 	base      string
 	http      *http.Client
 	userAgent string
+	// user is who the client's certificate says it is (kubeconfig.go);
+	// empty on the plain port.
+	user Identity
+	// impersonate are the Impersonate-* headers every request carries,
+	// nil unless Impersonate made this client.
+	impersonate http.Header
 }
 
-// New returns a client for the server at base (e.g. http://127.0.0.1:8080).
-// userAgent names the component in the server's logs.
+// New returns a client for the server at base (e.g. http://127.0.0.1:8080),
+// the learner's plain port: no credentials. userAgent names the component
+// in the server's logs. FromKubeconfig is the secure port's.
 func New(base, userAgent string) *Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	// Controllers and the scheduler send bursts of writes; keeping enough
@@ -153,6 +160,9 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
+	for k, v := range c.impersonate {
+		req.Header[k] = v // shared, read-only: the transport never writes a request's headers
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mkube/mkube/apiserver/authorization/rbac/bootstrappolicy"
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/controllermanager/clusterroleaggregation"
 	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/controllermanager/disruption"
@@ -43,7 +45,26 @@ type Options struct {
 	NodeLifecycle nodelifecycle.Options
 	// PersistentVolume also says where the volumes' data is (the nodes'
 	// disks, the NFS exports), to reclaim and provision it.
-	PersistentVolume persistentvolume.Options
+	PersistentVolume       persistentvolume.Options
+	ClusterRoleAggregation clusterroleaggregation.Options
+	// UseServiceAccountCredentials: each controller writes as its own
+	// service account, kube-system/<name> (bootstrappolicy's
+	// ControllerServiceAccounts), holding Kubernetes' role for it, as
+	// kube-controller-manager --use-service-account-credentials does;
+	// mkube impersonates the account where Kubernetes requests its
+	// token. The shared informers read as the controller manager itself.
+	UseServiceAccountCredentials bool
+}
+
+// accountDeps are d with, if useSA, a client acting as the service
+// account of the controller called name, when it has one.
+func accountDeps(d controller.Deps, name string, useSA bool) controller.Deps {
+	sa, ok := bootstrappolicy.ControllerServiceAccounts[name]
+	if !useSA || !ok {
+		return d
+	}
+	d.Client = d.Client.Impersonate("system:serviceaccount:kube-system:" + sa)
+	return d
 }
 
 // named is a controller and the name the log gives it.
@@ -58,27 +79,29 @@ type named struct {
 // ends.
 func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) {
 	d := controller.NewDeps(c, log, nil)
+	as := func(name string) controller.Deps { return accountDeps(d, name, opts.UseServiceAccountCredentials) }
 	// Built in this order, each asks d.Informers for what it watches and
 	// adds its handlers and indexes before anything runs.
 	controllers := []named{
-		{"replicaset", replicaset.New(d, opts.ReplicaSet)},
-		{"replicationcontroller", replicaset.NewReplicationManager(d, opts.ReplicationController)},
-		{"deployment", deployment.New(d, opts.Deployment)},
-		{"endpoints", endpoints.New(d, opts.Endpoints)},
-		{"endpointslice", endpointslice.New(d, opts.EndpointSlice)},
-		{"disruption", disruption.New(d, opts.Disruption)},
-		{"namespace", namespace.New(d, opts.Namespace)},
-		{"serviceaccount", serviceaccount.New(d, opts.ServiceAccount)},
-		{"garbagecollector", garbagecollector.New(d, opts.GarbageCollector)},
-		{"taint-eviction-controller", tainteviction.New(d, opts.TaintEviction)},
-		{"node-lifecycle-controller", nodelifecycle.New(d, opts.NodeLifecycle)},
-		{"persistentvolume-binder-controller", persistentvolume.New(d, opts.PersistentVolume)},
-		{"persistentvolume-expander-controller", expand.New(d)},
-		{"persistentvolumeclaim-protection-controller", protection.NewClaimController(d)},
-		{"persistentvolume-protection-controller", protection.NewVolumeController(d)},
+		{"replicaset", replicaset.New(as("replicaset"), opts.ReplicaSet)},
+		{"replicationcontroller", replicaset.NewReplicationManager(as("replicationcontroller"), opts.ReplicationController)},
+		{"deployment", deployment.New(as("deployment"), opts.Deployment)},
+		{"endpoints", endpoints.New(as("endpoints"), opts.Endpoints)},
+		{"endpointslice", endpointslice.New(as("endpointslice"), opts.EndpointSlice)},
+		{"disruption", disruption.New(as("disruption"), opts.Disruption)},
+		{"namespace", namespace.New(as("namespace"), opts.Namespace)},
+		{"serviceaccount", serviceaccount.New(as("serviceaccount"), opts.ServiceAccount)},
+		{"garbagecollector", garbagecollector.New(as("garbagecollector"), opts.GarbageCollector)},
+		{"taint-eviction-controller", tainteviction.New(as("taint-eviction-controller"), opts.TaintEviction)},
+		{"node-lifecycle-controller", nodelifecycle.New(as("node-lifecycle-controller"), opts.NodeLifecycle)},
+		{"persistentvolume-binder-controller", persistentvolume.New(as("persistentvolume-binder-controller"), opts.PersistentVolume)},
+		{"persistentvolume-expander-controller", expand.New(as("persistentvolume-expander-controller"))},
+		{"persistentvolumeclaim-protection-controller", protection.NewClaimController(as("persistentvolumeclaim-protection-controller"))},
+		{"persistentvolume-protection-controller", protection.NewVolumeController(as("persistentvolume-protection-controller"))},
+		{"clusterrole-aggregation", clusterroleaggregation.New(as("clusterrole-aggregation"), opts.ClusterRoleAggregation)},
 	}
 	if len(opts.RootCACertPublisher.CA) > 0 {
-		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(d, opts.RootCACertPublisher)})
+		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)})
 	}
 
 	var wg sync.WaitGroup // owner: Run; every goroutine returns when ctx ends

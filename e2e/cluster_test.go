@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,24 @@ type cluster struct {
 	logs  map[string]string      // component → log file
 	procs map[string]*os.Process // component → its process, for resource figures
 	dir   string                 // the cluster's files: etcd's data, the nodes' pod logs
+	// secure: the components talk to the secure port, each with its own
+	// kubeconfig from the API server's cert dir (clusterFlags.secure);
+	// the test itself still uses the plain port at URL.
+	secure     bool
+	securePort int
+}
+
+// certDir is where the API server keeps the PKI and the components'
+// kubeconfigs.
+func (c *cluster) certDir() string { return filepath.Join(c.dir, "etcd", "pki") }
+
+// serverFlags are how a component reaches the API server: the plain port,
+// or on a secure cluster the secure port with its own kubeconfig.
+func (c *cluster) serverFlags(kubeconfig string) []string {
+	if c.secure {
+		return []string{"--kubeconfig", filepath.Join(c.certDir(), kubeconfig+".kubeconfig")}
+	}
+	return []string{"--server", c.URL}
 }
 
 func freePort(t testing.TB) int {
@@ -87,6 +106,12 @@ func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubele
 // clusterFlags are extra flags for the control plane's programs.
 type clusterFlags struct {
 	apiserver, controllerManager []string
+	// secure runs the components with least privilege: each on its own
+	// kubeconfig over HTTPS (controller-manager.kubeconfig,
+	// scheduler.kubeconfig, and each node's kubelet-<node>.kubeconfig,
+	// which the API server makes with --node-kubeconfigs), judged by
+	// Node,RBAC and NodeRestriction.
+	secure bool
 }
 
 // startClusterWith starts the four programs with extra flags.
@@ -94,15 +119,23 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
-	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}, dir: dir}
-	c.startAPIServer(filepath.Join(dir, "etcd"), flags.apiserver...)
+	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", port), logs: map[string]string{}, dir: dir, secure: flags.secure}
+	apiserverFlags := flags.apiserver
+	if c.secure {
+		names := make([]string, len(nodes))
+		for i, n := range nodes {
+			names[i] = n.name
+		}
+		apiserverFlags = append([]string{"--node-kubeconfigs", strings.Join(names, ",")}, apiserverFlags...)
+	}
+	c.securePort = c.startAPIServer(filepath.Join(dir, "etcd"), apiserverFlags...)
 	c.waitReady()
 	// The controller manager sees the nodes' disks and NFS exports where
 	// the kubelets have them (startKubelet), as the PersistentVolume
 	// controller needs to reclaim and provision volumes.
-	c.start("controller-manager", append([]string{"--server", c.URL, "--root-ca-file", filepath.Join(dir, "etcd", "pki", "ca.crt"),
-		"--node-root", filepath.Join(dir, "nodes"), "--nfs-root", filepath.Join(dir, "nfs")}, flags.controllerManager...)...)
-	c.start("scheduler", "--server", c.URL)
+	c.start("controller-manager", slices.Concat(c.serverFlags("controller-manager"), []string{"--root-ca-file", filepath.Join(c.certDir(), "ca.crt"),
+		"--node-root", filepath.Join(dir, "nodes"), "--nfs-root", filepath.Join(dir, "nfs")}, flags.controllerManager)...)
+	c.start("scheduler", c.serverFlags("scheduler")...)
 	for _, n := range nodes {
 		c.startKubelet("kubelet-"+n.name, n)
 	}
@@ -125,9 +158,9 @@ func (c *cluster) startKubelet(name string, n kubeletNode) {
 	if c.dir == "" {
 		c.dir = c.t.TempDir()
 	}
-	args := []string{"--server", c.URL, "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1",
+	args := append(c.serverFlags("kubelet-"+n.name), "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1",
 		"--pod-logs-dir", filepath.Join(c.dir, "pod-logs", n.name),
-		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs")}
+		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs"))
 	c.startAs(name, "kubelet", append(args, n.flags...)...)
 }
 

@@ -30,6 +30,9 @@ func TestRBACDecidesWhatEachUserMay(t *testing.T) {
 	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}}
 	secure := c.startAPIServer(filepath.Join(t.TempDir(), "etcd"), "--cert-dir", certDir)
 	c.waitReady()
+	// The controller manager's clusterrole-aggregation controller fills
+	// admin, edit and view, as in Kubernetes.
+	c.start("controller-manager", "--server", c.URL)
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.dumpLogs()

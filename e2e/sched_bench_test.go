@@ -34,6 +34,11 @@ import (
 // from the start of the creates.
 //
 // MKUBE_BENCH_PODS overrides the 10,000 pods (e.g. for a quick look).
+//
+// MKUBE_BENCH_SECURE=1 runs it on the secure port, as the Kubernetes
+// anchor ran (Node,RBAC): the scheduler on its kubeconfig, the
+// benchmark's clients as a user RBAC allows, over HTTP/2 with client-go's
+// transport (bench_secure_test.go).
 func BenchmarkSchedulingBasic(b *testing.B) {
 	pods := 10000
 	if v := envInt("MKUBE_BENCH_PODS"); v > 0 {
@@ -66,28 +71,33 @@ const benchClients = 16
 // schedulingBasic runs one measurement; with backlog, the scheduler starts
 // only once every pod exists.
 func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
-	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}}
-	c.startAPIServer(filepath.Join(b.TempDir(), "etcd"), "--log-level", "warn")
+	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}, dir: b.TempDir()}
+	c.securePort = c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
 	c.waitReady()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
+	watcher, api, schedulerFlags := client, c.URL, []string{"--server", c.URL}
+	if os.Getenv("MKUBE_BENCH_SECURE") == "1" { // bench_secure_test.go
+		client, watcher, api = benchSecureClients(b, c)
+		schedulerFlags = []string{"--kubeconfig", filepath.Join(c.certDir(), "scheduler.kubeconfig")}
+	}
 
 	// The nodes: big enough that only the pod count limits them.
 	parallel(nodes, func(i int) {
 		node := fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-%d","labels":{"kubernetes.io/hostname":"node-%d"}},
 		"status":{"capacity":{"cpu":"32","memory":"256Gi","pods":"110"},"allocatable":{"cpu":"32","memory":"256Gi","pods":"110"},
 		"conditions":[{"type":"Ready","status":"True"}]}}`, i, i)
-		post(b, client, c.URL+"/api/v1/nodes", node)
+		post(b, client, api+"/api/v1/nodes", node)
 	})
 	if !backlog {
 		// As in scheduler_perf, the scheduler is up before the pods come:
 		// one pod that it binds shows that it has listed everything and
 		// is scheduling, so its start-up is not counted as pod latency.
-		c.start("scheduler", "--server", c.URL, "--log-level", "warn")
-		post(b, client, c.URL+"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"warmup"},
+		c.start("scheduler", append(schedulerFlags, "--log-level", "warn")...)
+		post(b, client, api+"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"warmup"},
 		"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}`)
 		testserver.EventuallyWithin(b, time.Minute, "the scheduler binds the warm-up pod", func() (bool, string) {
 			var warm struct{ Spec struct{ NodeName string } }
-			getJSON(b, client, c.URL+"/api/v1/namespaces/default/pods/warmup", &warm)
+			getJSON(b, client, api+"/api/v1/namespaces/default/pods/warmup", &warm)
 			return warm.Spec.NodeName != "", "not bound yet"
 		})
 	}
@@ -95,7 +105,7 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	var list struct {
 		Metadata struct{ ResourceVersion string }
 	}
-	getJSON(b, client, c.URL+"/api/v1/pods", &list)
+	getJSON(b, client, api+"/api/v1/pods", &list)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -104,8 +114,8 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	bound := make(map[string]time.Time, pods)
 	allBound := make(chan struct{})
 	go func() { // one watch records when each pod got its node
-		req, _ := http.NewRequestWithContext(ctx, "GET", c.URL+"/api/v1/pods?watch=true&resourceVersion="+list.Metadata.ResourceVersion, nil)
-		resp, err := client.Do(req)
+		req, _ := http.NewRequestWithContext(ctx, "GET", api+"/api/v1/pods?watch=true&resourceVersion="+list.Metadata.ResourceVersion, nil)
+		resp, err := watcher.Do(req)
 		if err != nil {
 			return
 		}
@@ -136,7 +146,7 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	}()
 
 	if path := os.Getenv("MKUBE_BENCH_CPUPROFILE"); path != "" {
-		go fetchProfile(ctx, client, c.URL+"/debug/pprof/profile?seconds=5", path) // the API server's CPU during the burst
+		go fetchProfile(ctx, http.DefaultClient, c.URL+"/debug/pprof/profile?seconds=5", path) // the API server's CPU during the burst, from the plain port
 	}
 	start := time.Now()
 	var createDone atomic.Int64
@@ -145,7 +155,7 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 		pod := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
 		"resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]}}`, name)
 		sent := time.Now()
-		post(b, client, c.URL+"/api/v1/namespaces/default/pods", pod)
+		post(b, client, api+"/api/v1/namespaces/default/pods", pod)
 		mu.Lock()
 		created[name] = sent
 		mu.Unlock()
@@ -153,7 +163,7 @@ func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	})
 	if backlog {
 		start = time.Now()
-		c.start("scheduler", "--server", c.URL, "--log-level", "warn")
+		c.start("scheduler", append(schedulerFlags, "--log-level", "warn")...)
 	}
 	select {
 	case <-allBound:

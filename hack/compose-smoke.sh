@@ -33,3 +33,14 @@ for node in node01 node02 node03; do
 done
 [ "$running" = 3 ] || { echo "compose: crictl sees $running running containers in the nodes' runtimes, want 3"; exit 1; }
 echo "compose: crictl sees the 3 containers in the nodes' runtimes"
+# Least privilege: the admin's certificate works on the secure port, a
+# node's may not read a Secret none of its pods uses.
+pki=$(mktemp -d)
+docker cp "$($compose ps -q apiserver)":/var/lib/mkube/etcd/pki "$pki/"
+curl -sf --cacert "$pki/pki/ca.crt" --cert "$pki/pki/admin.crt" --key "$pki/pki/admin.key" -XPOST https://127.0.0.1:6443/api/v1/namespaces/default/secrets \
+  -H 'Content-Type: application/json' -d '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"smoke"}}' >/dev/null
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/pki/ca.crt" --cert "$pki/pki/kubelet-node01.crt" --key "$pki/pki/kubelet-node01.key" \
+  https://127.0.0.1:6443/api/v1/namespaces/default/secrets/smoke)
+rm -rf "$pki"
+[ "$code" = 403 ] || { echo "compose: node01 read a Secret its pods do not use: $code, want 403"; exit 1; }
+echo "compose: node01's certificate is refused a Secret its pods do not use"

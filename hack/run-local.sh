@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the same cluster as docker-compose.yml, as local processes: an API
-# server on :8080 (etcd embedded, data in ./mkube-data), a controller
-# manager, a scheduler and kubelets node01..node03. Logs go to ./logs/,
-# the containers' logs (CRI log files) to ./logs/pods/<node>/.
-# Ctrl-C stops everything.
+# server on :8080 (the learner's port) and :6443 (the secure port; etcd
+# embedded, data in ./mkube-data), a controller manager, a scheduler and
+# kubelets node01..node03, each on the secure port with its own
+# kubeconfig, which the API server writes into mkube-data/pki at its
+# first start. Logs go to ./logs/, the containers' logs (CRI log files)
+# to ./logs/pods/<node>/. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-8080}
@@ -12,24 +14,26 @@ mkdir -p logs
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 
-bin/apiserver --port "$PORT" --data-dir mkube-data >logs/apiserver.log 2>&1 & pids+=($!)
+PKI=mkube-data/pki
+bin/apiserver --port "$PORT" --data-dir mkube-data --node-kubeconfigs node01,node02,node03 >logs/apiserver.log 2>&1 & pids+=($!)
 until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
 # The controller manager sees the nodes' disks and the NFS exports where
 # the kubelets have them: the PersistentVolume controller recycles and
 # deletes volumes' data there, and provisions under the NFS root.
-bin/controller-manager --server "$SERVER" --root-ca-file mkube-data/pki/ca.crt \
+bin/controller-manager --kubeconfig "$PKI/controller-manager.kubeconfig" --root-ca-file "$PKI/ca.crt" \
   --node-root mkube-data/nodes --nfs-root mkube-data/nfs >logs/controller-manager.log 2>&1 & pids+=($!)
-bin/scheduler --server "$SERVER" >logs/scheduler.log 2>&1 & pids+=($!)
+bin/scheduler --kubeconfig "$PKI/scheduler.kubeconfig" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),
   # and loopback as the address the API server reaches it at.
   # Each kubelet runs its own runtime in-process, writing container logs
   # to a directory of its own (the default, /var/log/pods, is root's);
   # the nodes' disks, where volumes live, are mkube-data/nodes/<node>.
-  bin/kubelet --server "$SERVER" --node-name "$n" --port 0 --node-ip 127.0.0.1 \
+  bin/kubelet --kubeconfig "$PKI/kubelet-$n.kubeconfig" --node-name "$n" --port 0 --node-ip 127.0.0.1 \
     --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
     >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
-echo "mkube is up at $SERVER (logs in ./logs; Ctrl-C stops it)"
+echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in ./logs; Ctrl-C stops it)"
+echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"
 wait

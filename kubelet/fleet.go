@@ -23,7 +23,9 @@ import (
 // otherwise have alone:
 //
 //   - one API connection and one pod informer, which list-watches the pods
-//     bound to any node and hands each to its node's queue;
+//     bound to any node and hands each to its node's queue; on the secure
+//     port, one identity, under which each node's own requests go
+//     impersonated as that node (identity.go);
 //   - one Services informer, for the service variables of every
 //     container (envvars.go);
 //   - one container runtime, whose sandboxes carry their node's name
@@ -41,12 +43,14 @@ type Fleet struct {
 	informer *client.Informer
 	services *client.Informer // every Service, for containers' env (envvars.go)
 	// configMaps and secrets are every ConfigMap and Secret, for
-	// containers' env and volumes (objects.go).
+	// containers' env and volumes (objects.go); nil for a kubelet whose
+	// identity may not list them, which reads each (identity.go).
 	configMaps, secrets *client.Informer
 	// changedMu guards changed: the ConfigMaps and Secrets changed since
 	// the last volume resync, "configmap/ns/name" (volumes.go).
 	changedMu sync.Mutex
 	changed   map[string]bool
+	tokens    *tokenManager    // the pods' service-account tokens (tokens.go)
 	recorder  *record.Recorder // its Run sends every node's events
 	listener  net.Listener     // the kubelet API's, opened by NewFleet
 	kubelets  []*Kubelet
@@ -86,6 +90,9 @@ func NodeNames(prefix string, n int) []string {
 func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) == 0 || names[0] == "" {
 		return nil, fmt.Errorf("node name is required")
+	}
+	if err := checkIdentity(c, names); err != nil {
+		return nil, err
 	}
 	base, err := withDefaults(base)
 	if err != nil {
@@ -140,16 +147,22 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
-		services:   client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
-		configMaps: client.NewInformer(c, client.ConfigMaps, "", client.ListOptions{}, log),
-		secrets:    client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log),
-		changed:    map[string]bool{}}
+		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
+		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log)}
+	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
+		f.configMaps = client.NewInformer(c, client.ConfigMaps, "", client.ListOptions{}, log)
+		f.secrets = client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log)
+	}
 	f.watchObjects()
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
+		k.client = asNode(c, cfg.NodeName) // each node's own requests, as that node (identity.go)
 		f.kubelets = append(f.kubelets, k)
 		f.byName[cfg.NodeName] = k
+	}
+	if c.Identity().User != "" {
+		f.tokens.request = f.requestTokenAsNode
 	}
 	f.informer.AddHandler(client.Handler{
 		OnAdd:    f.route,
@@ -235,14 +248,17 @@ func (f *Fleet) Run(ctx context.Context) error {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
-	wg.Go(func() { f.informer.Run(ctx) })
-	wg.Go(func() { f.services.Run(ctx) })
-	wg.Go(func() { f.configMaps.Run(ctx) })
-	wg.Go(func() { f.secrets.Run(ctx) })
+	informers := []*client.Informer{f.informer, f.services}
+	if f.configMaps != nil {
+		informers = append(informers, f.configMaps, f.secrets)
+	}
+	for _, inf := range informers {
+		wg.Go(func() { inf.Run(ctx) })
+	}
 	// The Services too before any container starts, as the kubelet waits
 	// for its service lister: else a pod taken at startup could miss
 	// KUBERNETES_SERVICE_HOST, which in-cluster clients need.
-	if !client.WaitForSync(ctx, f.informer, f.services, f.configMaps, f.secrets) {
+	if !client.WaitForSync(ctx, informers...) {
 		return nil
 	}
 	wg.Go(func() { f.watchContainerEvents(ctx) })

@@ -113,6 +113,7 @@ type Kubelet struct {
 	mu          sync.Mutex
 	terminating map[types.UID]bool
 	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
+	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
 	pullErrors  map[string]string
 	failures    map[types.UID]podFailure // pods the kubelet failed (deadline.go)
 	static      map[string]*staticPod    // by mirror key (staticpods.go)

@@ -74,7 +74,7 @@ func (k *Kubelet) prepareSubPaths(pod *corev1.Pod, c corev1.Container, env []cor
 			return err
 		}
 		v, ok := volumeNamed(pod, m.Name)
-		if sub == "" || !ok || v.PersistentVolumeClaim != nil || isMemory(v) || k.cfg.NodeRoot == "" {
+		if sub == "" || !ok || isMemory(v) || k.cfg.NodeRoot == "" {
 			continue
 		}
 		dir := k.onDisk(path.Join(volumeDir(pod.UID, v), sub))

@@ -40,7 +40,10 @@ import (
 //     SyncFrequency, so that an updated ConfigMap reaches the files, but
 //     not a subPath mount, and never an environment variable;
 //   - nfs: a directory shared by every pod of every node that mounts the
-//     same server and path (NFSRoot/<server>/<path>).
+//     same server and path (NFSRoot/<server>/<path>);
+//   - persistentVolumeClaim: the claim's volume, hostPath, local or nfs,
+//     once the claim is bound and the volume is free to attach to this
+//     node (volumes_claims.go).
 
 // podDir is the pod's directory on the node, node-absolute.
 func podDir(uid types.UID) string { return path.Join("/var/lib/kubelet/pods", string(uid)) }
@@ -82,14 +85,29 @@ func (k *Kubelet) onDisk(nodePath string) string {
 
 // mountError is a volume that could not be set up, worded as the
 // kubelet's FailedMount events: `MountVolume.SetUp failed for volume
-// "config" : configmap "x" not found`.
+// "config" : configmap "x" not found`. op is the operation that failed,
+// SetUp if empty.
 type mountError struct {
 	volume string
+	op     string
 	err    error
 }
 
 func (e *mountError) Error() string {
-	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.volume, e.err)
+	op := e.op
+	if op == "" {
+		op = "SetUp"
+	}
+	return fmt.Sprintf("MountVolume.%s failed for volume %q : %v", op, e.volume, e.err)
+}
+
+func (*mountError) reason() string { return "FailedMount" }
+
+// volumeError is a volume the pod must wait for: its event's reason
+// (FailedMount, FailedAttachVolume) and message.
+type volumeError interface {
+	error
+	reason() string
 }
 
 // setUpVolumes sets up (or refreshes) the volumes of pod on the node. It
@@ -98,6 +116,9 @@ func (e *mountError) Error() string {
 func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 	if k.cfg.NodeRoot == "" || len(pod.Spec.Volumes) == 0 {
 		return nil
+	}
+	if err := k.setUpClaims(ctx, pod); err != nil {
+		return err
 	}
 	for _, v := range pod.Spec.Volumes {
 		dir := k.onDisk(volumeDir(pod.UID, v))
@@ -108,7 +129,7 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		case s.NFS != nil:
 			err = k.setUpNFS(dir, s.NFS)
 		case s.PersistentVolumeClaim != nil:
-			continue // claims are the storage issue's: not mounted yet
+			continue // setUpClaims's (volumes_claims.go)
 		case isMemory(v):
 			err = k.setUpMemoryEmptyDir(pod, v, dir) // emptydir.go
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
@@ -173,21 +194,11 @@ func setUpHostPath(dir string, h *corev1.HostPathVolumeSource) error {
 // setUpNFS "mounts" the export: a link from the pod's volume directory
 // to the export's directory, which every node's kubelet and runtime see.
 func (k *Kubelet) setUpNFS(dir string, n *corev1.NFSVolumeSource) error {
-	if k.cfg.NFSRoot == "" {
-		return errors.New("mount failed: this kubelet has no --nfs-root to reach NFS servers")
-	}
-	export := filepath.Join(k.cfg.NFSRoot, n.Server, filepath.Clean("/"+n.Path))
-	if err := os.MkdirAll(export, 0o777); err != nil {
+	export, err := k.nfsExport(n)
+	if err != nil {
 		return err
 	}
-	if target, err := os.Readlink(dir); err == nil && target == export {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	os.RemoveAll(dir)
-	return os.Symlink(export, dir)
+	return linkVolume(dir, export)
 }
 
 // DefaultSyncFrequency is Kubernetes' --sync-frequency: how often the
@@ -216,11 +227,14 @@ func (k *Kubelet) mountVolumes(ctx context.Context, pod *corev1.Pod, sb *podSand
 	if err == nil {
 		return true, nil
 	}
-	var me *mountError
-	if !errors.As(err, &me) {
+	var ve volumeError
+	if !errors.As(err, &ve) {
 		return mounted, err
 	}
-	k.recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+	var attach *attachError
+	if !errors.As(err, &attach) { // a Multi-Attach error has its own event, recorded once
+		k.recorder.Event(pod, corev1.EventTypeWarning, ve.reason(), "%v", err)
+	}
 	key := client.KeyOf(pod)
 	if mounted {
 		k.log.Warn("could not refresh a volume: it keeps its last content", "pod", key, "err", err)
@@ -241,6 +255,7 @@ func (k *Kubelet) tearDownVolumes(uid types.UID) {
 	}
 	k.mu.Lock()
 	delete(k.mounted, uid)
+	delete(k.attach.reported, uid)
 	k.mu.Unlock()
 	if err := k.unmountPod(uid); err != nil {
 		k.log.Warn("could not unmount the pod's tmpfs volumes", "uid", uid, "err", err)
@@ -259,12 +274,14 @@ func volumeMounts(pod *corev1.Pod, c corev1.Container, env []corev1.EnvVar) []*r
 	for _, m := range c.VolumeMounts {
 		v, ok := volumeNamed(pod, m.Name)
 		sub, err := subPathOf(m, env)
-		if !ok || v.PersistentVolumeClaim != nil || err != nil {
+		if !ok || err != nil {
 			continue
 		}
 		// ConfigMaps, Secrets, the downward API and projections are
-		// read-only whatever the mount says (Kubernetes mounts them so).
-		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
+		// read-only whatever the mount says (Kubernetes mounts them so);
+		// an nfs volume or a claim is if its source says readOnly.
+		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil ||
+			v.NFS != nil && v.NFS.ReadOnly || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
 		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: path.Join(volumeDir(pod.UID, v), sub), Readonly: ro})
 	}
 	return out
@@ -296,12 +313,14 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		case <-t.C():
 		}
 		changed := f.takeChanged()
-		if len(changed) == 0 {
+		f.tokens.forgetExpired()
+		if len(changed) == 0 && f.tokens.empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
-			if pod := obj.(*corev1.Pod); mountsChanged(pod, changed) && !podFinished(pod) {
-				f.route(pod)
+			pod := obj.(*corev1.Pod)
+			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.podRenewalDue(pod)) {
+				f.route(pod) // tokens.go: a token is renewed when 80% of its life has passed
 			}
 		}
 	}

@@ -13,15 +13,11 @@ import (
 // What a configMap, secret, downwardAPI or projected volume holds: its
 // payload, file by file, as the kubelet's volume plugins make it
 // (MakePayload): every key of the object, or only the listed items at
-// their paths, with defaultMode (0644) or the item's own mode.
+// their paths, with defaultMode (0644) or the item's own mode; a
+// projected serviceAccountToken source, a token bound to the pod.
 
 // defaultVolumeMode is Kubernetes' defaultMode of these volumes.
 const defaultVolumeMode = 0o644
-
-// serviceAccountTokenPlaceholder is the token file's content until the
-// API server issues bound tokens (the security issue): marked so that no
-// one takes it for a credential.
-const serviceAccountTokenPlaceholder = "mkube-placeholder-token: the API server does not issue service account tokens yet\n"
 
 func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (map[string]volumeFile, error) {
 	out := map[string]volumeFile{}
@@ -44,7 +40,11 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 			case src.DownwardAPI != nil:
 				err = k.downwardAPIFiles(pod, src.DownwardAPI.Items, mode, out)
 			case src.ServiceAccountToken != nil:
-				out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(serviceAccountTokenPlaceholder), mode: mode}
+				// A token the API server issued for this pod (tokens.go).
+				var token string
+				if token, err = k.fleet.tokens.podToken(ctx, pod, src.ServiceAccountToken); err == nil {
+					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
+				}
 			}
 			if err != nil {
 				return nil, err

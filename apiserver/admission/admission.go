@@ -23,6 +23,7 @@ type Operation string
 const (
 	Create Operation = "CREATE"
 	Update Operation = "UPDATE"
+	Delete Operation = "DELETE"
 )
 
 // Attributes describe one write.
@@ -31,7 +32,7 @@ type Attributes struct {
 	Resource    schema.GroupVersionResource
 	Subresource string // "" for the object itself, "status" for its status...
 	Namespace   string
-	Object      runtime.Object // the object about to be stored; a plugin may change it
+	Object      runtime.Object // the object about to be stored; a plugin may change it; nil on delete
 	OldObject   runtime.Object // the stored object; nil on create
 }
 
@@ -47,6 +48,18 @@ type Objects interface {
 type Plugin struct {
 	Name  string
 	Admit func(ctx context.Context, a *Attributes, objs Objects) error
+	// Handles are the operations the plugin is asked about, as
+	// Kubernetes' admission.Handler declares them; nil is Create and
+	// Update, what most plugins judge.
+	Handles []Operation
+}
+
+// handles: the plugin is asked about op.
+func (p Plugin) handles(op Operation) bool {
+	if p.Handles == nil {
+		return op == Create || op == Update
+	}
+	return slices.Contains(p.Handles, op)
 }
 
 // Plugins is every plugin mkube has, in the order they run: the one place
@@ -54,6 +67,7 @@ type Plugin struct {
 var Plugins = []Plugin{
 	NamespaceLifecycle,
 	ServiceAccount,
+	NodeRestriction,
 	Priority,
 	DefaultTolerationSeconds,
 	DefaultStorageClass,
@@ -94,6 +108,9 @@ func (c *Chain) Enabled() []string { return Names(c.plugins) }
 // Admit runs the plugins in order; the first refusal ends the write.
 func (c *Chain) Admit(ctx context.Context, a *Attributes, objs Objects) error {
 	for _, p := range c.plugins {
+		if !p.handles(a.Operation) {
+			continue
+		}
 		if err := p.Admit(ctx, a, objs); err != nil {
 			return err
 		}

@@ -37,12 +37,15 @@ func admitServiceAccount(ctx context.Context, a *Attributes, objs Objects) error
 		return nil
 	}
 	pod := a.Object.(*corev1.Pod)
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return nil // a mirror pod is the kubelet's copy of its static pod: left as it is, and it may use no service account
+	}
 	if pod.Spec.ServiceAccountName == "" {
 		pod.Spec.ServiceAccountName = "default"
 	}
 	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
-	if a.Operation != Create || pod.Annotations[corev1.MirrorPodAnnotationKey] != "" {
-		return nil // a pod's volumes are fixed; a mirror pod may not use service accounts
+	if a.Operation != Create {
+		return nil // a pod's volumes are fixed
 	}
 	if !automount(ctx, pod, objs) {
 		return nil

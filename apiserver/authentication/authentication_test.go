@@ -4,10 +4,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +56,9 @@ func TestWhoSentTheRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/api", nil)
 			r.TLS = tc.tls
-			u, err := New(ours.CA, clocktesting.NewFakePassiveClock(tc.at)).Authenticate(r)
+			a := New(ours.CA, clocktesting.NewFakePassiveClock(tc.at))
+			a.Log = slog.New(slog.DiscardHandler)
+			u, err := a.Authenticate(r)
 			if tc.err != nil {
 				if !tc.err(err) {
 					t.Fatalf("got %v, %v", u, err)
@@ -80,4 +84,78 @@ func cert(t *testing.T, dir, name string) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func TestTheUnionTriesEachCredentialInTurn(t *testing.T) {
+	ours, err := pki.Ensure(t.TempDir(), []string{"127.0.0.1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := pki.Ensure(t.TempDir(), []string{"127.0.0.1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := ParseTokenFile(strings.NewReader("s3cret,alice,1001,dev\n"), "tokens.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := []*x509.Certificate{cert(t, theirs.Dir, "admin")}
+	tests := []struct {
+		name      string
+		certs     []*x509.Certificate
+		header    string
+		anonymous bool
+		user      string // "" for 401
+		groups    []string
+	}{
+		{"a token of the token file names its user", nil, "Bearer s3cret", true, "alice", []string{"dev", Authenticated}},
+		{"an unknown token is 401, not anonymous", nil, "Bearer guess", true, "", nil},
+		{"a bad certificate with a good token is the token's user", foreign, "Bearer s3cret", true, "alice", []string{"dev", Authenticated}},
+		{"a bad certificate alone is 401", foreign, "", true, "", nil},
+		{"a good certificate goes first", []*x509.Certificate{cert(t, ours.Dir, "admin")}, "Bearer s3cret", true,
+			"kubernetes-admin", []string{"system:masters", Authenticated}},
+		{"another scheme is no credential: anonymous", nil, "Basic YWRtaW46YWRtaW4=", true, Anonymous, []string{Unauthenticated}},
+		{"no credential with --anonymous-auth=false is 401", nil, "", false, "", nil},
+		{"a token still works with --anonymous-auth=false", nil, "Bearer s3cret", false, "alice", []string{"dev", Authenticated}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(ours.CA, clocktesting.NewFakePassiveClock(now))
+			a.Log, a.Tokens, a.Anonymous = slog.New(slog.DiscardHandler), []TokenAuthenticator{file}, tc.anonymous
+			r := httptest.NewRequest("GET", "/api", nil)
+			r.TLS = &tls.ConnectionState{PeerCertificates: tc.certs}
+			if tc.header != "" {
+				r.Header.Set("Authorization", tc.header)
+			}
+			u, err := a.Authenticate(r)
+			if tc.user == "" {
+				if !apierrors.IsUnauthorized(err) {
+					t.Fatalf("got %+v, %v; want 401", u, err)
+				}
+				return
+			}
+			if err != nil || u.Username != tc.user || !slices.Equal(u.Groups, tc.groups) {
+				t.Fatalf("got %+v, %v; want %s %v", u, err, tc.user, tc.groups)
+			}
+			if tc.user == "alice" && r.Header.Get("Authorization") != "" {
+				t.Error("the believed token is still in the request's headers")
+			}
+		})
+	}
+}
+
+func TestAStaticTokenIsForTheAPIServersAudiencesOnly(t *testing.T) {
+	file, err := ParseTokenFile(strings.NewReader("s3cret,alice,1001\n"), "tokens.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(nil, nil)
+	a.Tokens, a.APIAudiences = []TokenAuthenticator{file}, []string{"https://kubernetes.default.svc"}
+	resp, err := a.AuthenticateToken(t.Context(), "s3cret", []string{"https://kubernetes.default.svc", "vault"})
+	if err != nil || !slices.Equal(resp.Audiences, []string{"https://kubernetes.default.svc"}) {
+		t.Fatalf("for the API server: %+v, %v", resp, err)
+	}
+	if _, err := a.AuthenticateToken(t.Context(), "s3cret", []string{"vault"}); err == nil || err.Error() != "invalid bearer token" {
+		t.Fatalf("for vault: %v, want invalid bearer token", err)
+	}
 }

@@ -31,6 +31,10 @@ type Attributes struct {
 	Subresource     string
 	Namespace       string // "" for the cluster scope: a cluster-scoped kind, or all namespaces
 	Name            string
+	// FieldSelector is a list's or watch's fieldSelector, as sent: the
+	// Node authorizer lets a kubelet list only the pods bound to it
+	// (spec.nodeName=<node>).
+	FieldSelector string
 
 	Path string // non-resource requests only
 }

@@ -9,7 +9,8 @@
 //   - a Union asks its members in order, and the first that allows or
 //     denies decides. kube-apiserver's chain, and mkube's, starts with
 //     PrivilegedGroups (system:masters may do anything), then each
-//     --authorization-mode: AlwaysAllow or RBAC (package rbac);
+//     --authorization-mode: Node (package node: what kubelets may do),
+//     RBAC (package rbac) or AlwaysAllow;
 //   - anything not allowed is 403 Forbidden, worded by Forbidden.
 //
 // The access reviews (kubectl auth can-i) ask the same chain, which the

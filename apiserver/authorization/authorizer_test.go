@@ -48,7 +48,7 @@ func TestUnion(t *testing.T) {
 }
 
 func TestSystemMastersMayDoAnythingWhateverTheModes(t *testing.T) {
-	chain := Chain([]string{ModeRBAC}, fixed{d: NoOpinion})
+	chain := Chain([]string{ModeRBAC}, fixed{d: NoOpinion}, nil)
 	admin := Attributes{User: authenticationv1.UserInfo{Username: "kubernetes-admin", Groups: []string{"system:masters", "system:authenticated"}},
 		Verb: "delete", ResourceRequest: true, Resource: "nodes", Name: "node01"}
 	if d, _, _ := chain.Authorize(context.Background(), admin); d != Allow {
@@ -58,7 +58,7 @@ func TestSystemMastersMayDoAnythingWhateverTheModes(t *testing.T) {
 	if d, _, _ := chain.Authorize(context.Background(), admin); d != NoOpinion {
 		t.Errorf("the same user out of system:masters, RBAC silent: %v, want NoOpinion", d)
 	}
-	if d, _, _ := Chain([]string{ModeAlwaysAllow}, nil).Authorize(context.Background(), admin); d != Allow {
+	if d, _, _ := Chain([]string{ModeAlwaysAllow}, nil, nil).Authorize(context.Background(), admin); d != Allow {
 		t.Errorf("AlwaysAllow: %v, want Allow", d)
 	}
 }
@@ -73,7 +73,7 @@ func TestParseModes(t *testing.T) {
 		{"a list keeps its order", "RBAC,AlwaysAllow", []string{"RBAC", "AlwaysAllow"}, ""},
 		{"spaces around names are dropped", " AlwaysAllow , RBAC", []string{"AlwaysAllow", "RBAC"}, ""},
 		{"an unknown mode is refused in kube-apiserver's words", "ABAC", nil, `authorization-mode "ABAC" is not a valid mode`},
-		{"Node is refused, saying it comes later", "Node,RBAC", nil, `authorization-mode "Node" is not supported by mkube yet (it comes with node credentials): use RBAC or AlwaysAllow`},
+		{"Node then RBAC, kubeadm's and mkube's default", "Node,RBAC", []string{"Node", "RBAC"}, ""},
 		{"a mode named twice is refused", "RBAC,RBAC", nil, `authorization-mode ["RBAC" "RBAC"] has mode specified more than once`},
 		{"no mode at all is refused", "", nil, "at least one authorization-mode must be passed"},
 	}

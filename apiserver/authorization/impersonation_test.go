@@ -23,7 +23,7 @@ func (onlyUsers) Authorize(_ context.Context, a Attributes) (Decision, string, e
 func TestImpersonate(t *testing.T) {
 	master := authenticationv1.UserInfo{Username: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
 	bob := authenticationv1.UserInfo{Username: "bob", Groups: []string{"system:authenticated"}}
-	masters := Chain([]string{ModeRBAC}, onlyUsers{})
+	masters := Chain([]string{ModeRBAC}, onlyUsers{}, nil)
 	headers := func(kv ...string) http.Header {
 		h := http.Header{}
 		for i := 0; i < len(kv); i += 2 {

@@ -9,8 +9,10 @@
 //     kubernetes, kubernetes.default, kubernetes.default.svc,
 //     kubernetes.default.svc.cluster.local and the first ClusterIP;
 //   - client certificates, whose subject is the identity: CN the user
-//     name, O the groups (admin: kubernetes-admin in system:masters);
-//   - admin.kubeconfig, to point kubectl at the secure port.
+//     name, O the groups (admin: kubernetes-admin in system:masters; the
+//     scheduler, the controller manager, a kubelet fleet, each node);
+//   - admin.kubeconfig, to point kubectl at the secure port, and a
+//     kubeconfig for each component (kubeconfig.go).
 //
 // Everything is kept in one directory; a restart reuses what is there.
 package pki
@@ -50,10 +52,24 @@ type Identity struct {
 var Admin = Identity{Name: "admin", User: "kubernetes-admin", Groups: []string{"system:masters"}}
 
 // Components are the identities the control plane's own programs get, the
-// users Kubernetes' default RBAC policy gives their roles to.
+// users Kubernetes' default RBAC policy gives their roles to, and
+// mkube's kubelet fleet (`kubelet --nodes N`), which speaks for its nodes
+// by impersonating them (package authorization/node).
 var Components = []Identity{
 	{Name: "controller-manager", User: "system:kube-controller-manager"},
 	{Name: "scheduler", User: "system:kube-scheduler"},
+	KubeletFleet,
+}
+
+// KubeletFleet is the identity of a kubelet process that runs many nodes.
+var KubeletFleet = Identity{Name: "kubelet-fleet", User: "mkube:kubelet-fleet", Groups: []string{"mkube:kubelet-fleets"}}
+
+// Node is the identity of the kubelet of node name, as Kubernetes names
+// kubelets: user system:node:<name> in group system:nodes, the two things
+// the Node authorizer and NodeRestriction look for. Its files are
+// kubelet-<name>.crt, .key and .kubeconfig (kubeadm's kubelet.conf).
+func Node(name string) Identity {
+	return Identity{Name: "kubelet-" + name, User: "system:node:" + name, Groups: []string{"system:nodes"}}
 }
 
 // PKI is the CA and the API server's serving certificate, loaded or made.

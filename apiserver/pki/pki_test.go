@@ -119,3 +119,55 @@ func TestEnsureClientSignsALearnersUserOnce(t *testing.T) {
 		t.Error("a second EnsureClient made a new certificate for jane")
 	}
 }
+
+// What kubeadm leaves on each machine: a kubeconfig per component and per
+// node, each presenting its own identity, in a directory that holds the
+// CA's certificate but not its key.
+func TestComponentKubeconfigsPresentEachComponentsOwnIdentity(t *testing.T) {
+	p, err := Ensure(t.TempDir(), []string{"127.0.0.1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "kubeconfigs")
+	if err := p.WriteComponentKubeconfigs(dir, "https://apiserver:6443", []string{"node01", "node02"}, now); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		file, user string
+		groups     []string
+	}{
+		{"controller-manager.kubeconfig", "system:kube-controller-manager", nil},
+		{"scheduler.kubeconfig", "system:kube-scheduler", nil},
+		{"kubelet-fleet.kubeconfig", "mkube:kubelet-fleet", []string{"mkube:kubelet-fleets"}},
+		{"kubelet-node01.kubeconfig", "system:node:node01", []string{"system:nodes"}},
+		{"kubelet-node02.kubeconfig", "system:node:node02", []string{"system:nodes"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Host != "https://apiserver:6443" {
+				t.Errorf("server %s, want https://apiserver:6443", cfg.Host)
+			}
+			block, _ := pem.Decode(cfg.TLSClientConfig.CertData)
+			if block == nil {
+				t.Fatal("no client certificate")
+			}
+			cert, err := x509.ParseCertificate(block.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cert.Subject.CommonName != tc.user || !slices.Equal(cert.Subject.Organization, tc.groups) {
+				t.Errorf("subject CN %q O %v, want %q %v", cert.Subject.CommonName, cert.Subject.Organization, tc.user, tc.groups)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ca.crt")); err != nil {
+		t.Errorf("the CA's certificate is not beside the kubeconfigs: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ca.key")); err == nil {
+		t.Error("the CA's key is in the components' directory")
+	}
+}

@@ -37,6 +37,7 @@ var Resources = []*apiserver.Resource{
 	scheduling.PriorityClasses,
 	policy.PodDisruptionBudgets,
 	authentication.SelfSubjectReviews,
+	authentication.TokenReviews,
 	authorization.SelfSubjectAccessReviews,
 	authorization.SelfSubjectRulesReviews,
 	authorization.SubjectAccessReviews,

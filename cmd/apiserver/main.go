@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"net"
 	"net/http"
@@ -21,8 +22,8 @@ import (
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/admission"
-	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/authorization"
+	"github.com/mkube/mkube/apiserver/authorization/node"
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/core"
@@ -46,7 +47,11 @@ func main() {
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	enableAdmission := flag.String("enable-admission-plugins", "", "admission plugins to enable besides the default ones (comma-separated); mkube has "+strings.Join(admission.Names(admission.Plugins), ", "))
 	disableAdmission := flag.String("disable-admission-plugins", "", "admission plugins to disable, though on by default (comma-separated)")
-	authzModes := flag.String("authorization-mode", authorization.ModeRBAC, "who may do what, after system:masters, which may do anything: RBAC or AlwaysAllow, or both in order (comma-separated); Kubernetes' Node mode is not in mkube yet")
+	authzModes := flag.String("authorization-mode", authorization.DefaultModes, "who may do what, after system:masters, which may do anything: Node (kubelets: what their own pods use), RBAC, AlwaysAllow, in order (comma-separated)")
+	endpoint := flag.String("control-plane-endpoint", "", "HOST:PORT of this API server in the components' kubeconfigs, as kubeadm's flag (default 127.0.0.1:SECURE-PORT; apiserver:6443 in docker compose)")
+	kubeconfigDir := flag.String("kubeconfig-dir", "", "where the components' kubeconfigs (controller-manager, scheduler, kubelet-fleet, kubelet-NODE) and ca.crt are written (default CERT-DIR); apart from it, they can be handed out without the CA's key")
+	nodeKubeconfigs := flag.String("node-kubeconfigs", "", "nodes (comma-separated) to sign a kubelet certificate for, system:node:NAME in system:nodes, and write kubelet-NAME.kubeconfig, as kubeadm writes each node's kubelet.conf")
+	authn := registerAuthnFlags()
 	flag.Parse()
 
 	log := logging.New("apiserver", *logLevel)
@@ -60,7 +65,7 @@ func main() {
 		log.Error("authorization", "err", err)
 		os.Exit(1)
 	}
-	policy := rbacauthz.NewPolicy()
+	policy, graph := rbacauthz.NewPolicy(), node.NewGraph()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
@@ -82,7 +87,7 @@ func main() {
 		log.Warn("the plain port serves anyone without authentication, as kube-apiserver's old insecure port did: for curl and learners", "addr", ln.Addr().String())
 	}
 	kubeconfig := ""
-	var authenticator *authentication.Authenticator
+	var clientCA *x509.Certificate // trusted for client certificates: the secure port's
 	if *securePort != 0 {
 		tlsConfig, path, p, err := secureServing(*certDir, *bind, *securePort)
 		if err != nil {
@@ -94,13 +99,31 @@ func main() {
 			log.Error("listen", "err", err)
 			os.Exit(1)
 		}
-		kubeconfig, authenticator = path, authentication.New(p.CA, nil)
+		if err := writeComponentKubeconfigs(p, *kubeconfigDir, *endpoint, *securePort, *nodeKubeconfigs); err != nil {
+			log.Error("kubeconfigs", "err", err)
+			os.Exit(1)
+		}
+		kubeconfig, clientCA = path, p.CA
 		listeners = append(listeners, tls.NewListener(ln, tlsConfig))
 		servers = append(servers, &http.Server{ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig})
 	}
 	if len(servers) == 0 {
 		log.Error("nothing to serve: --port and --secure-port are both 0")
 		os.Exit(1)
+	}
+
+	authenticator, saTokens, err := authn.build(*certDir, clientCA, log)
+	if err != nil {
+		log.Error("authentication", "err", err)
+		os.Exit(1)
+	}
+	auditLog, err := authn.openAudit(log)
+	if err != nil {
+		log.Error("audit", "err", err)
+		os.Exit(1)
+	}
+	if auditLog != nil {
+		defer auditLog.Close() // after the servers' Shutdown: the last requests are written
 	}
 
 	client, closeEtcd, err := connectEtcd(*etcdServers, *dataDir, *etcdClientURL)
@@ -111,13 +134,18 @@ func main() {
 	defer closeEtcd()
 	st := store.New(client)
 	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Authenticator: authenticator,
-		Authorizer: authorization.Chain(modes, policy), Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
+		ServiceAccountTokens: saTokens, Audit: auditLog,
+		Authorizer: authorization.Chain(modes, policy, nodeMode(graph)), Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
 		os.Exit(1)
 	}
 	if err := rbac.Start(ctx, srv, policy, log); err != nil {
 		log.Error("start RBAC", "err", err)
+		os.Exit(1)
+	}
+	if err := followNodeGraph(ctx, srv, graph); err != nil {
+		log.Error("start the Node authorizer", "err", err)
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)

@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mkube/mkube/apiserver/pki"
 )
@@ -49,8 +52,35 @@ func secureServing(certDir, bind string, port int) (*tls.Config, string, *pki.PK
 	if err != nil {
 		return nil, "", nil, err
 	}
+	// Dynamic record sizing starts each burst with small TLS records, for
+	// a browser's first paint; the API server's clients read whole
+	// objects, so full records save a write (and a syscall) per record.
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{serving},
-		ClientAuth: tls.RequestClientCert, NextProtos: []string{"h2", "http/1.1"}}, kubeconfig, p, nil
+		ClientAuth: tls.RequestClientCert, NextProtos: []string{"h2", "http/1.1"}, DynamicRecordSizingDisabled: true}, kubeconfig, p, nil
+}
+
+// writeComponentKubeconfigs writes the components' kubeconfigs into dir
+// (the cert dir if empty), naming the API server https://endpoint
+// (127.0.0.1:port if empty), with a kubelet certificate for each of the
+// comma-separated nodes: what each program's --kubeconfig reads.
+func writeComponentKubeconfigs(p *pki.PKI, dir, endpoint string, port int, nodes string) error {
+	if dir == "" {
+		dir = p.Dir
+	}
+	if endpoint == "" {
+		endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
+	var names []string
+	for _, n := range strings.Split(nodes, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return fmt.Errorf("--node-kubeconfigs: node name %q: %s", n, strings.Join(errs, "; "))
+		}
+		names = append(names, n)
+	}
+	return p.WriteComponentKubeconfigs(dir, "https://"+endpoint, names, time.Now())
 }
 
 // advertiseAddress is the --advertise-address, or the host's first

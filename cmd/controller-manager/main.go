@@ -22,7 +22,9 @@ import (
 )
 
 func main() {
-	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
+	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
+	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig naming the API server's secure port and this program's identity (the API server's controller-manager.kubeconfig); instead of --server")
+	useSA := flag.Bool("use-service-account-credentials", true, "with --kubeconfig, each controller writes as its own service account kube-system/<name>, with Kubernetes' role for it (kubeadm's setting; Kubernetes' default is false)")
 	rsWorkers := flag.Int("replicaset-workers", replicaset.DefaultWorkers, "concurrent ReplicaSet syncs")
 	deployWorkers := flag.Int("deployment-workers", deployment.DefaultWorkers, "concurrent Deployment syncs")
 	gcWorkers := flag.Int("gc-workers", garbagecollector.DefaultWorkers, "concurrent garbage collector syncs")
@@ -40,7 +42,11 @@ func main() {
 	log := logging.New("controller-manager", *logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := client.New(*server, "mkube-controller-manager")
+	c, err := client.FromFlags(ctx, *server, flagSet("server"), *kubeconfig, "mkube-controller-manager", 60*time.Second)
+	if err != nil {
+		log.Error("api server", "err", err)
+		os.Exit(2)
+	}
 	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
 		log.Error("api server unreachable", "err", err)
 		os.Exit(1)
@@ -66,5 +72,15 @@ func main() {
 		NodeLifecycle:         nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace},
 		RootCACertPublisher:   rootcacertpublisher.Options{CA: rootCA},
 		PersistentVolume:      persistentvolume.Options{NodeRoot: *nodeRoot, NFSRoot: *nfsRoot},
+		// On the plain port every request is system:masters': there is
+		// no identity to narrow.
+		UseServiceAccountCredentials: *useSA && *kubeconfig != "",
 	})
+}
+
+// flagSet reports whether flag name was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

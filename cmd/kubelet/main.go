@@ -4,6 +4,8 @@
 // --container-runtime-endpoint, a bin/runtime of its own.
 //
 //	kubelet --server http://127.0.0.1:8080 --node-name node01 --cpu 4 --memory 8Gi
+//	kubelet --kubeconfig mkube-data/pki/kubelet-node01.kubeconfig --cpu 4 --memory 8Gi
+//	kubelet --kubeconfig mkube-data/pki/kubelet-fleet.kubeconfig --node-name fake --nodes 5000
 //	kubelet --server http://127.0.0.1:8080 --node-name node01 --container-runtime-endpoint unix:///var/run/mkube/runtime.sock
 package main
 
@@ -23,8 +25,9 @@ import (
 )
 
 func main() {
-	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
-	nodeName := flag.String("node-name", "", "name of the Node to register (default: the host name)")
+	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
+	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig naming the API server's secure port and this kubelet's identity: the node's own (the API server's kubelet-NODE.kubeconfig, made with --node-kubeconfigs) or, for --nodes, kubelet-fleet.kubeconfig; instead of --server")
+	nodeName := flag.String("node-name", "", "name of the Node to register (default: the node the kubeconfig's certificate names, else the host name)")
 	cpu := flag.String("cpu", "4", "CPUs the node offers (capacity and allocatable)")
 	memory := flag.String("memory", "8Gi", "memory the node offers")
 	pods := flag.Int("pods", 110, "maximum number of pods on the node")
@@ -51,6 +54,19 @@ func main() {
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	userAgent := "kubelet"
+	if *nodeName != "" {
+		userAgent += "/" + *nodeName
+	}
+	c, err := client.FromFlags(ctx, *server, flagSet("server"), *kubeconfig, userAgent, 60*time.Second)
+	if err != nil {
+		fail("%v", err)
+	}
+	if node, ok := kubelet.NodeOf(c.Identity()); ok && *nodeName == "" {
+		*nodeName = node
+	}
 	if *nodeName == "" {
 		h, err := os.Hostname()
 		if err != nil {
@@ -63,7 +79,6 @@ func main() {
 		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir,
 		NodeRoot: *nodeRoot, NFSRoot: *nfsRoot, SyncFrequency: *syncFrequency, EvictionMonitoringPeriod: *evictionPeriod,
 		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax, PodManifestPath: *manifests, FileCheckFrequency: *fileCheck}
-	var err error
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
 	}
@@ -84,9 +99,6 @@ func main() {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c := client.New(*server, "kubelet/"+*nodeName)
 	// The runtime first: a kubelet that cannot reach it exits at once,
 	// saying why, rather than wait for the API server.
 	if *nodes < 1 {
@@ -112,6 +124,13 @@ func main() {
 		log.Error("kubelet", "err", err)
 		os.Exit(1)
 	}
+}
+
+// flagSet reports whether flag name was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func fail(format string, args ...any) {

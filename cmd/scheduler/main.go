@@ -23,7 +23,8 @@ import (
 )
 
 func main() {
-	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server")
+	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
+	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig naming the API server's secure port and this program's identity (the API server's scheduler.kubeconfig); instead of --server")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every node's filter outcome and score")
 	name := flag.String("scheduler-name", "default-scheduler", "schedule the pods whose spec.schedulerName is this")
 	percentage := flag.Int("percentage-of-nodes-to-score", 0, "in clusters of 100+ nodes, stop filtering once this percentage of nodes fits (0: Kubernetes' adaptive default)")
@@ -52,7 +53,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	c := client.New(*server, "mkube-scheduler")
+	c, err := client.FromFlags(ctx, *server, flagSet("server"), *kubeconfig, "mkube-scheduler", 60*time.Second)
+	if err != nil {
+		log.Error("api server", "err", err)
+		os.Exit(2)
+	}
 	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
 		log.Error("api server", "err", err)
 		os.Exit(1)
@@ -71,7 +76,7 @@ func main() {
 		log.Error("scheduler", "err", err)
 		os.Exit(1)
 	}
-	log.Info("starting scheduler", "server", *server, "scheduler", *name, "config", *configFile)
+	log.Info("starting scheduler", "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User, "scheduler", *name, "config", *configFile)
 	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
 		log.Error("scheduler", "err", err)
 		os.Exit(1)

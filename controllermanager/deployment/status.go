@@ -88,10 +88,18 @@ func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, newR
 	return true, nil
 }
 
+// patchRevision writes the revision annotation with an update, as
+// Kubernetes' controller does (its role, system:controller:deployment-
+// controller, may update Deployments, not patch them); a conflict is
+// retried by the sync, on the fresher object.
 func (c *Controller) patchRevision(ctx context.Context, d *appsv1.Deployment, rev string) (*appsv1.Deployment, error) {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, revisionAnnotation, rev)
+	next := d.DeepCopy()
+	if next.Annotations == nil {
+		next.Annotations = map[string]string{}
+	}
+	next.Annotations[revisionAnnotation] = rev
 	out := &appsv1.Deployment{}
-	if err := c.client.Patch(ctx, client.Deployments, d.Namespace, d.Name, "application/merge-patch+json", []byte(patch), out); err != nil {
+	if err := c.client.Update(ctx, client.Deployments, d.Namespace, d.Name, next, out); err != nil {
 		return nil, fmt.Errorf("annotate revision of %s: %w", client.KeyOf(d), err)
 	}
 	return out, nil

@@ -7,6 +7,9 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,7 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/store"
 )
@@ -49,6 +55,9 @@ func StartServer(t testing.TB, configure ...func(*apiserver.Config)) *Server {
 	for _, f := range configure {
 		f(&cfg)
 	}
+	if cfg.ServiceAccountTokens == nil { // the kubelet's pods need their tokens
+		cfg.ServiceAccountTokens = serviceAccountTokens(t, cfg.Clock)
+	}
 	srv := apiserver.New(cfg)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -59,6 +68,21 @@ func StartServer(t testing.TB, configure ...func(*apiserver.Config)) *Server {
 	t.Cleanup(hs.CloseClientConnections)
 	t.Cleanup(cancel) // runs first: watches end, so Close can return
 	return &Server{t: t, URL: hs.URL, Store: st, API: srv}
+}
+
+// serviceAccountTokens issues service-account tokens signed with a key of
+// the test's own, on the server's clock.
+func serviceAccountTokens(t testing.TB, clk clock.PassiveClock) *serviceaccount.Tokens {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := serviceaccount.New(serviceaccount.Config{SigningKey: key, Clock: clk, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tokens
 }
 
 // Do sends a request and decodes the JSON answer into out (if non-nil);

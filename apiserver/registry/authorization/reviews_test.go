@@ -22,7 +22,9 @@ const group = "/apis/authorization.k8s.io/v1/"
 // system:unsecured, a master.
 func startRBAC(t *testing.T) *testserver.Server {
 	p := rbacauthz.NewPolicy()
-	s := testserver.StartServer(t, func(c *apiserver.Config) { c.Authorizer = authorization.Chain([]string{authorization.ModeRBAC}, p) })
+	s := testserver.StartServer(t, func(c *apiserver.Config) {
+		c.Authorizer = authorization.Chain([]string{authorization.ModeRBAC}, p, nil)
+	})
 	if err := rbac.Start(t.Context(), s.API, p, nil); err != nil {
 		t.Fatal(err)
 	}

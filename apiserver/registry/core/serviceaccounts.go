@@ -15,9 +15,11 @@ import (
 var ServiceAccounts = &apiserver.Resource{
 	GroupVersion: v1, Name: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true,
 	ShortNames: []string{"sa"},
-	New:        func() runtime.Object { return &corev1.ServiceAccount{} },
-	NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
-	Columns:    []apiserver.Column{{Name: "Secrets", Type: "integer"}, {Name: "Age", Type: "string"}},
+	// token: the TokenRequest API (serviceaccount_token.go).
+	Subresources: []apiserver.Subresource{tokenSubresource},
+	New:          func() runtime.Object { return &corev1.ServiceAccount{} },
+	NewList:      func() runtime.Object { return &corev1.ServiceAccountList{} },
+	Columns:      []apiserver.Column{{Name: "Secrets", Type: "integer"}, {Name: "Age", Type: "string"}},
 	Row: func(obj runtime.Object, now time.Time) []any {
 		sa := obj.(*corev1.ServiceAccount)
 		return []any{int64(len(sa.Secrets)), apiserver.Age(sa.CreationTimestamp, now)}

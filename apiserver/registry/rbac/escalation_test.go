@@ -44,7 +44,7 @@ func TestNobodyGrantsWhatTheyDoNotHold(t *testing.T) {
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "esc"}, Subjects: []rbacv1.Subject{u("esc")}, RoleRef: ref("ClusterRole", "escalator")},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bob"}, Subjects: []rbacv1.Subject{u("bob")}, RoleRef: ref("ClusterRole", "binder")},
 	})
-	chain := authorization.Chain([]string{authorization.ModeRBAC}, p)
+	chain := authorization.Chain([]string{authorization.ModeRBAC}, p, nil)
 	as := func(name string, groups ...string) context.Context {
 		u := authenticationv1.UserInfo{Username: name, Groups: append(groups, "system:authenticated")}
 		return authorization.WithRequest(authentication.WithUser(context.Background(), u), chain, authorization.Attributes{User: u})

@@ -96,7 +96,9 @@ func TestEveryComponentCertificateHasItsRoles(t *testing.T) {
 	}
 	for _, id := range pki.Components {
 		bound := slices.ContainsFunc(list.Items, func(b rbacv1.ClusterRoleBinding) bool {
-			return slices.Contains(b.Subjects, rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: id.User})
+			return slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
+				return s.Kind == "User" && s.Name == id.User || s.Kind == "Group" && slices.Contains(id.Groups, s.Name)
+			})
 		})
 		if !bound {
 			t.Errorf("no ClusterRoleBinding names %s, the user of %s.crt", id.User, id.Name)

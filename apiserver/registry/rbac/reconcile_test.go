@@ -33,19 +33,19 @@ func TestReconcilingRestoresTheDefaults(t *testing.T) {
 			t.Fatalf("put %s: %d", path, code)
 		}
 	}
-	view := getRole("view")
+	view := getRole("system:aggregate-to-view") // view aggregates it; the controller manager fills view
 	if view.Labels[bootstrappolicy.BootstrappingLabel] != bootstrappolicy.BootstrappingValue || view.Annotations[rbacv1.AutoUpdateAnnotationKey] != "true" {
 		t.Fatalf("view: labels %v, annotations %v; want Kubernetes' bootstrapping label and autoupdate annotation", view.Labels, view.Annotations)
 	}
 	defaults := view.Rules
 	extra := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}
 	view.Rules = append(view.Rules[1:], extra) // the first rule lost, one added
-	put(clusterRoles+"/view", view)
+	put(clusterRoles+"/system:aggregate-to-view", view)
 
-	edit := getRole("edit")
+	edit := getRole("system:aggregate-to-edit")
 	edit.Annotations[rbacv1.AutoUpdateAnnotationKey] = "false"
 	edit.Rules = nil
-	put(clusterRoles+"/edit", edit)
+	put(clusterRoles+"/system:aggregate-to-edit", edit)
 
 	if code := s.Do(http.MethodDelete, clusterRoleBindings+"/system:basic-user", "", "", nil); code != http.StatusOK {
 		t.Fatalf("delete system:basic-user: %d", code)
@@ -60,13 +60,13 @@ func TestReconcilingRestoresTheDefaults(t *testing.T) {
 	}
 	// The lost rule comes back as Kubernetes' reconciliation adds it: one
 	// rule a verb and resource.
-	view = getRole("view")
+	view = getRole("system:aggregate-to-view")
 	if covered, missing := validation.Covers(view.Rules, defaults); !covered || !slices.ContainsFunc(view.Rules, func(r rbacv1.PolicyRule) bool {
 		return slices.Contains(r.APIGroups, "example.com")
 	}) {
 		t.Errorf("view after a restart: missing %v of the defaults, or the rule added: %v", missing, view.Rules)
 	}
-	if edit := getRole("edit"); len(edit.Rules) != 0 {
+	if edit := getRole("system:aggregate-to-edit"); len(edit.Rules) != 0 {
 		t.Errorf("edit, autoupdate false: %d rules after a restart, want none, as it was left", len(edit.Rules))
 	}
 	var basic, admin rbacv1.ClusterRoleBinding

@@ -1,6 +1,8 @@
 package bootstrappolicy
 
 import (
+	"slices"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -16,7 +18,7 @@ const (
 // system:public-info-viewer: GET /healthz, /livez, /readyz and /version,
 // not discovery.
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	return []rbacv1.ClusterRoleBinding{
+	return slices.Concat([]rbacv1.ClusterRoleBinding{
 		clusterBinding("cluster-admin", group(Masters)),
 		clusterBinding("system:basic-user", group(Authenticated)),
 		clusterBinding("system:discovery", group(Authenticated)),
@@ -27,7 +29,10 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		// Bound to nobody since the Node authorizer (Kubernetes 1.8), but
 		// kept, as Kubernetes keeps it, for an administrator to fill.
 		clusterBinding("system:node"),
-	}
+		// mkube's (components.go).
+		clusterBinding("mkube:kube-controller-manager", user(KubeControllerManager)),
+		clusterBinding("mkube:kubelet-fleet", group(KubeletFleets)),
+	}, controllerRoleBindings())
 }
 
 func clusterBinding(role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {

@@ -9,6 +9,9 @@ import (
 const (
 	KubeScheduler         = "system:kube-scheduler"
 	KubeControllerManager = "system:kube-controller-manager"
+	// KubeletFleets is the group of mkube's kubelet processes of many
+	// nodes (`kubelet --nodes N`); its user is mkube:kubelet-fleet.
+	KubeletFleets = "mkube:kubelet-fleets"
 )
 
 // componentRoles are the roles of the control plane's own users.
@@ -17,8 +20,29 @@ func componentRoles() []rbacv1.ClusterRole {
 		{ObjectMeta: defaultMeta("system:kube-scheduler"), Rules: schedulerRules()},
 		{ObjectMeta: defaultMeta("system:kube-controller-manager"), Rules: controllerManagerRules()},
 		// A kubelet's. Kubernetes binds it to nobody: the Node authorizer
-		// (not in mkube yet) grants kubelets what concerns their own node.
-		{ObjectMeta: defaultMeta("system:node"), Rules: nodeRules()},
+		// grants kubelets what concerns their own node, and these rules
+		// where it does not subdivide by node.
+		{ObjectMeta: defaultMeta("system:node"), Rules: NodeRules()},
+		// mkube's own, beyond Kubernetes' policy (the mkube: prefix says
+		// so): the controller manager acts as each controller's service
+		// account by impersonating it, where kube-controller-manager
+		// (--use-service-account-credentials) requests the account's
+		// token, which system:kube-controller-manager may for any
+		// account; this grants less, the controllers' accounts only.
+		{ObjectMeta: defaultMeta("mkube:kube-controller-manager"), Rules: rules(
+			rule("impersonate").groups(core).resources("serviceaccounts").names(controllerAccounts()...),
+		)},
+		// A kubelet fleet's shared watches: every pod bound to a node (a
+		// field selector spec.nodeName!= no real kubelet may ask), and
+		// every Service, ConfigMap, Secret, claim and volume, cached once
+		// for thousands of nodes; and the events its nodes report. Each
+		// node's own requests go impersonated, through the Node
+		// authorizer (package authorization/node).
+		{ObjectMeta: defaultMeta("mkube:kubelet-fleet"), Rules: rules(
+			rule("list", "watch").groups(core).resources("pods", "services", "configmaps", "secrets",
+				"persistentvolumeclaims", "persistentvolumes"),
+			eventsRule(),
+		)},
 		// The scheduler's part in binding volumes.
 		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(
 			rule(ReadUpdate...).groups(core).resources("persistentvolumes"),
@@ -26,6 +50,16 @@ func componentRoles() []rbacv1.ClusterRole {
 			rule(ReadUpdate...).groups(core).resources("persistentvolumeclaims"),
 		)},
 	}
+}
+
+// controllerAccounts are the service accounts of the controllers mkube
+// runs, sorted, each once.
+func controllerAccounts() []string {
+	var out []string
+	for _, sa := range ControllerServiceAccounts {
+		out = append(out, sa)
+	}
+	return sorted(out)
 }
 
 func schedulerRules() []rbacv1.PolicyRule {
@@ -82,7 +116,9 @@ func controllerManagerRules() []rbacv1.PolicyRule {
 	)
 }
 
-func nodeRules() []rbacv1.PolicyRule {
+// NodeRules is what a kubelet may do: the rules of system:node, and of
+// the Node authorizer for the kinds it does not judge by the node's pods.
+func NodeRules() []rbacv1.PolicyRule {
 	return rules(
 		rule("create").groups(authnGroup).resources("tokenreviews"),
 		rule("create").groups(authzGroup).resources("subjectaccessreviews", "localsubjectaccessreviews"),

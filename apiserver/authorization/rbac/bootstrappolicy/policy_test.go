@@ -37,22 +37,62 @@ func TestEveryDefaultIsMarkedAndEveryBindingHasItsRole(t *testing.T) {
 	}
 }
 
-// admin is edit and more, edit is view and more: what aggregation would
-// make of them.
-func TestAdminEditViewNest(t *testing.T) {
-	byName := map[string][]rbacv1.PolicyRule{}
+// admin is edit and more, edit is view and more, once aggregation has
+// filled them from the roles labelled to go into them (as the
+// clusterrole-aggregation controller does, until nothing changes).
+func TestAdminEditViewAggregateAndNest(t *testing.T) {
+	roles := map[string]*rbacv1.ClusterRole{}
 	for _, r := range ClusterRoles() {
-		byName[r.Name] = r.Rules
+		roles[r.Name] = &r
+	}
+	for _, name := range []string{"admin", "edit", "view"} {
+		if r := roles[name]; r.AggregationRule == nil || len(r.Rules) != 0 {
+			t.Fatalf("%s: aggregationRule %v, %d rules; want an aggregationRule and no rules of its own", name, r.AggregationRule, len(r.Rules))
+		}
+	}
+	for range 3 { // view into edit into admin: three rounds suffice
+		for _, name := range []string{"admin", "edit", "view"} {
+			var filled []rbacv1.PolicyRule
+			for _, other := range ClusterRoles() {
+				if other.Labels[AggregateLabel(name)] == "true" {
+					for _, r := range roles[other.Name].Rules {
+						if !slices.ContainsFunc(filled, func(o rbacv1.PolicyRule) bool { return equalRules(o, r) }) {
+							filled = append(filled, r)
+						}
+					}
+				}
+			}
+			roles[name].Rules = filled
+		}
 	}
 	for _, pair := range [][2]string{{"admin", "edit"}, {"edit", "view"}} {
-		outer, inner := byName[pair[0]], byName[pair[1]]
+		outer, inner := roles[pair[0]].Rules, roles[pair[1]].Rules
 		for _, r := range inner {
 			if !slices.ContainsFunc(outer, func(o rbacv1.PolicyRule) bool { return equalRules(o, r) }) {
 				t.Errorf("%s lacks %s's rule %v", pair[0], pair[1], r)
 			}
 		}
-		if len(outer) <= len(inner) {
-			t.Errorf("%s has no rule of its own beyond %s's", pair[0], pair[1])
+		if len(outer) <= len(inner) || len(inner) == 0 {
+			t.Errorf("%s has %d rules, %s %d: want %s to have rules and %s more", pair[0], len(outer), pair[1], len(inner), pair[1], pair[0])
+		}
+	}
+}
+
+// Each controller mkube runs holds the role Kubernetes gives its service
+// account, bound to that account in kube-system.
+func TestEveryControllerHasItsRoleBoundToItsServiceAccount(t *testing.T) {
+	bindings := map[string]rbacv1.ClusterRoleBinding{}
+	for _, b := range ClusterRoleBindings() {
+		bindings[b.Name] = b
+	}
+	for controller, sa := range ControllerServiceAccounts {
+		b, ok := bindings[ControllerRolePrefix+sa]
+		if !ok {
+			t.Errorf("controller %s: no binding %s%s", controller, ControllerRolePrefix, sa)
+			continue
+		}
+		if len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.ServiceAccountKind || b.Subjects[0].Name != sa || b.Subjects[0].Namespace != "kube-system" {
+			t.Errorf("controller %s: binding subjects %+v, want the service account kube-system/%s", controller, b.Subjects, sa)
 		}
 	}
 }

@@ -4,19 +4,23 @@ import (
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ClusterRoles is the default ClusterRoles, in Kubernetes' words and
-// rules. One simplification: Kubernetes builds admin, edit and view by
-// aggregation (a controller unions the rules of the roles labelled
-// rbac.authorization.k8s.io/aggregate-to-view, ...), which mkube has not;
-// here they carry the rules aggregation gives them on a new cluster.
+// rules. admin, edit and view are built by aggregation, as Kubernetes
+// builds them: each has an aggregationRule, and the controller manager's
+// clusterrole-aggregation controller fills its rules with those of every
+// ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-<name>:
+//
+//	view  ← system:aggregate-to-view
+//	edit  ← system:aggregate-to-edit, view
+//	admin ← system:aggregate-to-admin, edit
+//
+// so that a ClusterRole of one's own, so labelled, extends them.
 // Resources mkube does not serve (jobs, ingresses, ...) keep their place,
 // so the roles read as a real cluster's.
 func ClusterRoles() []rbacv1.ClusterRole {
-	view := viewRules()
-	edit := slices.Concat(editRules(), view)
-	admin := slices.Concat(edit, adminRules())
 	roles := []rbacv1.ClusterRole{
 		// A "root" role which can do absolutely anything.
 		{ObjectMeta: defaultMeta("cluster-admin"), Rules: rules(
@@ -24,11 +28,14 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule("*").urls("*"),
 		)},
 		// A namespace's administrator: edit, plus granting roles in it.
-		{ObjectMeta: defaultMeta("admin"), Rules: admin},
+		{ObjectMeta: defaultMeta("admin"), AggregationRule: aggregationOf("admin")},
 		// Every user-level action in a namespace, but not its RBAC, quotas or /status.
-		{ObjectMeta: defaultMeta("edit"), Rules: edit},
+		{ObjectMeta: aggregatedTo(defaultMeta("edit"), "admin"), AggregationRule: aggregationOf("edit")},
 		// Read-only access to a namespace's objects, Secrets excepted.
-		{ObjectMeta: defaultMeta("view"), Rules: view},
+		{ObjectMeta: aggregatedTo(defaultMeta("view"), "edit"), AggregationRule: aggregationOf("view")},
+		{ObjectMeta: aggregatedTo(defaultMeta("system:aggregate-to-admin"), "admin"), Rules: adminRules()},
+		{ObjectMeta: aggregatedTo(defaultMeta("system:aggregate-to-edit"), "edit"), Rules: editRules()},
+		{ObjectMeta: aggregatedTo(defaultMeta("system:aggregate-to-view"), "view"), Rules: viewRules()},
 		// What any logged-in user may ask about itself (kubectl auth can-i, whoami).
 		{ObjectMeta: defaultMeta("system:basic-user"), Rules: rules(
 			rule("create").groups(authzGroup).resources("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
@@ -44,9 +51,28 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
 		)},
 	}
-	return append(roles, componentRoles()...)
+	return slices.Concat(roles, componentRoles(), controllerRoles())
 }
 
+// AggregateLabel is the label that puts a ClusterRole's rules into the
+// aggregated role name: rbac.authorization.k8s.io/aggregate-to-admin.
+func AggregateLabel(name string) string { return "rbac.authorization.k8s.io/aggregate-to-" + name }
+
+// aggregationOf is name's aggregationRule: every ClusterRole labelled
+// AggregateLabel(name): "true".
+func aggregationOf(name string) *rbacv1.AggregationRule {
+	return &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+		{MatchLabels: map[string]string{AggregateLabel(name): "true"}}}}
+}
+
+// aggregatedTo labels m so that its role's rules go into the role into.
+func aggregatedTo(m metav1.ObjectMeta, into string) metav1.ObjectMeta {
+	m.Labels[AggregateLabel(into)] = "true"
+	return m
+}
+
+// viewRules are system:aggregate-to-view's: reading a namespace's
+// objects, Secrets excepted.
 func viewRules() []rbacv1.PolicyRule {
 	return rules(
 		rule(Read...).groups(core).resources("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
@@ -72,8 +98,8 @@ func viewRules() []rbacv1.PolicyRule {
 	)
 }
 
-// editRules are what edit adds to view: writing, and reading what can
-// escalate (Secrets, exec into pods).
+// editRules are system:aggregate-to-edit's, what edit adds to view:
+// writing, and reading what can escalate (Secrets, exec into pods).
 func editRules() []rbacv1.PolicyRule {
 	return rules(
 		rule(Read...).groups(core).resources("pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets", "services/proxy"),
@@ -97,7 +123,8 @@ func editRules() []rbacv1.PolicyRule {
 	)
 }
 
-// adminRules are what admin adds to edit: the namespace's own RBAC.
+// adminRules are system:aggregate-to-admin's, what admin adds to edit:
+// the namespace's own RBAC.
 func adminRules() []rbacv1.PolicyRule {
 	return rules(
 		rule("create").groups(authzGroup).resources("localsubjectaccessreviews"),

@@ -1,0 +1,148 @@
+package bootstrappolicy
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// ControllerRolePrefix names the roles of the controller manager's
+// controllers, each bound to the service account kube-system/<rest>, as
+// Kubernetes' controller_policy.go has them.
+const ControllerRolePrefix = "system:controller:"
+
+// The namespace of the controllers' service accounts.
+const systemNamespace = "kube-system"
+
+// ControllerServiceAccounts names, for each controller mkube's controller
+// manager runs (by the name its log gives it), the service account whose
+// role it holds: kube-controller-manager's own names, with
+// --use-service-account-credentials. The taint eviction controller is the
+// node controller's, as in Kubernetes.
+var ControllerServiceAccounts = map[string]string{
+	"replicaset":                           "replicaset-controller",
+	"replicationcontroller":                "replication-controller",
+	"deployment":                           "deployment-controller",
+	"endpoints":                            "endpoint-controller",
+	"endpointslice":                        "endpointslice-controller",
+	"disruption":                           "disruption-controller",
+	"namespace":                            "namespace-controller",
+	"serviceaccount":                       "service-account-controller",
+	"garbagecollector":                     "generic-garbage-collector",
+	"taint-eviction-controller":            "node-controller",
+	"node-lifecycle-controller":            "node-controller",
+	"persistentvolume-binder-controller":   "persistent-volume-binder",
+	"persistentvolume-expander-controller": "expand-controller",
+	"persistentvolumeclaim-protection-controller": "pvc-protection-controller",
+	"persistentvolume-protection-controller":      "pv-protection-controller",
+	"root-ca-cert-publisher":                      "root-ca-cert-publisher",
+	"clusterrole-aggregation":                     "clusterrole-aggregation-controller",
+}
+
+// eventsRule: every controller reports what it did as Events.
+func eventsRule() ruleBuilder {
+	return rule("create", "update", "patch").groups(core, events).resources("events")
+}
+
+// controllerRoles are Kubernetes' roles of the controllers mkube runs,
+// each named system:controller:<service account>.
+func controllerRoles() []rbacv1.ClusterRole {
+	role := func(sa string, r ...ruleBuilder) rbacv1.ClusterRole {
+		return rbacv1.ClusterRole{ObjectMeta: defaultMeta(ControllerRolePrefix + sa), Rules: rules(r...)}
+	}
+	return []rbacv1.ClusterRole{
+		role("clusterrole-aggregation-controller",
+			rule("escalate", "get", "list", "watch", "update", "patch").groups(rbacGroup).resources("clusterroles")),
+		role("deployment-controller",
+			rule("get", "list", "watch", "update").groups(extensions, apps).resources("deployments"),
+			rule("update").groups(extensions, apps).resources("deployments/status"),
+			rule("update").groups(extensions, apps).resources("deployments/finalizers"),
+			rule("get", "list", "watch", "create", "update", "patch", "delete").groups(apps, extensions).resources("replicasets"),
+			rule("get", "list", "watch", "update").groups(core).resources("pods"),
+			eventsRule()),
+		role("disruption-controller",
+			rule(Read...).groups(extensions, apps).resources("deployments"),
+			rule(Read...).groups(apps, extensions).resources("replicasets"),
+			rule(Read...).groups(core).resources("replicationcontrollers"),
+			rule(Read...).groups(policy).resources("poddisruptionbudgets"),
+			rule(Read...).groups(apps).resources("statefulsets"),
+			rule("update").groups(policy).resources("poddisruptionbudgets/status"),
+			rule("patch", "update").groups(core).resources("pods/status"),
+			rule("get").groups("*").resources("*/scale"),
+			eventsRule()),
+		role("endpoint-controller",
+			rule(Read...).groups(core).resources("services", "pods"),
+			rule("get", "list", "watch", "create", "update", "delete").groups(core).resources("endpoints"),
+			rule("create").groups(core).resources("endpoints/restricted"),
+			eventsRule()),
+		role("endpointslice-controller",
+			rule(Read...).groups(core).resources("services", "pods", "nodes"),
+			rule("update").groups(core).resources("services/finalizers"),
+			rule("get", "list", "watch", "create", "update", "delete").groups(discovery).resources("endpointslices"),
+			eventsRule()),
+		role("expand-controller",
+			rule("get", "list", "watch", "update", "patch").groups(core).resources("persistentvolumes"),
+			rule("update", "patch").groups(core).resources("persistentvolumeclaims/status"),
+			rule(Read...).groups(core).resources("persistentvolumeclaims"),
+			eventsRule()),
+		role("generic-garbage-collector",
+			rule("get", "list", "watch", "patch", "update", "delete").groups("*").resources("*"),
+			eventsRule()),
+		role("namespace-controller",
+			rule("get", "list", "watch", "delete").groups(core).resources("namespaces"),
+			rule("update").groups(core).resources("namespaces/finalize", "namespaces/status"),
+			rule("get", "list", "watch", "delete", "deletecollection").groups("*").resources("*")),
+		role("node-controller",
+			rule("get", "list", "watch", "update", "delete", "patch").groups(core).resources("nodes"),
+			rule("patch", "update").groups(core).resources("nodes/status"),
+			rule("patch", "update").groups(core).resources("pods/status"),
+			rule("list", "watch", "get", "delete").groups(core).resources("pods"),
+			rule(Read...).groups(coordination).resources("leases"),
+			eventsRule()),
+		role("persistent-volume-binder",
+			rule("get", "list", "watch", "update", "create", "delete").groups(core).resources("persistentvolumes"),
+			rule("update").groups(core).resources("persistentvolumes/status"),
+			rule("get", "list", "watch", "update").groups(core).resources("persistentvolumeclaims"),
+			rule("update").groups(core).resources("persistentvolumeclaims/status"),
+			rule("list", "watch", "get", "create", "delete").groups(core).resources("pods"),
+			rule(Read...).groups(storage).resources("storageclasses"),
+			rule("list", "watch").groups(core).resources("nodes"),
+			eventsRule(),
+			rule("watch").groups(core).resources("events")),
+		role("pv-protection-controller",
+			rule("get", "list", "watch", "update").groups(core).resources("persistentvolumes"),
+			eventsRule()),
+		role("pvc-protection-controller",
+			rule("get", "list", "watch", "update").groups(core).resources("persistentvolumeclaims"),
+			rule("update").groups(core).resources("persistentvolumeclaims/status"),
+			rule("list", "watch", "get").groups(core).resources("pods"),
+			eventsRule()),
+		role("replicaset-controller",
+			rule("get", "list", "watch", "update").groups(apps, extensions).resources("replicasets"),
+			rule("update").groups(apps, extensions).resources("replicasets/status"),
+			rule("update").groups(apps, extensions).resources("replicasets/finalizers"),
+			rule("list", "watch", "patch", "create", "delete").groups(core).resources("pods"),
+			eventsRule()),
+		role("replication-controller",
+			rule("get", "list", "watch", "update").groups(core).resources("replicationcontrollers"),
+			rule("update").groups(core).resources("replicationcontrollers/status"),
+			rule("update").groups(core).resources("replicationcontrollers/finalizers"),
+			rule("list", "watch", "patch", "create", "delete").groups(core).resources("pods"),
+			eventsRule()),
+		role("root-ca-cert-publisher",
+			rule("create", "update").groups(core).resources("configmaps"),
+			eventsRule()),
+		role("service-account-controller",
+			rule("create").groups(core).resources("serviceaccounts"),
+			eventsRule()),
+	}
+}
+
+// controllerRoleBindings bind each controller's role to its service
+// account in kube-system, as Kubernetes does.
+func controllerRoleBindings() []rbacv1.ClusterRoleBinding {
+	var out []rbacv1.ClusterRoleBinding
+	for _, r := range controllerRoles() {
+		sa := r.Name[len(ControllerRolePrefix):]
+		out = append(out, clusterBinding(r.Name, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: systemNamespace}))
+	}
+	return out
+}
