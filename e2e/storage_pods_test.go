@@ -161,6 +161,11 @@ func TestPodsMountClaims(t *testing.T) {
 		if got := jsonpath("pvc", "late", `{.metadata.annotations.volume\.kubernetes\.io/selected-node} {.status.phase}`); got != node+" Bound" {
 			t.Errorf("the claim: selected-node and phase %q, want %q", got, node+" Bound")
 		}
+		volume := jsonpath("pvc", "late", "{.spec.volumeName}")
+		pinned := jsonpath("pv", volume, "{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values} {.spec.hostPath.path}")
+		if want := fmt.Sprintf(`["%s"] /var/lib/mkube-provisioner/%s`, node, volume); pinned != want {
+			t.Errorf("the provisioned volume: node affinity and path %q, want %q (on the chosen node's disk, pinned there)", pinned, want)
+		}
 		if out := s.explain(t, "consumer"); !strings.Contains(out, "claim default/late: a new volume of class wait, provisioned for this node (volume.kubernetes.io/selected-node)") {
 			t.Errorf("mkube explain pod consumer:\n%s", out)
 		}

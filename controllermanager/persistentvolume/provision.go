@@ -69,10 +69,9 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 	if err != nil {
 		return err
 	}
-	if node, ok := claim.Annotations[storagehelpers.AnnSelectedNode]; ok {
-		// mkube.io/hostpath volumes are reachable from every node, so the
-		// node only has to exist; a node-local provisioner would pin the
-		// volume to it with a node affinity.
+	node, ok := claim.Annotations[storagehelpers.AnnSelectedNode]
+	if ok {
+		// The volume is made on that node's disk and pinned to it.
 		if _, found := b.nodes.Get(node); !found {
 			b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed,
 				fmt.Sprintf("Failed to get target node: %v", apierrors.NewNotFound(corev1.Resource("node"), node)))
@@ -80,7 +79,7 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 		}
 	}
 	volume, err := b.host.Provision(volumeplugin.Options{PVName: name, Claim: claim, ReclaimPolicy: *class.ReclaimPolicy,
-		MountOptions: class.MountOptions})
+		MountOptions: class.MountOptions, Node: node})
 	if err != nil {
 		b.rescheduleProvisioning(ctx, claim)
 		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, fmt.Sprintf("Failed to provision volume with StorageClass %q: %v", class.Name, err))

@@ -80,7 +80,7 @@ func TestTheLifecycleOfClaimsAndVolumes(t *testing.T) {
 			events: []string{"pvc/data Normal WaitForPodScheduled waiting for pod web to be scheduled"},
 		},
 		{
-			name: "and is provisioned once the scheduler has chosen the node",
+			name: "and is provisioned on the node the scheduler has chosen, pinned there",
 			start: []runtime.Object{class("local", volumeplugin.ProvisionerName, delayed), selectedNode(claimOfClass("local"), "node01"),
 				&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01"}}, podUsing("web", "data", "node01")},
 			want: []string{
@@ -88,7 +88,7 @@ func TestTheLifecycleOfClaimsAndVolumes(t *testing.T) {
 				"pvc/data Bound volume=pvc-uid-data capacity=2Gi class=local [bind-completed bound-by-controller provisioner=mkube.io/hostpath]",
 			},
 			events: []string{"pvc/data Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-data using mkube.io/hostpath"},
-			left:   []string{"nfs/mkube-provisioner/pvc-uid-data/"},
+			left:   []string{"nodes/node01/var/lib/mkube-provisioner/pvc-uid-data/"},
 		},
 		{
 			name: "a claim with no class gets the default class made since, then a volume",

@@ -2,6 +2,7 @@ package volumeplugin
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,19 +18,32 @@ type Options struct {
 	Claim         *corev1.PersistentVolumeClaim
 	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy
 	MountOptions  []string
+	// Node is the node the scheduler chose for the claim's first pod
+	// (volume.kubernetes.io/selected-node: WaitForFirstConsumer), "" if
+	// the claim's class binds at once.
+	Node string
 }
+
+// ProvisionedNodeDir is where, on a node's disk, the provisioner makes
+// the volumes of WaitForFirstConsumer claims.
+const ProvisionedNodeDir = "/var/lib/mkube-provisioner"
 
 // CanProvision reports whether this package has the provisioner a
 // StorageClass names.
 func CanProvision(provisioner string) bool { return provisioner == ProvisionerName }
 
-// Provision is mkube.io/hostpath: it makes the directory
-// <nfs-root>/mkube-provisioner/<pv name> and returns the volume standing
-// for it, an nfs volume of the server mkube-provisioner, of exactly the
-// size asked for, with the class's policy and mount options. The data
-// lives under the NFS root, which every node sees, so the volume needs no
-// node affinity: it follows its pod anywhere. The class's parameters
-// mean nothing to it. The caller binds the volume to the claim.
+// Provision is mkube.io/hostpath. For a claim whose class binds at once
+// it makes the directory <nfs-root>/mkube-provisioner/<pv name> and
+// returns an nfs volume of the server mkube-provisioner: the NFS root is
+// seen by every node, so the volume needs no node affinity and follows
+// its pod anywhere. For a WaitForFirstConsumer claim, once the scheduler
+// has chosen the node of its first pod, it makes the directory on that
+// node's disk, <node-root>/<node>/var/lib/mkube-provisioner/<pv name>,
+// and returns a hostPath volume pinned there by node affinity
+// (kubernetes.io/hostname In [node]): the data stays on that node, and so
+// do the pods that use it, as with a local disk. Either is of exactly the
+// size asked for, with the class's policy and mount options; the class's
+// parameters mean nothing to it. The caller binds the volume to the claim.
 func (h Host) Provision(o Options) (*corev1.PersistentVolume, error) {
 	claim := o.Claim
 	if claim.Spec.Selector != nil {
@@ -38,10 +52,8 @@ func (h Host) Provision(o Options) (*corev1.PersistentVolume, error) {
 	if claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock {
 		return nil, errors.New("mkube.io/hostpath provisions directories, not block devices")
 	}
-	if h.NFSRoot == "" {
-		return nil, errors.New("this controller manager has no --nfs-root to create volumes in")
-	}
-	if err := os.MkdirAll(filepath.Join(h.NFSRoot, ProvisionedServer, o.PVName), 0o777); err != nil {
+	source, affinity, err := h.provisionDir(o)
+	if err != nil {
 		return nil, err
 	}
 	return &corev1.PersistentVolume{
@@ -53,8 +65,33 @@ func (h Host) Provision(o Options) (*corev1.PersistentVolume, error) {
 			PersistentVolumeReclaimPolicy: o.ReclaimPolicy,
 			MountOptions:                  o.MountOptions,
 			VolumeMode:                    claim.Spec.VolumeMode,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{
-				Server: ProvisionedServer, Path: path.Join("/", o.PVName)}},
+			PersistentVolumeSource:        source,
+			NodeAffinity:                  affinity,
 		},
 	}, nil
+}
+
+// provisionDir makes the volume's directory: on the chosen node's disk, or
+// under the NFS root.
+func (h Host) provisionDir(o Options) (corev1.PersistentVolumeSource, *corev1.VolumeNodeAffinity, error) {
+	if o.Node != "" {
+		if h.NodeRoot == "" || !isDirName(o.Node) {
+			return corev1.PersistentVolumeSource{}, nil, fmt.Errorf("cannot reach the disk of node %q from this controller manager (--node-root)", o.Node)
+		}
+		p := path.Join(ProvisionedNodeDir, o.PVName)
+		if err := os.MkdirAll(filepath.Join(h.NodeRoot, o.Node, filepath.FromSlash(p)), 0o777); err != nil {
+			return corev1.PersistentVolumeSource{}, nil, err
+		}
+		pinned := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{o.Node}}},
+		}}}}
+		return corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p}}, pinned, nil
+	}
+	if h.NFSRoot == "" {
+		return corev1.PersistentVolumeSource{}, nil, errors.New("this controller manager has no --nfs-root to create volumes in")
+	}
+	if err := os.MkdirAll(filepath.Join(h.NFSRoot, ProvisionedServer, o.PVName), 0o777); err != nil {
+		return corev1.PersistentVolumeSource{}, nil, err
+	}
+	return corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: ProvisionedServer, Path: path.Join("/", o.PVName)}}, nil, nil
 }

@@ -15,11 +15,14 @@
 //	local     <node-root>/<node>/<path>, on the node of its nodeAffinity
 //	nfs       <nfs-root>/<server>/<path>, the same for every node
 //
-// What this package provisions (mkube.io/hostpath) is an nfs volume of
-// the reserved server "mkube-provisioner", path /pvc-<claim uid>: a
-// directory under the NFS root, <nfs-root>/mkube-provisioner/pvc-<uid>,
-// which every node sees, so the data follows its pod to any node, and a
-// kubelet mounts it as it mounts any nfs volume. That is also where a
+// What this package provisions (mkube.io/hostpath) is, for a claim bound
+// at once, an nfs volume of the reserved server "mkube-provisioner", path
+// /pvc-<claim uid>: a directory under the NFS root,
+// <nfs-root>/mkube-provisioner/pvc-<uid>, which every node sees, so the
+// data follows its pod to any node, and a kubelet mounts it as it mounts
+// any nfs volume. For a WaitForFirstConsumer claim it is a hostPath volume
+// /var/lib/mkube-provisioner/pvc-<uid> on the disk of the node the
+// scheduler chose, pinned there by node affinity. That is also where a
 // kubelet finds a claim's data: the claim names its volume
 // (spec.volumeName), the volume's source says which of the above it is.
 package volumeplugin
@@ -137,6 +140,13 @@ func (h Host) onNFS(server, p string) ([]string, error) {
 // refused, so that a hand-made volume cannot have, say, the whole NFS
 // root deleted.
 func (h Host) provisioned(pv *corev1.PersistentVolume) ([]string, error) {
+	if hp := pv.Spec.HostPath; hp != nil {
+		nodes := affinityNodes(pv)
+		if len(nodes) != 1 || path.Dir(path.Clean(hp.Path)) != ProvisionedNodeDir {
+			return nil, fmt.Errorf("volume %q is not a directory %s provisioned", pv.Name, ProvisionerName)
+		}
+		return h.onNodes(pv, hp.Path)
+	}
 	n := pv.Spec.NFS
 	if n == nil || n.Server != ProvisionedServer || path.Dir(path.Clean("/"+n.Path)) != "/" || path.Clean("/"+n.Path) == "/" {
 		return nil, fmt.Errorf("volume %q is not a directory %s provisioned", pv.Name, ProvisionerName)

@@ -177,3 +177,38 @@ func TestTheProvisionerMakesADirectoryUnderTheNFSRootAndAnNFSVolumeForIt(t *test
 		t.Fatalf("a claim with a selector: %v", err)
 	}
 }
+
+func TestForAWaitForFirstConsumerClaimTheProvisionerMakesAHostPathVolumeOnTheChosenNodePinnedThere(t *testing.T) {
+	root := t.TempDir()
+	h := Host{NodeRoot: root}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", UID: "1234"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	pv, err := h.Provision(Options{PVName: "pvc-1234", Claim: claim, ReclaimPolicy: corev1.PersistentVolumeReclaimDelete, Node: "node02"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "node02", "var", "lib", "mkube-provisioner", "pvc-1234")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("no directory on node02's disk: %v", err)
+	}
+	if pv.Spec.HostPath == nil || pv.Spec.HostPath.Path != "/var/lib/mkube-provisioner/pvc-1234" || pv.Spec.NFS != nil {
+		t.Fatalf("source %+v", pv.Spec.PersistentVolumeSource)
+	}
+	if nodes := affinityNodes(pv); !slices.Equal(nodes, []string{"node02"}) {
+		t.Fatalf("pinned to %v, want [node02]", nodes)
+	}
+	_, del, err := h.Deleter(pv, ProvisionerName)
+	if err != nil || del == nil {
+		t.Fatalf("deleter: %v", err)
+	}
+	if err := del(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the directory outlived its volume: %v", err)
+	}
+	if _, err := h.Provision(Options{PVName: "pvc-1", Claim: claim, Node: "../etc"}); err == nil {
+		t.Fatal("a node name reaching outside the node root was accepted")
+	}
+}
