@@ -130,19 +130,7 @@ func New(d controller.Deps, o Options) *Controller {
 
 // enqueueServicesOf queues the Services selecting any of these pod states.
 func (c *Controller) enqueueServicesOf(pods ...*corev1.Pod) {
-	for _, obj := range c.services.Cache().ByIndex(client.IndexByNamespace, pods[0].Namespace) {
-		svc := obj.(*corev1.Service)
-		if svc.Spec.Selector == nil {
-			continue
-		}
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
-		for _, p := range pods {
-			if sel.Matches(labels.Set(p.Labels)) {
-				c.queue.Add(client.KeyOf(svc))
-				break
-			}
-		}
-	}
+	controller.ForServicesSelecting(c.services, c.queue.Add, pods...)
 }
 
 func (c *Controller) enqueueServiceOf(s *discoveryv1.EndpointSlice, deleted bool) {
