@@ -75,7 +75,8 @@ func TestComponentsRunWithLeastPrivilege(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "static-web.yaml"), []byte(static), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := startClusterWith(t, clusterFlags{secure: true}, kubeletNode{name: "node01", flags: []string{"--pod-manifest-path", manifests}},
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	c := startClusterWith(t, clusterFlags{secure: true, apiserver: []string{"--audit-log-path", auditLog}}, kubeletNode{name: "node01", flags: []string{"--pod-manifest-path", manifests}},
 		kubeletNode{name: "node02"})
 	admin := &kubeconfigRunner{kubeconfig: filepath.Join(c.certDir(), "admin.kubeconfig"), cacheDir: t.TempDir(), dir: t.TempDir()}
 	secure := fmt.Sprintf("https://127.0.0.1:%d", c.securePort)
@@ -124,6 +125,12 @@ func TestComponentsRunWithLeastPrivilege(t *testing.T) {
 	}
 	if code, body := asNode("GET", "/api/v1/namespaces/default/secrets", ""); code != http.StatusForbidden {
 		t.Errorf("%s lists every Secret: %d %s, want 403", node, code, body)
+	}
+	// A node asks for tokens for its pods only: NodeRestriction refuses a
+	// token of its pod's service account bound to nothing.
+	unbound := `serviceaccounts "default" is forbidden: node requested token not bound to a pod`
+	if code, body := asNode("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", `{"spec":{}}`); code != http.StatusForbidden || statusMessage(body) != unbound {
+		t.Errorf("%s asks for an unbound token: %d %s\nwant 403 %s", node, code, body, unbound)
 	}
 	other := map[string]string{"node01": "node02", "node02": "node01"}[node]
 	refused := fmt.Sprintf(`nodes "%s" is forbidden: node "%s" is not allowed to modify node "%s"`, other, node, other)
@@ -233,6 +240,49 @@ spec:
 	if code, body := certRequest(t, c.certDir(), "kubelet-fleet", "GET", secure+"/api/v1/namespaces/default/pods", "", "Impersonate-User", "jane"); code != http.StatusForbidden || statusMessage(body) != asJane {
 		t.Errorf("the fleet impersonates jane: %d %s\nwant 403 %s", code, body, asJane)
 	}
+
+	// The audit log names who did each step of the Deployment's way to
+	// running pods (seed 000's 13 steps), each component as itself; the
+	// controller manager's controllers as their service accounts, which
+	// it impersonates.
+	testserver.EventuallyWithin(t, 10*time.Second, "the audit log names each component at its step", func() (bool, string) {
+		want := map[string]bool{
+			"deployment-controller creates the ReplicaSet":   false,
+			"replicaset-controller creates the pods":         false,
+			"the scheduler binds a pod":                      false,
+			"a kubelet reads its pod's Secret as its node":   false,
+			"a kubelet reports its pod's status as its node": false,
+			"the fleet acts as fleet-2, impersonated":        false,
+		}
+		for _, ev := range readAudit(t, auditLog) {
+			ref, user, ok := ev.ObjectRef, ev.User.Username, ev.ResponseStatus.Code < 300
+			controller := strings.TrimPrefix(ev.ImpersonatedUser.Username, "system:serviceaccount:kube-system:")
+			if user != "system:kube-controller-manager" {
+				controller = ""
+			}
+			switch {
+			case !ok:
+			case ev.Verb == "create" && ref.Resource == "replicasets" && controller == "deployment-controller":
+				want["deployment-controller creates the ReplicaSet"] = true
+			case ev.Verb == "create" && ref.Resource == "pods" && ref.Subresource == "" && controller == "replicaset-controller":
+				want["replicaset-controller creates the pods"] = true
+			case ev.Verb == "create" && ref.Subresource == "binding" && user == "system:kube-scheduler":
+				want["the scheduler binds a pod"] = true
+			case ev.Verb == "get" && ref.Resource == "secrets" && ref.Name == "web-tls" && strings.HasPrefix(user, "system:node:node0"):
+				want["a kubelet reads its pod's Secret as its node"] = true
+			case ref.Resource == "pods" && ref.Subresource == "status" && strings.HasPrefix(user, "system:node:node0"):
+				want["a kubelet reports its pod's status as its node"] = true
+			case user == "mkube:kubelet-fleet" && ev.ImpersonatedUser.Username == "system:node:fleet-2":
+				want["the fleet acts as fleet-2, impersonated"] = true
+			}
+		}
+		for _, seen := range want {
+			if !seen {
+				return false, fmt.Sprint(want)
+			}
+		}
+		return true, ""
+	})
 
 	// Nobody was refused along the way: each component holds what it needs.
 	for _, name := range []string{"controller-manager", "scheduler", "kubelet-node01", "kubelet-node02", "kubelet-fleet"} {

@@ -225,6 +225,9 @@ type auditEvent struct {
 	User struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ImpersonatedUser struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
 	ObjectRef struct {
 		Resource, Name, Subresource string
 	} `json:"objectRef"`

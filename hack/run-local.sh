@@ -5,7 +5,8 @@
 # kubelets node01..node03, each on the secure port with its own
 # kubeconfig, which the API server writes into mkube-data/pki at its
 # first start. Logs go to ./logs/, the containers' logs (CRI log files)
-# to ./logs/pods/<node>/. Ctrl-C stops everything.
+# to ./logs/pods/<node>/, the audit log (who did each request) to
+# ./logs/audit.log. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-8080}
@@ -15,7 +16,8 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 
 PKI=mkube-data/pki
-bin/apiserver --port "$PORT" --data-dir mkube-data --node-kubeconfigs node01,node02,node03 >logs/apiserver.log 2>&1 & pids+=($!)
+bin/apiserver --port "$PORT" --data-dir mkube-data --node-kubeconfigs node01,node02,node03 \
+  --audit-log-path logs/audit.log >logs/apiserver.log 2>&1 & pids+=($!)
 until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
 # The controller manager sees the nodes' disks and the NFS exports where
 # the kubelets have them: the PersistentVolume controller recycles and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -32,7 +33,10 @@ import (
 //     Node, referring to no service account, Secret, ConfigMap or claim),
 //     the status of its own pods (not their labels), deleting its own;
 //   - its own Lease in kube-node-lease, its own CSINode, and only the
-//     status of a claim, there only capacity and conditions.
+//     status of a claim, there only capacity and conditions;
+//   - service-account tokens bound to one of its pods only, named by
+//     name and uid (the API server adds the node to the token itself, so
+//     a node cannot ask for one bound to a Node it names).
 //
 // Anyone who is not a node passes. Refusals are 403s in Kubernetes' words:
 //
@@ -83,6 +87,36 @@ func admitNodeRestriction(ctx context.Context, a *Attributes, objs Objects) erro
 		if objectName(a) != name {
 			return forbidden(a, "can only access CSINode with the same name as the requesting node")
 		}
+	case serviceAccounts:
+		if a.Subresource == "token" && a.Operation == Create {
+			return admitNodesTokenRequest(ctx, name, a, objs)
+		}
+	}
+	return nil
+}
+
+// admitNodesTokenRequest: a node's TokenRequest is bound to a pod, by
+// name and uid, and that pod is on the node.
+func admitNodesTokenRequest(ctx context.Context, name string, a *Attributes, objs Objects) error {
+	ref := a.Object.(*authenticationv1.TokenRequest).Spec.BoundObjectRef
+	if ref == nil || ref.APIVersion != "v1" || ref.Kind != "Pod" || ref.Name == "" {
+		return forbidden(a, "node requested token not bound to a pod")
+	}
+	if ref.UID == "" {
+		return forbidden(a, "node requested token with a pod binding without a uid")
+	}
+	obj, err := objs.Get(ctx, pods, a.Namespace, ref.Name)
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil {
+		return forbidden(a, "%v", err)
+	}
+	switch pod := obj.(*corev1.Pod); {
+	case pod.UID != ref.UID:
+		return forbidden(a, "the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID)
+	case pod.Spec.NodeName != name:
+		return forbidden(a, "node requested token bound to a pod scheduled on a different node")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver/authentication"
@@ -18,7 +19,16 @@ import (
 func TestNodeRestrictionKeepsEachNodeToWhatIsItsOwn(t *testing.T) {
 	node01 := authenticationv1.UserInfo{Username: "system:node:node01", Groups: []string{"system:nodes", "system:authenticated"}}
 	jane := authenticationv1.UserInfo{Username: "jane", Groups: []string{"system:authenticated"}}
-	objs := fakeObjects{nodes: {&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01", UID: "n1"}}}}
+	objs := fakeObjects{nodes: {&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01", UID: "n1"}}},
+		pods: {&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "p1"}, Spec: corev1.PodSpec{NodeName: "node01"}},
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db", UID: "p2"}, Spec: corev1.PodSpec{NodeName: "node02"}}}}
+	token := func(ref *authenticationv1.BoundObjectReference) *authenticationv1.TokenRequest {
+		return &authenticationv1.TokenRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "default"},
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: ref}}
+	}
+	boundTo := func(kind, name, uid string) *authenticationv1.BoundObjectReference {
+		return &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: kind, Name: name, UID: types.UID(uid)}
+	}
 
 	node := func(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints}}
@@ -95,6 +105,19 @@ func TestNodeRestrictionKeepsEachNodeToWhatIsItsOwn(t *testing.T) {
 			Object: claim("2Gi", nil), OldObject: claim("1Gi", nil)}, ""},
 		{"and nothing else of it", node01, Attributes{Operation: Update, Resource: claims, Namespace: "default",
 			Object: claim("1Gi", map[string]string{"a": "b"}), OldObject: claim("1Gi", nil)}, `persistentvolumeclaims "data" is forbidden: may only update PVC status`},
+		{"a node asks for the token of a pod on it", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(boundTo("Pod", "web", "p1"))}, ""},
+		{"not one bound to nothing", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(nil)}, `serviceaccounts "default" is forbidden: node requested token not bound to a pod`},
+		{"nor one bound to a Node, even its own", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(boundTo("Node", "node01", "n1"))}, `serviceaccounts "default" is forbidden: node requested token not bound to a pod`},
+		{"nor one naming its pod without a uid", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(boundTo("Pod", "web", ""))}, `serviceaccounts "default" is forbidden: node requested token with a pod binding without a uid`},
+		{"nor one for an earlier pod of that name", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(boundTo("Pod", "web", "old"))},
+			`serviceaccounts "default" is forbidden: the UID in the bound object reference (old) does not match the UID in record. The object might have been deleted and then recreated`},
+		{"nor one for another node's pod", node01, Attributes{Operation: Create, Resource: serviceAccounts, Subresource: "token", Namespace: "default",
+			Object: token(boundTo("Pod", "db", "p2"))}, `serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node`},
 		{"someone who is not a node is none of its business", jane, Attributes{Operation: Update, Resource: nodes,
 			Object: node("node02", nil), OldObject: node("node02", nil)}, ""},
 	}
