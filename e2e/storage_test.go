@@ -129,6 +129,24 @@ spec:
   resources: {requests: {storage: 1Gi}}
 `
 
+// A class whose volumes can grow, and a claim of it.
+const expandableClaim = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: expandable
+provisioner: mkube.io/hostpath
+allowVolumeExpansion: true
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: growing
+spec:
+  storageClassName: expandable
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`
+
 // Two claims of the default class: one to delete, one a pod holds.
 const dynamicClaims = `apiVersion: v1
 kind: PersistentVolumeClaim
@@ -275,6 +293,39 @@ func TestStorage(t *testing.T) {
 	if out := k.mustKubectl(t, "describe", "pvc", "dynamic"); !matches(`ProvisioningSucceeded\s.*Successfully provisioned volume `+volume+` using mkube.io/hostpath`, out) {
 		t.Fatalf("kubectl describe pvc dynamic:\n%s", out)
 	}
+	// Resize: the default class does not let its volumes grow, so the
+	// claim keeps its size; a class with allowVolumeExpansion grows both
+	// the volume and the claim, with the resizer's events.
+	grow := func(claim string) (string, int) {
+		_, errOut, code := k.kubectl(t, "patch", "pvc", claim, "-p", `{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`)
+		return errOut, code
+	}
+	refused := `Error from server (Forbidden): persistentvolumeclaims "dynamic" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`
+	if errOut, code := grow("dynamic"); code == 0 || strings.TrimSpace(errOut) != refused {
+		t.Fatalf("growing a claim of standard: exit %d %q\nwant %s", code, errOut, refused)
+	}
+	if row := pvc("dynamic"); row["CAPACITY"] != "1Gi" {
+		t.Fatalf("a refused resize changed the claim: %v", row)
+	}
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "expandable.yaml", expandableClaim))
+	var grown string
+	waitFor("the growing claim is bound", func() (bool, string) {
+		row := pvc("growing")
+		grown = row["VOLUME"]
+		return row["STATUS"] == "Bound" && row["CAPACITY"] == "1Gi", row["STATUS"] + " " + row["CAPACITY"]
+	})
+	if errOut, code := grow("growing"); code != 0 {
+		t.Fatalf("growing a claim of expandable: %s", errOut)
+	}
+	waitFor("the claim and its volume have 2Gi", func() (bool, string) {
+		claim, vol := pvc("growing"), pv(grown)
+		return claim["CAPACITY"] == "2Gi" && vol["CAPACITY"] == "2Gi", claim["CAPACITY"] + " " + vol["CAPACITY"]
+	})
+	if out := k.mustKubectl(t, "describe", "pvc", "growing"); !matches(`Resizing\s.*External resizer is resizing volume `+grown, out) ||
+		!matches(`VolumeResizeSuccessful\s.*Resize volume succeeded`, out) {
+		t.Fatalf("kubectl describe pvc growing:\n%s", out)
+	}
+
 	k.mustKubectl(t, "delete", "pvc", "dynamic")
 	waitFor("the provisioned volume is gone", gone("pv", volume))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
