@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,6 +70,15 @@ func TestTheSecurePortServesKubectlWithTheAdminKubeconfig(t *testing.T) {
 				}
 			}
 		}
+		// The plain port asks nobody who they are, so it listens on
+		// loopback only (--insecure-bind-address): from the host's other
+		// address it is refused.
+		if ip := nonLoopbackIPv4(); ip != "" {
+			if conn, err := net.Dial("tcp", net.JoinHostPort(ip, portOf(c.URL))); err == nil {
+				conn.Close()
+				t.Errorf("round %d: the plain port answers on %s", round, ip)
+			}
+		}
 		ca, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
 		if round == 0 {
 			firstCA = ca
@@ -106,4 +116,16 @@ func foreignCertGet(t *testing.T, certDir, url string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// nonLoopbackIPv4 is one of the host's addresses other than loopback, ""
+// if it has none.
+func nonLoopbackIPv4() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok && !ipnet.IP.IsLoopback() && ipnet.IP.To4() != nil {
+			return ipnet.IP.String()
+		}
+	}
+	return ""
 }

@@ -37,7 +37,8 @@ func main() {
 	securePort := flag.Int("secure-port", 6443, "port to serve the Kubernetes API on over HTTPS (HTTP/2), as kube-apiserver (0 disables)")
 	advertise := flag.String("advertise-address", "", "the address the default/kubernetes Service's Endpoints give for this API server (default: the host's first non-loopback IPv4)")
 	certDir := flag.String("cert-dir", "", "where the CA, the serving and client certificates and admin.kubeconfig are kept (default DATA-DIR/pki)")
-	bind := flag.String("bind-address", "0.0.0.0", "address to listen on")
+	bind := flag.String("bind-address", "0.0.0.0", "address the secure port listens on")
+	insecureBind := flag.String("insecure-bind-address", "127.0.0.1", "address the plain port listens on: this host only, as kube-apiserver's old insecure port, unless you say otherwise (0.0.0.0 in docker compose, for the host's port mapping)")
 	dataDir := flag.String("data-dir", "mkube-data", "directory of the embedded etcd")
 	etcdServers := flag.String("etcd-servers", "", "comma-separated URLs of an external etcd cluster; empty runs etcd embedded")
 	etcdClientURL := flag.String("etcd-client-url", "", "also serve the embedded etcd here (e.g. http://127.0.0.1:2379), for etcdctl")
@@ -77,7 +78,7 @@ func main() {
 	var servers []*http.Server
 	var listeners []net.Listener
 	if *port != 0 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(*bind, strconv.Itoa(*port)))
+		ln, err := net.Listen("tcp", net.JoinHostPort(*insecureBind, strconv.Itoa(*port)))
 		if err != nil {
 			log.Error("listen", "err", err)
 			os.Exit(1)
