@@ -61,6 +61,8 @@ var (
 		New: func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, NewList: func() runtime.Object { return &corev1.PersistentVolumeClaimList{} }}
 	StorageClasses = Resource{GroupVersion: storagev1.SchemeGroupVersion, Name: "storageclasses", Kind: "StorageClass", Namespaced: false,
 		New: func() runtime.Object { return &storagev1.StorageClass{} }, NewList: func() runtime.Object { return &storagev1.StorageClassList{} }}
+	CSINodes = Resource{GroupVersion: storagev1.SchemeGroupVersion, Name: "csinodes", Kind: "CSINode", Namespaced: false,
+		New: func() runtime.Object { return &storagev1.CSINode{} }, NewList: func() runtime.Object { return &storagev1.CSINodeList{} }}
 )
 
 // Path builds the URL path of the resource: its collection in namespace

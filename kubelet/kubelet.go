@@ -30,6 +30,11 @@ type Config struct {
 	Capacity corev1.ResourceList
 	Labels   map[string]string // added to the well-known node labels
 	Taints   []corev1.Taint    // set when the node registers
+	// MaxVolumes is how many volumes of mkube's provisioner the node can
+	// have attached: the allocatable.count of the driver in its CSINode
+	// (csinode.go), which the scheduler's NodeVolumeLimits counts against
+	// (--max-volumes). 0 is no limit.
+	MaxVolumes int32
 
 	// NodeStatusReportFrequency, if set, writes the node status only when
 	// it is that old or changed; 0 writes it every StatusInterval.
@@ -230,10 +235,15 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	return k
 }
 
-// register registers the node and creates its lease.
+// register registers the node, writes its CSINode and creates its lease.
 func (k *Kubelet) register(ctx context.Context) error {
 	if err := k.registerNode(ctx); err != nil {
 		return err
+	}
+	// The CSINode is owned by the Node, so it comes once the Node has its
+	// uid. Without it the node limits no volumes: the node still runs.
+	if err := k.syncCSINode(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("CSINode not written: the node's volumes are not limited", "err", err)
 	}
 	// Registration wrote the node status; the lease comes at once too, not
 	// after the first StatusInterval.

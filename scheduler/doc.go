@@ -29,6 +29,7 @@
 //	PodFitsHostPorts                                  NodePorts
 //	PodFitsResources / LeastRequestedPriority         NodeResourcesFit                  1
 //	NoDiskConflict (and ReadWriteOncePod claims)      VolumeRestrictions
+//	MaxCSIVolumeCountPred                             NodeVolumeLimits
 //	CheckVolumeBinding                                VolumeBinding
 //	NoVolumeZoneConflict                              VolumeZone
 //	SelectorSpreadPriority / topology spread          PodTopologySpread                 2
@@ -72,7 +73,7 @@
 //	scheduler.go                 Config, New, Run: the informers and loops
 //	eventhandlers.go             informer events → queue and cache
 //	listers.go                   namespaces (namespaceSelector), Services, ReplicaSets, RCs (spreading) for the plugins
-//	storage_listers.go           claims, volumes and classes for the volume plugins; their writes
+//	storage_listers.go           claims, volumes, classes and CSINodes for the volume plugins; their writes
 //	schedule_one.go              one scheduling cycle: filter, score, select, assume
 //	binding.go                   the asynchronous binding (step 10), with the explanation
 //	failure.go                   FailedScheduling: event, condition, nomination, requeue

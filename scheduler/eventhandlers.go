@@ -23,6 +23,8 @@ import (
 //	node                  → cache; a change that may help → Move...
 //	claim, volume, class  → added or changed: Move... (a claim bound, a
 //	                        volume freed: the volume plugins' rejections)
+//	CSINode               → added or changed: Move... (a node's volume
+//	                        limit written or raised: NodeVolumeLimits')
 
 func (s *Scheduler) addEventHandlers() {
 	s.podInformer.AddHandler(client.Handler{OnAdd: s.onPodAdd, OnUpdate: s.onPodUpdate, OnDelete: s.onPodDelete})
@@ -33,6 +35,7 @@ func (s *Scheduler) addEventHandlers() {
 	s.storage.claims.AddHandler(storageEvents(framework.PersistentVolumeClaimAdd, framework.PersistentVolumeClaimUpdate))
 	s.storage.volumes.AddHandler(storageEvents(framework.PersistentVolumeAdd, framework.PersistentVolumeUpdate))
 	s.storage.classes.AddHandler(storageEvents(framework.StorageClassAdd, framework.StorageClassUpdate))
+	s.storage.csiNodes.AddHandler(storageEvents(framework.CSINodeAdd, framework.CSINodeUpdate))
 }
 
 // assigned reports whether the pod is bound to a node.

@@ -84,7 +84,7 @@ type Scheduler struct {
 	namespaceInformer *client.Informer        // namespaces' labels, for InterPodAffinity's namespaceSelector
 	serviceInformer   *client.Informer        // Services' selectors, for PodTopologySpread (New also starts ReplicaSets', ReplicationControllers')
 	pdbInformer       *client.Informer        // PodDisruptionBudgets, which preemption prefers not to violate
-	storage           storageLister           // claims, volumes and classes, for the volume plugins (listers.go)
+	storage           storageLister           // claims, volumes, classes and CSINodes, for the volume plugins (storage_listers.go)
 
 	// Owned by the scheduling loop (scheduleOne) alone.
 	snapshot                 *cache.Snapshot
@@ -127,11 +127,12 @@ func New(cfg Config) (*Scheduler, error) {
 	rsInformer, rcInformer := informers.For(client.ReplicaSets), informers.For(client.ReplicationControllers)
 	// Claims, volumes and classes: the volume plugins check a pod's claims
 	// against them, and VolumeBinding writes its choices through the client.
+	// CSINodes: the nodes' volume limits, for NodeVolumeLimits.
 	storage := newStorageLister(informers)
 	if cfg.Plugins == nil {
 		handle := framework.Handle{Namespaces: namespaceLister{namespaceInformer.Cache()}, Services: serviceLister{serviceInformer.Cache()},
 			ReplicaSets: replicaSetLister{rsInformer.Cache()}, ReplicationControllers: replicationControllerLister{rcInformer.Cache()},
-			Storage: storage, StorageWriter: storageWriter{cfg.Client}, Clock: cfg.Clock}
+			Storage: storage, StorageWriter: storageWriter{cfg.Client}, Clock: cfg.Clock, CSINodes: storage}
 		specs, err := plugins.NewProfile(cfg.Profile, handle)
 		if err != nil {
 			return nil, fmt.Errorf("scheduler profile: %w", err)
@@ -184,7 +185,7 @@ func New(cfg Config) (*Scheduler, error) {
 //
 //  1. start the event recorder and the node, pod, namespace, Service,
 //     ReplicaSet, ReplicationController and PodDisruptionBudget informers,
-//     and those of claims, volumes and classes;
+//     and those of claims, volumes, classes and CSINodes;
 //  2. wait until they have listed once, so the first decision sees every
 //     node, every bound pod, every namespace's labels, every Service and
 //     every budget;

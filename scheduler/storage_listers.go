@@ -11,14 +11,18 @@ import (
 )
 
 // storageLister is framework.StorageLister over the informers of claims,
-// volumes and classes, whose handlers also retry the pods waiting on them
-// (eventhandlers.go).
-type storageLister struct{ claims, volumes, classes *client.Informer }
+// volumes and classes, and framework.CSINodeLister over that of CSINodes,
+// whose handlers also retry the pods waiting on them (eventhandlers.go).
+type storageLister struct{ claims, volumes, classes, csiNodes *client.Informer }
 
-var _ framework.StorageLister = storageLister{}
+var (
+	_ framework.StorageLister = storageLister{}
+	_ framework.CSINodeLister = storageLister{}
+)
 
 func newStorageLister(f *client.SharedInformers) storageLister {
-	return storageLister{claims: f.For(client.PersistentVolumeClaims), volumes: f.For(client.PersistentVolumes), classes: f.For(client.StorageClasses)}
+	return storageLister{claims: f.For(client.PersistentVolumeClaims), volumes: f.For(client.PersistentVolumes),
+		classes: f.For(client.StorageClasses), csiNodes: f.For(client.CSINodes)}
 }
 
 func (l storageLister) Claim(namespace, name string) (*corev1.PersistentVolumeClaim, bool) {
@@ -52,6 +56,14 @@ func (l storageLister) Class(name string) (*storagev1.StorageClass, bool) {
 		return nil, false
 	}
 	return obj.(*storagev1.StorageClass), true
+}
+
+func (l storageLister) CSINode(name string) (*storagev1.CSINode, bool) {
+	obj, ok := l.csiNodes.Cache().Get(name)
+	if !ok {
+		return nil, false
+	}
+	return obj.(*storagev1.CSINode), true
 }
 
 // storageWriter is framework.StorageWriter: PUTs of volumes and claims,

@@ -48,6 +48,7 @@ var Resources = []*apiserver.Resource{
 	rbac.ClusterRoleBindings,
 	events.Events,
 	storage.StorageClasses,
+	storage.CSINodes,
 	core.PersistentVolumes,
 	core.PersistentVolumeClaims,
 }

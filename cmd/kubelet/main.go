@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -31,6 +32,7 @@ func main() {
 	cpu := flag.String("cpu", "4", "CPUs the node offers (capacity and allocatable)")
 	memory := flag.String("memory", "8Gi", "memory the node offers")
 	pods := flag.Int("pods", 110, "maximum number of pods on the node")
+	maxVolumes := flag.Int("max-volumes", 0, "how many volumes of mkube's provisioner (mkube.io/hostpath) the node can have attached: the allocatable count of the driver hostpath.csi.mkube.io in its CSINode, which the scheduler's NodeVolumeLimits enforces (0: no limit)")
 	labels := flag.String("labels", "", "extra node labels, k=v,k2=v2")
 	taints := flag.String("register-with-taints", "", "taints to register the node with, key=value:Effect or key:Effect, comma-separated")
 	nodeIP := flag.String("node-ip", "", "the node's InternalIP (default: 10.240.N.1, N from the number the node name ends with)")
@@ -82,6 +84,10 @@ func main() {
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
 	}
+	if *maxVolumes < 0 || *maxVolumes > math.MaxInt32 {
+		fail("--max-volumes: %d: want 0 (no limit) to %d", *maxVolumes, math.MaxInt32)
+	}
+	cfg.MaxVolumes = int32(*maxVolumes)
 	if cfg.Labels, err = kubelet.ParseLabels(*labels); err != nil {
 		fail("--labels: %v", err)
 	}

@@ -26,7 +26,7 @@ func describe(enabled []EnabledPlugin) string {
 }
 
 const defaults = "NodeUnschedulable:0:fs NodeName:0:fs TaintToleration:3:fs NodeAffinity:2:fs NodePorts:0:fs NodeResourcesFit:1:fs " +
-	"VolumeRestrictions:0:fs VolumeBinding:0:fs VolumeZone:0:fs PodTopologySpread:2:fs InterPodAffinity:2:fs NodeResourcesBalancedAllocation:1:fs ImageLocality:1:fs"
+	"VolumeRestrictions:0:fs NodeVolumeLimits:0:fs VolumeBinding:0:fs VolumeZone:0:fs PodTopologySpread:2:fs InterPodAffinity:2:fs NodeResourcesBalancedAllocation:1:fs ImageLocality:1:fs"
 
 func TestResolve(t *testing.T) {
 	tests := []struct {
@@ -44,7 +44,7 @@ func TestResolve(t *testing.T) {
 		{"disabling every default score and enabling one leaves only that score",
 			`profiles: [{plugins: {score: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit, weight: 1}]}}}]`,
 			"NodeUnschedulable:0:f NodeName:0:f TaintToleration:3:f NodeAffinity:2:f NodePorts:0:f NodeResourcesFit:1:fs " +
-				"VolumeRestrictions:0:f VolumeBinding:0:f VolumeZone:0:f PodTopologySpread:2:f InterPodAffinity:2:f NodeResourcesBalancedAllocation:1:f ImageLocality:1:f"},
+				"VolumeRestrictions:0:f NodeVolumeLimits:0:f VolumeBinding:0:f VolumeZone:0:f PodTopologySpread:2:f InterPodAffinity:2:f NodeResourcesBalancedAllocation:1:f ImageLocality:1:f"},
 		{"disabling a plugin at multiPoint removes it altogether",
 			`profiles: [{plugins: {multiPoint: {disabled: [{name: ImageLocality}, {name: NodePorts}]}}}]`,
 			strings.NewReplacer(" NodePorts:0:fs", "", " ImageLocality:1:fs", "").Replace(defaults)},

@@ -14,6 +14,7 @@ package config
 //	PodFitsHostPorts            NodePorts                         ✓
 //	PodFitsResources            NodeResourcesFit                  ✓       1  LeastRequestedPriority
 //	NoDiskConflict              VolumeRestrictions                ✓          (and ReadWriteOncePod claims)
+//	MaxCSIVolumeCountPred       NodeVolumeLimits                  ✓          (the CSINode's allocatable count per driver)
 //	CheckVolumeBinding          VolumeBinding                     ✓          (the claims' volumes on the node)
 //	NoVolumeZoneConflict        VolumeZone                        ✓
 //	SelectorSpreadPriority      PodTopologySpread                 ✓       2  (spec.topologySpreadConstraints; by default replicas apart)
@@ -28,11 +29,13 @@ package config
 // kubescheduler.config.k8s.io/v1 defaults; the older v1beta1 gave
 // InterPodAffinity 1).
 //
-// Kubernetes' NodeVolumeLimits (MaxCSIVolumeCountPred: no more CSI
-// volumes on a node than its driver can attach) is not in mkube: its
-// limits come from the CSINode objects kubelets write for their CSI
-// drivers, and mkube serves no CSINode and runs no CSI driver, so it
-// would have nothing to count against.
+// NodeVolumeLimits (MaxCSIVolumeCountPred: no more volumes of a CSI
+// driver on a node than the driver can attach there) counts against the
+// CSINode each kubelet writes. mkube runs no CSI driver, but its kubelet
+// writes a CSINode for the driver its provisioner mkube.io/hostpath stands
+// for, hostpath.csi.mkube.io, with the count of its --max-volumes (0, the
+// default: no limit), and the plugin counts mkube's provisioned volumes
+// under that driver.
 //
 // The seed's SelectorSpreadPriority (replicas of one Deployment or RC on
 // different nodes) is, since Kubernetes v1.20, PodTopologySpread's system
@@ -46,6 +49,7 @@ var DefaultPlugins = []DefaultPlugin{
 	{"NodePorts", 0},
 	{"NodeResourcesFit", 1},
 	{"VolumeRestrictions", 0},
+	{"NodeVolumeLimits", 0},
 	{"VolumeBinding", 0},
 	{"VolumeZone", 0},
 	{"PodTopologySpread", 2},

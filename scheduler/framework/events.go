@@ -15,6 +15,9 @@ const (
 	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
 	PersistentVolume      EventResource = "PersistentVolume"
 	StorageClass          EventResource = "StorageClass"
+	// CSINode: what a node's kubelet says of its CSI drivers, whose
+	// allocatable counts NodeVolumeLimits checks.
+	CSINode EventResource = "CSINode"
 	// WildCard matches every resource: events that must move every pod.
 	WildCard EventResource = "*"
 )
@@ -75,6 +78,8 @@ var (
 	PersistentVolumeUpdate      = ClusterEvent{Resource: PersistentVolume, ActionType: Update, Label: "PersistentVolumeUpdate"}
 	StorageClassAdd             = ClusterEvent{Resource: StorageClass, ActionType: Add, Label: "StorageClassAdd"}
 	StorageClassUpdate          = ClusterEvent{Resource: StorageClass, ActionType: Update, Label: "StorageClassUpdate"}
+	CSINodeAdd                  = ClusterEvent{Resource: CSINode, ActionType: Add, Label: "CSINodeAdd"}
+	CSINodeUpdate               = ClusterEvent{Resource: CSINode, ActionType: Update, Label: "CSINodeUpdate"}
 	// UnschedulableTimeout moves a pod that has waited too long for an
 	// event: the backstop for changes no plugin watches.
 	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}

@@ -79,6 +79,9 @@ type Handle struct {
 	Storage       StorageLister
 	StorageWriter StorageWriter
 	Clock         clock.WithTicker
+	// CSINodes may be nil (tests): no node then has a CSINode, so none
+	// limits its volumes (NodeVolumeLimits).
+	CSINodes CSINodeLister
 }
 
 // ServicesSelecting returns the selectors of the Services in the pod's

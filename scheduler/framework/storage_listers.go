@@ -9,14 +9,23 @@ import (
 
 // StorageLister reads PersistentVolumeClaims, PersistentVolumes and
 // StorageClasses as the scheduler's informers hold them: what the volume
-// plugins (VolumeRestrictions, VolumeBinding, VolumeZone) check a pod's
-// claims against. The objects are the informers': never modify them.
+// plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// VolumeZone) check a pod's claims against. The objects are the
+// informers': never modify them.
 type StorageLister interface {
 	Claim(namespace, name string) (*corev1.PersistentVolumeClaim, bool)
 	Volume(name string) (*corev1.PersistentVolume, bool)
 	// Volumes returns every PersistentVolume.
 	Volumes() []*corev1.PersistentVolume
 	Class(name string) (*storagev1.StorageClass, bool)
+}
+
+// CSINodeLister reads the CSINodes the kubelets write, one per node and
+// named after it, as the scheduler's informer holds them: the volume
+// limits NodeVolumeLimits counts against (Kubernetes' CSIManager). The
+// objects are the informer's: never modify them.
+type CSINodeLister interface {
+	CSINode(name string) (*storagev1.CSINode, bool)
 }
 
 // StorageWriter writes what VolumeBinding decided for a pod before it is
@@ -42,3 +51,14 @@ func (noStorage) Claim(string, string) (*corev1.PersistentVolumeClaim, bool) { r
 func (noStorage) Volume(string) (*corev1.PersistentVolume, bool)             { return nil, false }
 func (noStorage) Volumes() []*corev1.PersistentVolume                        { return nil }
 func (noStorage) Class(string) (*storagev1.StorageClass, bool)               { return nil, false }
+
+// CSINodesOrNone is h.CSINodes, or, if that is nil, a lister in which no
+// node has a CSINode: no node then limits its volumes.
+func (h Handle) CSINodesOrNone() CSINodeLister {
+	if h.CSINodes == nil {
+		return noStorage{}
+	}
+	return h.CSINodes
+}
+
+func (noStorage) CSINode(string) (*storagev1.CSINode, bool) { return nil, false }

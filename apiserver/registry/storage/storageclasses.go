@@ -1,5 +1,7 @@
 // Package storage declares storage.k8s.io/v1: StorageClasses, the kinds of
-// storage a cluster offers for dynamic provisioning (seed 003 §五).
+// storage a cluster offers for dynamic provisioning (seed 003 §五), and
+// CSINodes, what each node's kubelet says about the drivers that attach
+// volumes to it (csinodes.go).
 package storage
 
 import (

@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeports"
 	"github.com/mkube/mkube/scheduler/framework/plugins/noderesources"
 	"github.com/mkube/mkube/scheduler/framework/plugins/nodeunschedulable"
+	"github.com/mkube/mkube/scheduler/framework/plugins/nodevolumelimits"
 	"github.com/mkube/mkube/scheduler/framework/plugins/podtopologyspread"
 	"github.com/mkube/mkube/scheduler/framework/plugins/selectorspread"
 	"github.com/mkube/mkube/scheduler/framework/plugins/tainttoleration"
@@ -52,6 +53,7 @@ func NewInTreeRegistry() Registry {
 		nodeaffinity.Name:       noArgs(func() framework.Plugin { return nodeaffinity.New() }),
 		nodeports.Name:          noArgs(func() framework.Plugin { return nodeports.New() }),
 		volumerestrictions.Name: withHandle(func(h framework.Handle) framework.Plugin { return volumerestrictions.New(h) }),
+		nodevolumelimits.Name:   withHandle(func(h framework.Handle) framework.Plugin { return nodevolumelimits.New(h) }),
 		volumebinding.Name:      withHandle(func(h framework.Handle) framework.Plugin { return volumebinding.New(h) }),
 		volumezone.Name:         withHandle(func(h framework.Handle) framework.Plugin { return volumezone.New(h) }),
 		imagelocality.Name:      noArgs(func() framework.Plugin { return imagelocality.New() }),

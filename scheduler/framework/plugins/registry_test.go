@@ -27,7 +27,7 @@ func TestTheDefaultProfileIsKubernetesOrderAndWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	filters, scores := fwk.ListPlugins()
-	wantFilters := "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,VolumeBinding,VolumeZone,PodTopologySpread,InterPodAffinity"
+	wantFilters := "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,NodeVolumeLimits,VolumeBinding,VolumeZone,PodTopologySpread,InterPodAffinity"
 	wantScores := "TaintToleration:3,NodeAffinity:2,NodeResourcesFit:1,PodTopologySpread:2,InterPodAffinity:2,NodeResourcesBalancedAllocation:1,ImageLocality:1"
 	if got := strings.Join(filters, ","); got != wantFilters {
 		t.Errorf("filters %s\nwant    %s", got, wantFilters)
@@ -45,7 +45,7 @@ func TestNewProfile(t *testing.T) {
 		wantFilters int
 		wantErr     string
 	}{
-		{"disabling every score leaves the filters and no score", `profiles: [{plugins: {score: {disabled: [{name: "*"}]}}}]`, "", 11, ""},
+		{"disabling every score leaves the filters and no score", `profiles: [{plugins: {score: {disabled: [{name: "*"}]}}}]`, "", 12, ""},
 		{"disabling every filter leaves the scores", `profiles: [{plugins: {filter: {disabled: [{name: "*"}]}}}]`,
 			"TaintToleration:3,NodeAffinity:2,NodeResourcesFit:1,PodTopologySpread:2,InterPodAffinity:2,NodeResourcesBalancedAllocation:1,ImageLocality:1", 0, ""},
 		{"an unknown plugin is an error", `profiles: [{plugins: {score: {enabled: [{name: NodeResourcesMostAllocated}]}}}]`, "", 0,
@@ -56,7 +56,7 @@ func TestNewProfile(t *testing.T) {
 			`unknown field "scoringStrategi"`},
 		{"args for a plugin that takes none are an error", `profiles: [{pluginConfig: [{name: NodePorts, args: {x: 1}}]}]`, "", 0, "takes no args"},
 		{"MostAllocated is accepted", `profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}]}]`,
-			"TaintToleration:3,NodeAffinity:2,NodeResourcesFit:1,PodTopologySpread:2,InterPodAffinity:2,NodeResourcesBalancedAllocation:1,ImageLocality:1", 11, ""},
+			"TaintToleration:3,NodeAffinity:2,NodeResourcesFit:1,PodTopologySpread:2,InterPodAffinity:2,NodeResourcesBalancedAllocation:1,ImageLocality:1", 12, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
