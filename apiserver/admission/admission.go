@@ -66,6 +66,7 @@ func (p Plugin) handles(op Operation) bool {
 // the order is stated. All are on by default, as in kube-apiserver.
 var Plugins = []Plugin{
 	NamespaceLifecycle,
+	LimitRanger,
 	ServiceAccount,
 	NodeRestriction,
 	Priority,

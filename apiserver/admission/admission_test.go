@@ -22,13 +22,13 @@ func TestChainFlagsChooseAmongThePluginsInTheirOrder(t *testing.T) {
 		wantErrSubstring string
 	}{
 		{"by default every plugin, in kube-apiserver's order", "", "",
-			[]string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds",
+			[]string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds",
 				"DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize"}, ""},
 		{"enabling one that is on changes nothing", "Priority", "",
-			[]string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds",
+			[]string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds",
 				"DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize"}, ""},
 		{"disabling takes it out, the order stays", "", "ServiceAccount, Priority",
-			[]string{"NamespaceLifecycle", "NodeRestriction", "DefaultTolerationSeconds",
+			[]string{"NamespaceLifecycle", "LimitRanger", "NodeRestriction", "DefaultTolerationSeconds",
 				"DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize"}, ""},
 		{"an unknown name stops the start", "AlwaysPullImages", "", nil, `admission plugin "AlwaysPullImages" is unknown`},
 		{"an unknown name to disable too", "", "Nope", nil, `admission plugin "Nope" is unknown`},

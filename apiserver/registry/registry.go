@@ -31,6 +31,8 @@ var Resources = []*apiserver.Resource{
 	discovery.EndpointSlices,
 	core.ServiceAccounts,
 	core.ReplicationControllers,
+	core.PodTemplates,
+	core.LimitRanges,
 	apps.ReplicaSets,
 	apps.Deployments,
 	coordination.Leases,

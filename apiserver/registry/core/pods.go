@@ -1,6 +1,8 @@
 package core
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
 )
@@ -27,7 +30,16 @@ var Pods = &apiserver.Resource{
 	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)
 		// Step 3: a new pod is Pending until a kubelet reports otherwise.
-		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(pod)}
+		pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	},
+	// The QoS class follows from the resources as admission left them
+	// (LimitRanger's defaults): kube-apiserver's strategy computes it after
+	// the mutating plugins too.
+	Admit: func(_ context.Context, _ admission.Objects, obj, old runtime.Object) error {
+		if pod := obj.(*corev1.Pod); old == nil {
+			pod.Status.QOSClass = qosClass(pod)
+		}
+		return nil
 	},
 	Default: func(obj runtime.Object) { DefaultPodSpec(&obj.(*corev1.Pod).Spec) },
 	Validate: func(obj, old runtime.Object) field.ErrorList {
