@@ -54,6 +54,12 @@ type Resource struct {
 	// hands out from a shared pool (Service ClusterIPs and NodePorts), so
 	// that two requests at once cannot both take the same free address.
 	SerializeWrites bool
+	// StatusWritesMetadata lets a write to the status subresource change
+	// labels and annotations too, as the status strategies of Ingresses
+	// (and most kinds of Kubernetes' first years) allow: only the spec is
+	// kept. Without it only .status changes, as the newer kinds and pods
+	// (ResetObjectMetaForStatus).
+	StatusWritesMetadata bool
 	// StoredAs, for another version of a kind that already has storage,
 	// converts to and from the stored type (events.k8s.io/v1 Events are
 	// core/v1 Events in etcd). Optional: nil stores the type itself.

@@ -305,6 +305,11 @@ func (s *Storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 		// rule was added keeps its controllers able to report status.
 		out := cur.DeepCopyObject()
 		copyField(out, next, "Status")
+		if s.res.StatusWritesMetadata {
+			o, _ := meta.Accessor(out)
+			o.SetLabels(n.GetLabels())
+			o.SetAnnotations(n.GetAnnotations())
+		}
 		return out, s.admit(ctx, out, cur, subresource)
 	}
 	n.SetNamespace(c.GetNamespace())

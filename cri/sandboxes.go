@@ -19,7 +19,8 @@ type sandbox struct {
 	name   string // reserved until removed: "<pod>_<namespace>_<uid>_<attempt>"
 	config *runtimeapi.PodSandboxConfig
 	// handler is the RuntimeClass handler the kubelet asked for ("" is
-	// the default); mkube has one kind of sandbox and just reports it.
+	// the default), one of runtimeHandlers; every one is the same kind
+	// of sandbox here, and the runtime just reports it.
 	handler   string
 	state     runtimeapi.PodSandboxState
 	createdAt int64      // ns since the epoch, as CRI counts
@@ -34,6 +35,9 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 	md := cfg.GetMetadata()
 	if md.GetName() == "" || md.GetNamespace() == "" || md.GetUid() == "" {
 		return nil, status.Error(codes.InvalidArgument, "sandbox config must include metadata with name, namespace and uid")
+	}
+	if err := checkRuntimeHandler(req.GetRuntimeHandler()); err != nil {
+		return nil, err // runtimehandlers.go
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

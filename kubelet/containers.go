@@ -44,9 +44,9 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 			return err // retried, or absorbed: the pod is gone
 		}
 		pod = stored
-		resp, err := k.runtime.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, k.cfg.PodLogsDir)})
+		resp, err := k.runPodSandbox(ctx, pod) // sandbox.go
 		if err != nil {
-			return fmt.Errorf("run pod sandbox: %w", err) // retried: another pod may free an IP
+			return fmt.Errorf("run pod sandbox: %w", err) // retried: another pod may free an IP, the handler's class may come back
 		}
 		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
 			return err // retried

@@ -74,6 +74,8 @@ var Plugins = []Plugin{
 	DefaultStorageClass,
 	StorageObjectInUseProtection,
 	PersistentVolumeClaimResize,
+	RuntimeClass,
+	DefaultIngressClass,
 }
 
 // Chain is the enabled plugins, in order.

@@ -12,6 +12,8 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/events"
+	"github.com/mkube/mkube/apiserver/registry/networking"
+	"github.com/mkube/mkube/apiserver/registry/node"
 	"github.com/mkube/mkube/apiserver/registry/policy"
 	"github.com/mkube/mkube/apiserver/registry/rbac"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
@@ -49,6 +51,11 @@ var Resources = []*apiserver.Resource{
 	rbac.ClusterRoles,
 	rbac.ClusterRoleBindings,
 	events.Events,
+	networking.Ingresses,
+	networking.IngressClasses,
+	networking.ServiceCIDRs,
+	networking.IPAddresses,
+	node.RuntimeClasses,
 	storage.StorageClasses,
 	storage.CSINodes,
 	core.PersistentVolumes,

@@ -49,8 +49,10 @@ var Services = &apiserver.Resource{
 	GroupVersion: v1, Name: "services", Kind: "Service", Namespaced: true,
 	ShortNames: []string{"svc"}, Categories: []string{"all"},
 	Subresources: []apiserver.Subresource{apiserver.StatusSubresource},
-	New:          func() runtime.Object { return &corev1.Service{} },
-	NewList:      func() runtime.Object { return &corev1.ServiceList{} },
+	// Kubernetes' service status strategy keeps only the spec.
+	StatusWritesMetadata: true,
+	New:                  func() runtime.Object { return &corev1.Service{} },
+	NewList:              func() runtime.Object { return &corev1.ServiceList{} },
 	Columns: []apiserver.Column{{Name: "Type", Type: "string"}, {Name: "Cluster-IP", Type: "string"}, {Name: "External-IP", Type: "string"},
 		{Name: "Port(s)", Type: "string"}, {Name: "Age", Type: "string"}, {Name: "Selector", Type: "string", Priority: 1}},
 	Row:     serviceRow,
