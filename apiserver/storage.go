@@ -174,9 +174,10 @@ func (s *Storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 }
 
 // admit defaults an object about to be written (old nil on create), runs
-// the admission chain and the kind's own Admit, and validates it. A status
-// update (subresource "status") skips the kind's validation, which checks
-// the spec: the spec is the stored one.
+// the admission chain and the kind's own Admit, validates it, and runs the
+// validating admission plugins last. A status update (subresource
+// "status") skips the kind's validation, which checks the spec: the spec
+// is the stored one.
 func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresource string) error {
 	if s.res.Default != nil {
 		s.res.Default(obj)
@@ -202,7 +203,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.res.GVK().GroupKind(), m.GetName(), errs)
 	}
-	return nil
+	return s.admission.Validate(ctx, a, s.objects) // the validating plugins judge a valid object
 }
 
 // admitDelete asks the admission plugins that judge deletions about

@@ -31,14 +31,18 @@
 //     not tolerate, at once or after their tolerationSeconds (seed 000 四);
 //   - nodelifecycle: marks the nodes whose kubelet went silent Unknown,
 //     and taints nodes by their conditions, not-ready and unreachable
-//     among them (seed 003 十一.6.5).
+//     among them (seed 003 十一.6.5);
+//   - resourcequota: copies each ResourceQuota's spec.hard into its
+//     status and recounts status.used, giving back what deleted and
+//     finished objects held (seed 003 八).
 //
 // Every controller is built as New(d controller.Deps, o Options): d, made
 // once by Run and shared by all, holds the API client, the shared
 // informers, the event recorder, the log and the clock. o holds that
 // controller's own tuning, Workers first, and a zero field means
 // Kubernetes' default, so Options{} is kube-controller-manager's setup: 5
-// workers for ReplicaSets, ReplicationControllers, Deployments, Endpoints
-// and ServiceAccounts, 1 for disruption budgets, 10 for namespaces, 20
-// for the garbage collector, 8 for taint eviction and 8 for node taints.
+// workers for ReplicaSets, ReplicationControllers, Deployments, Endpoints,
+// ServiceAccounts and ResourceQuotas, 1 for disruption budgets, 10 for
+// namespaces, 20 for the garbage collector, 8 for taint eviction and 8
+// for node taints.
 package controllermanager

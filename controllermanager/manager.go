@@ -20,6 +20,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/persistentvolume/expand"
 	"github.com/mkube/mkube/controllermanager/persistentvolume/protection"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/resourcequota"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/serviceaccount"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
@@ -47,6 +48,8 @@ type Options struct {
 	// disks, the NFS exports), to reclaim and provision it.
 	PersistentVolume       persistentvolume.Options
 	ClusterRoleAggregation clusterroleaggregation.Options
+	// ResourceQuota also says how often every quota is recounted in full.
+	ResourceQuota resourcequota.Options
 	// UseServiceAccountCredentials: each controller writes as its own
 	// service account, kube-system/<name> (bootstrappolicy's
 	// ControllerServiceAccounts), holding Kubernetes' role for it, as
@@ -99,6 +102,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"persistentvolumeclaim-protection-controller", protection.NewClaimController(as("persistentvolumeclaim-protection-controller"))},
 		{"persistentvolume-protection-controller", protection.NewVolumeController(as("persistentvolume-protection-controller"))},
 		{"clusterrole-aggregation", clusterroleaggregation.New(as("clusterrole-aggregation"), opts.ClusterRoleAggregation)},
+		{"resourcequota-controller", resourcequota.New(as("resourcequota-controller"), opts.ResourceQuota)},
 	}
 	if len(opts.RootCACertPublisher.CA) > 0 {
 		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)})

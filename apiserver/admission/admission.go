@@ -1,6 +1,8 @@
 // Package admission is mkube's admission chain, after kube-apiserver's:
 // named plugins that see every write after decoding and defaulting and
-// before validation, may change the object, and may refuse the write.
+// before validation, may change the object, and may refuse the write;
+// and validating plugins (ResourceQuota), which see it after validation
+// and may only refuse it.
 //
 // The plugins mkube has, one file each, run in the order of Plugins below,
 // which is kube-apiserver's recommended order. --enable-admission-plugins
@@ -52,6 +54,11 @@ type Plugin struct {
 	// Kubernetes' admission.Handler declares them; nil is Create and
 	// Update, what most plugins judge.
 	Handles []Operation
+	// Validating plugins only judge, and run after the object has been
+	// defaulted, mutated and validated (Chain.Validate), as
+	// kube-apiserver runs its validating admission last: ResourceQuota
+	// must not charge a quota for an object that is then refused.
+	Validating bool
 }
 
 // handles: the plugin is asked about op.
@@ -76,6 +83,7 @@ var Plugins = []Plugin{
 	PersistentVolumeClaimResize,
 	RuntimeClass,
 	DefaultIngressClass,
+	ResourceQuota, // last, as in kube-apiserver: it charges what every other plugin let through
 }
 
 // Chain is the enabled plugins, in order.
@@ -108,10 +116,21 @@ func DefaultChain() *Chain { return &Chain{plugins: Plugins} }
 // Enabled names the plugins that run, in order.
 func (c *Chain) Enabled() []string { return Names(c.plugins) }
 
-// Admit runs the plugins in order; the first refusal ends the write.
+// Admit runs the mutating plugins in order; the first refusal ends the
+// write.
 func (c *Chain) Admit(ctx context.Context, a *Attributes, objs Objects) error {
+	return c.run(ctx, a, objs, false)
+}
+
+// Validate runs the validating plugins in order, once the object is
+// valid; the first refusal ends the write.
+func (c *Chain) Validate(ctx context.Context, a *Attributes, objs Objects) error {
+	return c.run(ctx, a, objs, true)
+}
+
+func (c *Chain) run(ctx context.Context, a *Attributes, objs Objects, validating bool) error {
 	for _, p := range c.plugins {
-		if !p.handles(a.Operation) {
+		if p.Validating != validating || !p.handles(a.Operation) {
 			continue
 		}
 		if err := p.Admit(ctx, a, objs); err != nil {

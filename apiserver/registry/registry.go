@@ -35,6 +35,7 @@ var Resources = []*apiserver.Resource{
 	core.ReplicationControllers,
 	core.PodTemplates,
 	core.LimitRanges,
+	core.ResourceQuotas,
 	apps.ReplicaSets,
 	apps.Deployments,
 	coordination.Leases,

@@ -16,6 +16,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/persistentvolume"
 	"github.com/mkube/mkube/controllermanager/replicaset"
+	"github.com/mkube/mkube/controllermanager/resourcequota"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/logging"
@@ -33,6 +34,8 @@ func main() {
 	monitorPeriod := flag.Duration("node-monitor-period", d.MonitorPeriod, "how often the node lifecycle controller checks node health")
 	monitorGrace := flag.Duration("node-monitor-grace-period", d.MonitorGracePeriod, "how long a node's kubelet may be silent before its conditions become Unknown and it is tainted unreachable")
 	startupGrace := flag.Duration("node-startup-grace-period", d.StartupGracePeriod, "the same, for a node that never reported Ready")
+	quotaSyncPeriod := flag.Duration("resource-quota-sync-period", resourcequota.DefaultSyncPeriod, "how often every ResourceQuota's usage is recounted in full (deletions and finished pods are given back at once)")
+	quotaWorkers := flag.Int("concurrent-resource-quota-syncs", resourcequota.DefaultWorkers, "concurrent ResourceQuota syncs")
 	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, as the kubelets' --node-root: node N's / is DIR/N, where hostPath and local volumes are recycled and deleted")
 	nfsRoot := flag.String("nfs-root", "/var/lib/mkube/nfs", "the directory that stands for the NFS servers, as the kubelets' --nfs-root: where nfs volumes are recycled and the mkube.io/hostpath provisioner makes its volumes (DIR/mkube-provisioner)")
 	rootCAFile := flag.String("root-ca-file", "", "the cluster's CA certificate (the API server's CERT-DIR/ca.crt), published into every namespace as the ConfigMap kube-root-ca.crt; empty: not published")
@@ -71,6 +74,7 @@ func main() {
 		TaintEviction:         tainteviction.Options{Workers: *taintWorkers},
 		NodeLifecycle:         nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace},
 		RootCACertPublisher:   rootcacertpublisher.Options{CA: rootCA},
+		ResourceQuota:         resourcequota.Options{Workers: *quotaWorkers, SyncPeriod: *quotaSyncPeriod},
 		PersistentVolume:      persistentvolume.Options{NodeRoot: *nodeRoot, NFSRoot: *nfsRoot},
 		// On the plain port every request is system:masters': there is
 		// no identity to narrow.

@@ -50,14 +50,23 @@ var replicationControllers = kind{
 				ReadyReplicas: rc.Status.ReadyReplicas, AvailableReplicas: rc.Status.AvailableReplicas,
 				ObservedGeneration: rc.Status.ObservedGeneration},
 		}
+		for _, c := range rc.Status.Conditions {
+			rs.Status.Conditions = append(rs.Status.Conditions, appsv1.ReplicaSetCondition{Type: appsv1.ReplicaSetConditionType(c.Type),
+				Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message})
+		}
 		if rc.Spec.Template != nil {
 			rs.Spec.Template = *rc.Spec.Template
 		}
 		return rs
 	},
 	withStatus: func(rs *appsv1.ReplicaSet, st appsv1.ReplicaSetStatus) runtime.Object {
-		return &corev1.ReplicationController{TypeMeta: rs.TypeMeta, ObjectMeta: *rs.ObjectMeta.DeepCopy(),
+		rc := &corev1.ReplicationController{TypeMeta: rs.TypeMeta, ObjectMeta: *rs.ObjectMeta.DeepCopy(),
 			Status: corev1.ReplicationControllerStatus{Replicas: st.Replicas, FullyLabeledReplicas: st.FullyLabeledReplicas,
 				ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, ObservedGeneration: st.ObservedGeneration}}
+		for _, c := range st.Conditions { // ReplicaFailure is the same condition on both kinds
+			rc.Status.Conditions = append(rc.Status.Conditions, corev1.ReplicationControllerCondition{Type: corev1.ReplicationControllerConditionType(c.Type),
+				Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message})
+		}
+		return rc
 	},
 }

@@ -16,13 +16,15 @@ import (
 )
 
 // updateStatus writes the counts `kubectl get rs` shows (DESIRED is the
-// spec; CURRENT, READY and AVAILABLE come from here) and
-// observedGeneration, which tells clients the status describes the latest
-// spec.
-func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, active []*corev1.Pod, sel labels.Selector) error {
+// spec; CURRENT, READY and AVAILABLE come from here), observedGeneration,
+// which tells clients the status describes the latest spec, and the
+// ReplicaFailure condition of manageErr, what creating or deleting the
+// pods of this sync failed with.
+func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, active []*corev1.Pod, sel labels.Selector, manageErr error) error {
 	tmplLabels := labels.Set(rs.Spec.Template.Labels)
 	now := c.clock.Now()
-	st := appsv1.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
+	st := appsv1.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation,
+		Conditions: failureConditions(rs.Status.Conditions, manageErr, len(active)-int(*rs.Spec.Replicas), now)}
 	var nextAvailable time.Duration
 	for _, p := range active {
 		if labels.SelectorFromSet(tmplLabels).Matches(labels.Set(p.Labels)) {

@@ -45,7 +45,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if rs.DeletionTimestamp == nil && c.exp.satisfied(key) {
 		manageErr = c.manageReplicas(ctx, rs, active)
 	}
-	if err := c.updateStatus(ctx, rs, active, sel); err != nil {
+	if err := c.updateStatus(ctx, rs, active, sel, manageErr); err != nil {
 		return err
 	}
 	return manageErr

@@ -1,7 +1,8 @@
 // Package core declares the kinds of Kubernetes' core API group (/api/v1):
 // pods and their subresources, nodes, namespaces, events, configmaps,
 // secrets, services, endpoints, serviceaccounts, replicationcontrollers,
-// persistentvolumes, persistentvolumeclaims, podtemplates and limitranges.
+// persistentvolumes, persistentvolumeclaims, podtemplates, limitranges and
+// resourcequotas.
 // Each kind is one file; the pod's spec rules (defaulting and validation),
 // which the workload kinds of other groups reuse for their pod templates,
 // are in podspec_*.go.

@@ -35,6 +35,7 @@ var ControllerServiceAccounts = map[string]string{
 	"persistentvolume-protection-controller":      "pv-protection-controller",
 	"root-ca-cert-publisher":                      "root-ca-cert-publisher",
 	"clusterrole-aggregation":                     "clusterrole-aggregation-controller",
+	"resourcequota-controller":                    "resourcequota-controller",
 }
 
 // eventsRule: every controller reports what it did as Events.
@@ -126,6 +127,12 @@ func controllerRoles() []rbacv1.ClusterRole {
 			rule("update").groups(core).resources("replicationcontrollers/status"),
 			rule("update").groups(core).resources("replicationcontrollers/finalizers"),
 			rule("list", "watch", "patch", "create", "delete").groups(core).resources("pods"),
+			eventsRule()),
+		role("resourcequota-controller",
+			// It counts whatever a quota may name, so it may watch
+			// everything; it writes nothing but quota status.
+			rule("list", "watch").groups("*").resources("*"),
+			rule("update").groups(core).resources("resourcequotas/status"),
 			eventsRule()),
 		role("root-ca-cert-publisher",
 			rule("create", "update").groups(core).resources("configmaps"),
