@@ -2,13 +2,19 @@ package apiserver
 
 import (
 	"encoding/json"
+	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	"net/http"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/applyconfigurations"
@@ -30,10 +36,23 @@ import (
 // mkube's own components do not send one, and their writes skip the
 // bookkeeping, which costs more than the rest of a write.
 
+// The schemas of the built-in kinds, built once, on first use: client-go's
+// for its groups, apiextensions-apiserver's for CustomResourceDefinitions.
 var (
-	typeConverterOnce sync.Once
-	typeConverter     managedfields.TypeConverter
+	typeConverterOnce                     sync.Once
+	typeConverter, apiextensionsConverter managedfields.TypeConverter
 )
+
+func typeConverterFor(gv schema.GroupVersion) managedfields.TypeConverter {
+	typeConverterOnce.Do(func() {
+		typeConverter = applyconfigurations.NewTypeConverter(scheme)
+		apiextensionsConverter = apiextensionsapply.NewTypeConverter(scheme)
+	})
+	if gv.Group == apiextensionsv1.GroupName {
+		return apiextensionsConverter
+	}
+	return typeConverter
+}
 
 // fieldManager returns the resource's field manager, built on first use.
 func (s *Server) fieldManager(res *Resource) (*managedfields.FieldManager, error) {
@@ -42,8 +61,16 @@ func (s *Server) fieldManager(res *Resource) (*managedfields.FieldManager, error
 	if fm, ok := s.fieldManagers[res]; ok {
 		return fm, nil
 	}
-	typeConverterOnce.Do(func() { typeConverter = applyconfigurations.NewTypeConverter(scheme) })
-	fm, err := managedfields.NewDefaultFieldManager(typeConverter, scheme, scheme, scheme, res.GVK(), res.GroupVersion, "", nil)
+	var fm *managedfields.FieldManager
+	var err error
+	if _, custom := res.New().(*unstructured.Unstructured); custom {
+		// A custom resource's fields are deduced from the objects
+		// themselves: every list is atomic, every map merges by key.
+		fm, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), sameVersion{}, noDefaults{},
+			unstructuredscheme.NewUnstructuredCreator(), res.GVK(), res.GroupVersion, "", nil)
+	} else {
+		fm, err = managedfields.NewDefaultFieldManager(typeConverterFor(res.GroupVersion), scheme, scheme, scheme, res.GVK(), res.GroupVersion, "", nil)
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -85,14 +112,41 @@ func emptyLike(res *Resource, obj runtime.Object) runtime.Object {
 
 // decodeApplied reads an apply patch (YAML or JSON) as the object it
 // declares.
-func decodeApplied(data []byte, res *Resource) (*unstructured.Unstructured, error) {
-	js, err := yaml.YAMLToJSON(data)
+// With fieldValidation=Strict a key given twice is refused, and so are
+// the fields a custom resource's schema does not know (which are pruned
+// otherwise).
+func decodeApplied(data []byte, res *Resource, mode string) (*unstructured.Unstructured, error) {
+	toJSON := yaml.YAMLToJSON
+	if mode == "Strict" {
+		toJSON = yaml.YAMLToJSONStrict
+	}
+	js, err := toJSON(data)
 	if err != nil {
 		return nil, badRequest("error decoding YAML: %v", err)
 	}
 	u := &unstructured.Unstructured{}
 	if err := json.Unmarshal(js, &u.Object); err != nil {
 		return nil, badRequest("error decoding apply patch: %v", err)
+	}
+	if res.Decode != nil {
+		obj, problems, err := res.Decode(js)
+		if err != nil {
+			return nil, err
+		}
+		u = obj.(*unstructured.Unstructured)
+		if mode == "Strict" && len(problems) > 0 {
+			// In structured-merge-diff's words, as the schema-typed
+			// apply of kube-apiserver reports them.
+			lines := make([]string, len(problems))
+			for i, p := range problems {
+				if path, ok := strings.CutPrefix(p, `unknown field "`); ok {
+					p = "." + strings.TrimSuffix(path, `"`) + ": field not declared in schema"
+				}
+				lines[i] = p
+			}
+			return nil, badRequest("failed to create typed patch object (%s; %s): errors:\n  %s",
+				u.GetNamespace()+"/"+u.GetName(), u.GroupVersionKind(), strings.Join(lines, "\n  "))
+		}
 	}
 	if u.GroupVersionKind() != res.GVK() {
 		return nil, badRequest("the apply patch is for %s, not %s", u.GroupVersionKind(), res.GVK())
@@ -123,3 +177,39 @@ func (s *Server) apply(r *http.Request, res *Resource, live runtime.Object, appl
 	}
 	return out, nil
 }
+
+// sameVersion converts a custom resource between its versions as the
+// CustomResourceDefinition's conversion "None" does: only apiVersion
+// changes.
+type sameVersion struct{}
+
+func (sameVersion) Convert(in, out, _ any) error {
+	u, ok := in.(*unstructured.Unstructured)
+	o, ok2 := out.(*unstructured.Unstructured)
+	if !ok || !ok2 {
+		return fmt.Errorf("cannot convert %T to %T", in, out)
+	}
+	o.Object = runtime.DeepCopyJSON(u.Object)
+	return nil
+}
+
+func (sameVersion) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("cannot convert %T", in)
+	}
+	out := u.DeepCopy()
+	if target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()}); ok {
+		out.SetGroupVersionKind(target)
+	}
+	return out, nil
+}
+
+func (sameVersion) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// noDefaults: a custom resource is defaulted from its schema on the way in.
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}

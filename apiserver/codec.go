@@ -48,6 +48,19 @@ func decodeInto(data []byte, want schema.GroupVersionKind, into runtime.Object) 
 	return obj, nil
 }
 
+// decode reads a body as an object of the resource's kind, and lists the
+// fields field validation finds wrong with it.
+func (r *Resource) decode(data []byte) (runtime.Object, []string, error) {
+	if r.Decode != nil {
+		return r.Decode(data)
+	}
+	obj, err := decodeInto(data, r.GVK(), r.New())
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, unknownFields(data, r.GVK(), r.New()), nil
+}
+
 func jsonEncode(obj any) ([]byte, error) { return json.Marshal(obj) }
 
 // writeJSON answers with a JSON body.

@@ -56,7 +56,7 @@ func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group str
 // serveResourceList answers /api/v1 and /apis/<group>/<version>.
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-	for _, res := range s.registry.All() {
+	for _, res := range s.resources() {
 		if res.GroupVersion != gv {
 			continue
 		}
@@ -74,7 +74,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 func (s *Server) groupVersions() []schema.GroupVersion {
 	seen := map[schema.GroupVersion]bool{}
 	var out []schema.GroupVersion
-	for _, res := range s.registry.All() {
+	for _, res := range s.resources() {
 		if !seen[res.GroupVersion] {
 			seen[res.GroupVersion] = true
 			out = append(out, res.GroupVersion)

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,7 +30,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
 		return
 	}
-	res, ok := s.registry.Lookup(info.GroupVersion, info.Resource)
+	served := s.served.Load()
+	res, ok := served.lookup(info.GroupVersion, info.Resource)
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		writeError(w, notFoundPath(r.URL.Path))
 		return
@@ -42,7 +44,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", dry)))
 		return
 	}
-	q := &Request{W: w, R: r, Info: info, Storage: s.storages[res], srv: s}
+	q := &Request{W: w, R: r, Info: info, Storage: served.storages[res], srv: s}
 	if info.Subresource == "" {
 		s.serveMain(q)
 		return
@@ -226,11 +228,11 @@ func (s *Server) decodeBody(q *Request) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeInto(data, q.Storage.res.GVK(), q.Storage.res.New())
+	obj, unknown, err := q.Storage.res.decode(data)
 	if err != nil {
 		return nil, err
 	}
-	return obj, checkFields(q.W, mode, unknownFields(data, q.Storage.res.GVK(), q.Storage.res.New()))
+	return obj, checkFields(q.W, mode, unknown)
 }
 
 // update is PUT: the body replaces the object. A body carrying
@@ -269,7 +271,7 @@ func (s *Server) patch(q *Request, subresource string) {
 	}
 	patchType := types.PatchType(q.R.Header.Get("Content-Type"))
 	if patchType == types.ApplyPatchType {
-		s.serverSideApply(q, data, subresource)
+		s.serverSideApply(q, data, subresource, mode)
 		return
 	}
 	var problems []string
@@ -278,7 +280,14 @@ func (s *Server) patch(q *Request, subresource string) {
 		if err != nil {
 			return nil, err
 		}
-		problems = unknownFields(patched, q.Storage.res.GVK(), q.Storage.res.New())
+		if q.Storage.res.Decode != nil {
+			next, problems, err = q.Storage.res.decode(patched)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			problems = unknownFields(patched, q.Storage.res.GVK(), q.Storage.res.New())
+		}
 		if mode == "Strict" && len(problems) > 0 {
 			return nil, checkFields(q.W, mode, problems)
 		}
@@ -295,8 +304,8 @@ func (s *Server) patch(q *Request, subresource string) {
 }
 
 // serverSideApply merges an apply patch into the object, or creates it.
-func (s *Server) serverSideApply(q *Request, data []byte, subresource string) {
-	applied, err := decodeApplied(data, q.Storage.res)
+func (s *Server) serverSideApply(q *Request, data []byte, subresource, mode string) {
+	applied, err := decodeApplied(data, q.Storage.res, mode)
 	if err != nil {
 		writeError(q.W, err)
 		return
@@ -347,6 +356,13 @@ func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res
 			patched, err = p.Apply(original)
 		}
 	case types.StrategicMergePatchType:
+		if _, typed := res.New().(*unstructured.Unstructured); typed {
+			// No Go type says how a custom resource's lists merge.
+			return nil, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+				Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+				Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+					types.JSONPatchType, types.MergePatchType, types.ApplyPatchType)}}
+		}
 		patched, err = strategicpatch.StrategicMergePatch(original, patch, res.New())
 	default:
 		return nil, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,

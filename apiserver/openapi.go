@@ -1,12 +1,16 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"reflect"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -55,16 +59,20 @@ func openAPIPath(gv schema.GroupVersion) string {
 func (s *Server) openAPIHash(gv schema.GroupVersion) string {
 	h := fnv.New64a()
 	h.Write([]byte(openAPISchemaVersion))
-	for _, res := range s.registry.All() {
+	for _, res := range s.resources() {
 		if res.GroupVersion == gv {
 			h.Write([]byte(res.Name + "/" + res.Kind + ";"))
+			if res.Schema != nil {
+				h.Write([]byte(res.Schema.Revision + ";"))
+			}
 		}
 	}
 	return fmt.Sprintf("%X", h.Sum64())
 }
 
 // openAPIDocumentJSON encodes a group-version's document once: it only
-// changes with the code.
+// changes with the code, or when custom resources come and go
+// (openAPIChanged).
 func (s *Server) openAPIDocumentJSON(gv schema.GroupVersion) []byte {
 	s.openAPIMu.Lock()
 	defer s.openAPIMu.Unlock()
@@ -85,11 +93,16 @@ func (s *Server) openAPIDocumentJSON(gv schema.GroupVersion) []byte {
 func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 	paths := map[string]any{}
 	schemas := schemaSet{}
-	for _, res := range s.registry.All() {
+	for _, res := range s.resources() {
 		if res.GroupVersion != gv {
 			continue
 		}
-		schemas.addKind(res.New(), res.GVK())
+		if res.Schema != nil {
+			schemas[res.Schema.Name] = res.Schema.Schema
+			schemas.add(reflect.TypeFor[metav1.ObjectMeta]()) // which it refers to
+		} else {
+			schemas.addKind(res.New(), res.GVK())
+		}
 		path := "/" + openAPIPath(gv) + "/" + res.Name + "/{name}"
 		if res.Namespaced {
 			path = "/" + openAPIPath(gv) + "/namespaces/{namespace}/" + res.Name + "/{name}"
@@ -111,4 +124,46 @@ func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 		"paths":      paths,
 		"components": map[string]any{"schemas": schemas},
 	}
+}
+
+// openAPIChanged forgets the encoded documents: the resources changed.
+func (s *Server) openAPIChanged() {
+	s.openAPIMu.Lock()
+	defer s.openAPIMu.Unlock()
+	s.openAPIDocs, s.openAPIV2 = nil, nil
+}
+
+// serveOpenAPIV2 answers /openapi/v2, the older single document that some
+// clients (and the conformance suite, to see a CustomResourceDefinition's
+// schema published) still read: every group-version's schemas as
+// Swagger 2.0 definitions, without paths.
+func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
+	s.openAPIMu.Lock()
+	doc := s.openAPIV2
+	s.openAPIMu.Unlock()
+	if doc == nil {
+		definitions := map[string]any{}
+		for _, gv := range s.groupVersions() {
+			for name, schema := range s.openAPIDocument(gv)["components"].(map[string]any)["schemas"].(schemaSet) {
+				definitions[name] = schema
+			}
+		}
+		for _, res := range s.resources() {
+			if res.Schema != nil {
+				definitions[res.Schema.Name] = res.Schema.V2 // v2's own words, not v3's
+			}
+		}
+		data, err := json.Marshal(map[string]any{"swagger": "2.0",
+			"info": map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]}, "paths": map[string]any{}, "definitions": definitions})
+		if err != nil {
+			writeError(w, apierrors.NewInternalError(err))
+			return
+		}
+		doc = bytes.ReplaceAll(data, []byte(`"`+schemaRef), []byte(`"#/definitions/`))
+		s.openAPIMu.Lock()
+		s.openAPIV2 = doc
+		s.openAPIMu.Unlock()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(doc)
 }

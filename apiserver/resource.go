@@ -90,11 +90,45 @@ type Resource struct {
 	// default StorageClass is "standard (default)"). Optional.
 	NameCell func(obj runtime.Object) string
 
+	// Custom resources (package customresource) have no Go type: their
+	// objects are unstructured.Unstructured, and these say what reflection
+	// says for the built-in kinds.
+	//
+	// Decode reads a request body (JSON or YAML) as an object of the kind,
+	// with the fields the kind does not know dropped and named, for field
+	// validation. Optional: nil decodes into New's Go type.
+	Decode func(data []byte) (obj runtime.Object, unknown []string, err error)
+	// Schema is the kind's published OpenAPI schema (v3 and v2), for
+	// kubectl explain and kubectl's validation. Optional: nil reflects
+	// over New's Go type.
+	Schema *Schema
+	// StorageName is the etcd key segment of the kind's objects: "" is
+	// Name; custom resources are "<group>/<plural>", as in Kubernetes'
+	// /registry/<group>/<plural>, so that they never meet a built-in kind.
+	StorageName string
+
 	// WriteStep and EventStep name the step of seed 000 that a write, or
 	// an etcd event, of this kind is (0: none), so the log reads like the
 	// tutorial. EventStep also gives the log line's attributes. Optional.
 	WriteStep func(info RequestInfo, obj runtime.Object) (step int, what string)
 	EventStep func(obj, prev runtime.Object) (step int, what string, attrs []any)
+}
+
+// Schema is a kind's OpenAPI schema by its name, v3 and v2, and a
+// revision that changes whenever they do (so kubectl fetches them again).
+// Both refer to ObjectMeta, which the documents then include.
+type Schema struct {
+	Name       string
+	Schema, V2 map[string]any
+	Revision   string
+}
+
+// storageName is the etcd key segment of the resource's objects.
+func (r *Resource) storageName() string {
+	if r.StorageName != "" {
+		return r.StorageName
+	}
+	return r.Name
 }
 
 // Conversion maps a resource's type to the type it is stored as.

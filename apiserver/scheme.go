@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,9 @@ var codecs = serializer.NewCodecFactory(scheme)
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil { // CustomResourceDefinitions
 		panic(err)
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -65,20 +66,24 @@ type Config struct {
 
 // Server is the API server: an http.Handler over the registry's resources.
 type Server struct {
-	registry *Registry
-	store    *store.Store
-	storages map[*Resource]*Storage
-	caches   map[*Resource]*watchCache
-	log      *slog.Logger
-	clock    clock.WithTicker
-	cfg      Config
-	handler  http.Handler
+	store   *store.Store
+	log     *slog.Logger
+	clock   clock.WithTicker
+	cfg     Config
+	handler http.Handler
+
+	// served is what the server serves now (catalog.go); replaceMu orders
+	// the changes to it, which runCtx, Start's context, outlives.
+	served    atomic.Pointer[catalog]
+	replaceMu sync.Mutex
+	runCtx    context.Context
 
 	fieldManagersMu sync.Mutex
 	fieldManagers   map[*Resource]*managedfields.FieldManager // server-side apply, by resource
 
 	openAPIMu   sync.Mutex
 	openAPIDocs map[schema.GroupVersion][]byte // encoded once, on first request
+	openAPIV2   []byte
 }
 
 // New builds the server; Start must run before it serves watches.
@@ -104,14 +109,9 @@ func New(cfg Config) *Server {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	s := &Server{registry: cfg.Registry, store: cfg.Store, log: cfg.Log, clock: cfg.Clock, cfg: cfg,
-		storages: map[*Resource]*Storage{}, caches: map[*Resource]*watchCache{},
+	s := &Server{store: cfg.Store, log: cfg.Log, clock: cfg.Clock, cfg: cfg,
 		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
-	for _, res := range cfg.Registry.All() {
-		st := &Storage{res: res, store: cfg.Store, now: cfg.Clock.Now, admission: cfg.Admission, objects: objects{s}}
-		s.storages[res] = st
-		s.caches[res] = newWatchCache(st, cfg.WatchCacheSize, cfg.Log, cfg.Clock)
-	}
+	s.served.Store((&catalog{}).with(s, nil, cfg.Registry.All()))
 	if t := cfg.ServiceAccountTokens; t != nil && t.Objects == nil {
 		t.Objects = objects{s} // a token is good while its service account and pod are
 	}
@@ -129,16 +129,15 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.bootstrap(ctx); err != nil {
 		return err
 	}
-	for res, c := range s.caches {
-		ready := make(chan struct{})
-		go c.run(ctx, ready) // owner: the server; stops with ctx
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return ctx.Err()
+	for res, c := range s.served.Load().caches {
+		if err := startCache(ctx, c); err != nil {
+			return err
 		}
 		s.log.Debug("watch cache started", "resource", res.Name)
 	}
+	s.replaceMu.Lock()
+	s.runCtx = ctx
+	s.replaceMu.Unlock()
 	go func() { // owner: the server; stops with ctx
 		t := s.clock.NewTicker(s.cfg.ProgressInterval)
 		defer t.Stop()
@@ -160,7 +159,7 @@ func (s *Server) Start(ctx context.Context) error {
 // a watch from an older resourceVersion must now get 410 Gone, as etcd
 // would answer it.
 func (s *Server) Compacted(rev int64) {
-	for _, c := range s.caches {
+	for _, c := range s.served.Load().caches {
 		c.compacted(rev)
 	}
 }
@@ -170,12 +169,12 @@ func (s *Server) Compacted(rev int64) {
 // goes into them.
 func (s *Server) bootstrap(ctx context.Context) error {
 	for _, namespaced := range []bool{false, true} {
-		for _, res := range s.registry.All() {
+		for _, res := range s.resources() {
 			if res.Namespaced != namespaced {
 				continue
 			}
 			for _, obj := range res.Bootstrap {
-				if _, err := s.storages[res].Create(ctx, obj.DeepCopyObject()); err != nil && !apierrors.IsAlreadyExists(err) {
+				if _, err := s.storageOf(res).Create(ctx, obj.DeepCopyObject()); err != nil && !apierrors.IsAlreadyExists(err) {
 					return fmt.Errorf("bootstrap %s: %w", res.Name, err)
 				}
 			}
@@ -191,6 +190,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
 	r.Get("/version", s.version)
+	r.Get("/openapi/v2", s.serveOpenAPIV2)
 	r.Get("/openapi/v3", s.serveOpenAPIIndex)
 	r.Get("/openapi/v3/*", s.serveOpenAPIDocument)
 	// Discovery answers with or without a trailing slash, as kube-apiserver
@@ -291,12 +291,19 @@ func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
 // API server itself keeps in place (the default/kubernetes Service); nil
 // if the server does not serve it.
 func (s *Server) StorageFor(gvr schema.GroupVersionResource) *Storage {
-	res, ok := s.registry.Lookup(gvr.GroupVersion(), gvr.Resource)
+	c := s.served.Load()
+	res, ok := c.lookup(gvr.GroupVersion(), gvr.Resource)
 	if !ok {
 		return nil
 	}
-	return s.storages[res]
+	return c.storages[res]
 }
+
+// resources is every resource served now, sorted.
+func (s *Server) resources() []*Resource { return s.served.Load().all }
+
+// storageOf is a served resource's storage (nil once it is not served).
+func (s *Server) storageOf(res *Resource) *Storage { return s.served.Load().storages[res] }
 
 func (o objects) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
 	st, err := o.storage(gvr)

@@ -49,7 +49,7 @@ func (s *Storage) serialize() (unlock func()) {
 	return s.writeMu.Unlock
 }
 
-func (s *Storage) key(ns, name string) string { return store.Key(s.res.Name, ns, name) }
+func (s *Storage) key(ns, name string) string { return store.Key(s.res.storageName(), ns, name) }
 
 // encode serialises obj for etcd: JSON with apiVersion and kind, so that
 // learners can read it with etcdctl, and without resourceVersion, which is
@@ -106,7 +106,7 @@ func (s *Storage) Get(ctx context.Context, ns, name string) (runtime.Object, err
 
 // List reads a page of objects in ns ("" = all namespaces) at one revision.
 func (s *Storage) List(ctx context.Context, ns string, opts store.ListOptions) ([]runtime.Object, store.ListResult, error) {
-	res, err := s.store.List(ctx, store.Prefix(s.res.Name, ns), opts)
+	res, err := s.store.List(ctx, store.Prefix(s.res.storageName(), ns), opts)
 	if err != nil {
 		return nil, res, storeError(err, s.res.GroupResource(), "")
 	}

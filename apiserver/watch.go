@@ -129,7 +129,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 }
 
 func (s *Server) sourceFor(ctx context.Context, st *Storage, fromRev int64) source {
-	if c := s.caches[st.res]; c != nil {
+	if c := s.served.Load().caches[st.res]; c != nil {
 		if seq, ok := c.start(fromRev); ok {
 			return &cacheSource{cache: c, seq: seq, after: fromRev}
 		}
@@ -180,7 +180,7 @@ type etcdSource struct {
 
 func newEtcdSource(ctx context.Context, st *Storage, fromRev int64) *etcdSource {
 	src := &etcdSource{signal: make(chan struct{}, 1), rev: fromRev}
-	events, errf := st.store.Watch(ctx, store.Prefix(st.res.Name, ""), fromRev)
+	events, errf := st.store.Watch(ctx, store.Prefix(st.res.storageName(), ""), fromRev)
 	go func() { // owner: this watcher; ends when ctx ends or etcd fails
 		for ev := range events {
 			var we *watchEvent

@@ -101,7 +101,7 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 			ready = nil
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		events, errf := prefix.Watch(wctx, store.Prefix(c.storage.res.Name, ""), rev)
+		events, errf := prefix.Watch(wctx, store.Prefix(c.storage.res.storageName(), ""), rev)
 		for ev := range events {
 			if ev.Type == store.Progress {
 				c.progress(ev.Rev)
@@ -173,6 +173,16 @@ func (c *watchCache) progress(rev int64) {
 		c.latestRev = rev
 		c.broadcast()
 	}
+}
+
+// disconnect ends every watcher's stream, as a reset does: the resource is
+// no longer served.
+func (c *watchCache) disconnect() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next += uint64(len(c.ring)) + 1
+	clear(c.ring)
+	c.broadcast()
 }
 
 // compacted raises the window's floor to an etcd compaction: watchers

@@ -5,6 +5,7 @@ package registry
 
 import (
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry/apiextensions"
 	"github.com/mkube/mkube/apiserver/registry/apps"
 	"github.com/mkube/mkube/apiserver/registry/authentication"
 	"github.com/mkube/mkube/apiserver/registry/authorization"
@@ -61,6 +62,7 @@ var Resources = []*apiserver.Resource{
 	storage.CSINodes,
 	core.PersistentVolumes,
 	core.PersistentVolumeClaims,
+	apiextensions.CustomResourceDefinitions,
 }
 
 // New is a registry of every kind, for apiserver.Config.

@@ -25,6 +25,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/apiserver/authorization/node"
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
+	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/apiserver/registry/rbac"
@@ -147,6 +148,10 @@ func main() {
 	}
 	if err := followNodeGraph(ctx, srv, graph); err != nil {
 		log.Error("start the Node authorizer", "err", err)
+		os.Exit(1)
+	}
+	if err := customresource.NewController(srv, clock.RealClock{}, log).Run(ctx); err != nil {
+		log.Error("start serving custom resources", "err", err)
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)
