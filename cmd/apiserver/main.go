@@ -28,6 +28,7 @@ import (
 	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/core"
+	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/rbac"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/store"
@@ -162,7 +163,8 @@ func main() {
 			os.Exit(1)
 		}
 		k := &core.KubernetesService{Services: srv.StorageFor(core.Services.GroupVersionResource()),
-			Endpoints: srv.StorageFor(core.Endpoints.GroupVersionResource()), IP: ip, Port: int32(*securePort),
+			Endpoints:      srv.StorageFor(core.Endpoints.GroupVersionResource()),
+			EndpointSlices: srv.StorageFor(discovery.EndpointSlices.GroupVersionResource()), IP: ip, Port: int32(*securePort),
 			Clock: clock.RealClock{}, Log: log}
 		go k.Run(ctx) // returns when ctx ends
 	}

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/apiserver"
 )
@@ -26,17 +28,17 @@ const KubernetesServiceIP = "10.96.0.1"
 // aside, a fixed 10 s).
 const reconcileEvery = 10 * time.Second
 
-// KubernetesService keeps the default/kubernetes Service and its
-// Endpoints in place, as kube-apiserver's bootstrap controller does: port
-// 443 ("https") of 10.96.0.1 leads to this API server's secure port. The
-// Service has no selector, so the endpoints controller leaves its
-// Endpoints to the API server.
+// KubernetesService keeps the default/kubernetes Service, its Endpoints
+// and its EndpointSlice in place, as kube-apiserver's bootstrap controller
+// (and its endpoints adapter) does: port 443 ("https") of 10.96.0.1 leads
+// to this API server's secure port. The Service has no selector, so the
+// endpoints and EndpointSlice controllers leave them to the API server.
 type KubernetesService struct {
-	Services, Endpoints *apiserver.Storage
-	IP                  netip.Addr // where clients reach this API server (--advertise-address)
-	Port                int32      // its secure port
-	Clock               clock.Clock
-	Log                 *slog.Logger
+	Services, Endpoints, EndpointSlices *apiserver.Storage
+	IP                                  netip.Addr // where clients reach this API server (--advertise-address)
+	Port                                int32      // its secure port
+	Clock                               clock.Clock
+	Log                                 *slog.Logger
 }
 
 // Run reconciles at once, then every 10 s, until ctx ends.
@@ -73,12 +75,38 @@ func (k *KubernetesService) Reconcile(ctx context.Context) error {
 	}
 	subsets := []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: k.IP.String()}},
 		Ports: []corev1.EndpointPort{{Name: "https", Port: k.Port, Protocol: corev1.ProtocolTCP}}}}
-	return k.ensure(ctx, k.Endpoints, &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}, func(cur runtime.Object) bool {
+	if err := k.ensure(ctx, k.Endpoints, &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}, func(cur runtime.Object) bool {
 		e := cur.(*corev1.Endpoints)
 		if equality.Semantic.DeepEqual(e.Subsets, subsets) {
 			return false
 		}
 		e.Subsets = subsets
+		return true
+	}); err != nil || k.EndpointSlices == nil {
+		return err
+	}
+	// The slice says what the Endpoints say, named and labelled after the
+	// Service, as kube-apiserver's EndpointsAdapter writes it.
+	sliceMeta := metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+		Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}}
+	endpoints := []discoveryv1.Endpoint{{Addresses: []string{k.IP.String()}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}
+	slicePorts := []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(k.Port), Protocol: ptr.To(corev1.ProtocolTCP)}}
+	addressType := discoveryv1.AddressTypeIPv4
+	if k.IP.Is6() {
+		addressType = discoveryv1.AddressTypeIPv6
+	}
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: sliceMeta, AddressType: addressType, Endpoints: endpoints, Ports: slicePorts}
+	return k.ensure(ctx, k.EndpointSlices, slice, func(cur runtime.Object) bool {
+		e := cur.(*discoveryv1.EndpointSlice)
+		if equality.Semantic.DeepEqual(e.Endpoints, endpoints) && equality.Semantic.DeepEqual(e.Ports, slicePorts) &&
+			e.Labels[discoveryv1.LabelServiceName] == "kubernetes" {
+			return false
+		}
+		e.Endpoints, e.Ports = endpoints, slicePorts
+		if e.Labels == nil {
+			e.Labels = map[string]string{}
+		}
+		e.Labels[discoveryv1.LabelServiceName] = "kubernetes"
 		return true
 	})
 }

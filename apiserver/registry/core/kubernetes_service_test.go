@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/internal/testserver"
@@ -15,8 +16,9 @@ import (
 func TestTheKubernetesServiceLeadsToTheSecurePortAndIsKeptInPlace(t *testing.T) {
 	s := testserver.StartServer(t)
 	k := &core.KubernetesService{Services: s.API.StorageFor(core.Services.GroupVersionResource()),
-		Endpoints: s.API.StorageFor(core.Endpoints.GroupVersionResource()),
-		IP:        netip.MustParseAddr("192.168.1.10"), Port: 6443, Log: slog.New(slog.DiscardHandler)}
+		Endpoints:      s.API.StorageFor(core.Endpoints.GroupVersionResource()),
+		EndpointSlices: s.API.StorageFor(discoveryv1.SchemeGroupVersion.WithResource("endpointslices")),
+		IP:             netip.MustParseAddr("192.168.1.10"), Port: 6443, Log: slog.New(slog.DiscardHandler)}
 	check := func(when string) {
 		t.Helper()
 		if err := k.Reconcile(context.Background()); err != nil {
@@ -33,9 +35,16 @@ func TestTheKubernetesServiceLeadsToTheSecurePortAndIsKeptInPlace(t *testing.T) 
 		if len(ep.Subsets) != 1 || ep.Subsets[0].Addresses[0].IP != "192.168.1.10" || ep.Subsets[0].Ports[0].Port != 6443 {
 			t.Fatalf("%s: endpoints %+v", when, ep.Subsets)
 		}
+		var slices discoveryv1.EndpointSliceList // found as the conformance suite finds it
+		s.Do("GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name%3Dkubernetes", "", "", &slices)
+		if len(slices.Items) != 1 || slices.Items[0].AddressType != discoveryv1.AddressTypeIPv4 || len(slices.Items[0].Endpoints) != 1 ||
+			slices.Items[0].Endpoints[0].Addresses[0] != "192.168.1.10" || *slices.Items[0].Ports[0].Port != 6443 || !*slices.Items[0].Endpoints[0].Conditions.Ready {
+			t.Fatalf("%s: endpoint slices %+v", when, slices.Items)
+		}
 	}
 	check("first start")
 	s.Do("PATCH", "/api/v1/namespaces/default/services/kubernetes", "application/merge-patch+json", `{"spec":{"ports":[{"name":"https","port":8443}]}}`, nil)
 	s.Do("DELETE", "/api/v1/namespaces/default/endpoints/kubernetes", "", "", nil)
-	check("after a user changed the Service and deleted its Endpoints")
+	s.Do("DELETE", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", "", nil)
+	check("after a user changed the Service and deleted its Endpoints and EndpointSlice")
 }
