@@ -69,6 +69,9 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Duplicate(p, v.Name))
 		}
 		volumes.Insert(v.Name)
+		if v.Projected != nil {
+			errs = append(errs, validateProjectedSources(v.Projected, path.Child("volumes").Index(i).Child("projected"))...)
+		}
 	}
 	return errs
 }
