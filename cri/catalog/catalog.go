@@ -139,14 +139,16 @@ var ErrNotFound = errors.New("not found")
 // ErrImagePull event and the container's waiting message.
 func PullError(ref string) error {
 	host, repo, tag := split(ref)
-	if h, _, _ := strings.Cut(host, ":"); strings.HasSuffix(h, ".invalid") {
+	if h, _, _ := strings.Cut(host, ":"); strings.HasSuffix(h, ".invalid") || h == "invalid.registry.k8s.io" {
 		// RFC 2606 reserves .invalid: it never resolves, so the resolver's
-		// first request (a HEAD of the manifest) fails in DNS.
+		// first request (a HEAD of the manifest) fails in DNS. Kubernetes'
+		// own tests use invalid.registry.k8s.io, which does not resolve
+		// either.
 		return fmt.Errorf("failed to pull and unpack image %q: failed to resolve reference %q: "+
 			"failed to do request: Head %q: dial tcp: lookup %s: no such host",
 			ref, ref, "https://"+host+"/v2/"+repo+"/manifests/"+tag, h)
 	}
-	if tag == "doesnotexist" {
+	if tag == "doesnotexist" || tag == "nonexistent" { // the second, Kubernetes' tests
 		return fmt.Errorf("failed to pull and unpack image %q: failed to resolve reference %q: %s: %w",
 			ref, ref, ref, ErrNotFound)
 	}
