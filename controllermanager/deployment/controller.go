@@ -33,6 +33,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
@@ -77,6 +78,8 @@ func New(d controller.Deps, o Options) *Controller {
 		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent("deployment-controller"),
 		log: d.Log.With("controller", "deployment"), clock: d.Clock}
 	rsets.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
+	rsets.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
+	deploy.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	deploy.AddHandler(client.Handler{
 		OnAdd:    ctrl.enqueue,
 		OnUpdate: func(_, obj runtime.Object) { ctrl.enqueue(obj) },
@@ -95,11 +98,22 @@ func New(d controller.Deps, o Options) *Controller {
 
 func (c *Controller) enqueue(obj runtime.Object) { c.queue.Add(client.KeyOf(obj)) }
 
-// enqueueOwner queues the Deployment controlling a ReplicaSet.
+// enqueueOwner queues the Deployment controlling a ReplicaSet, or, for
+// an orphan, every Deployment whose selector matches it (one may adopt it).
 func (c *Controller) enqueueOwner(obj runtime.Object) {
 	rs := obj.(*appsv1.ReplicaSet)
-	if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
-		c.queue.Add(rs.Namespace + "/" + ref.Name)
+	ref := metav1.GetControllerOf(rs)
+	if ref != nil {
+		if ref.Kind == "Deployment" {
+			c.queue.Add(rs.Namespace + "/" + ref.Name)
+		}
+		return
+	}
+	for _, o := range c.deploy.Cache().ByIndex(client.IndexByNamespace, rs.Namespace) {
+		d := o.(*appsv1.Deployment)
+		if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(labels.Set(rs.Labels)) {
+			c.enqueue(d)
+		}
 	}
 }
 

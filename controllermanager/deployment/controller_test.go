@@ -415,3 +415,43 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A ReplicaSet made by hand whose labels a new Deployment's selector
+// matches is adopted, and rolled over as the Deployment's old one (the
+// conformance spec "deployment should support rollover").
+func TestADeploymentAdoptsAnOrphanReplicaSetAndRollsItOver(t *testing.T) {
+	c := startAPIServer(t)
+	ctx := context.Background()
+	reportPodsReady(t, c)
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	testserver.Run(t, func(ctx context.Context) {
+		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
+			GarbageCollector: garbagecollector.Options{Workers: 2}})
+	})
+	one := int32(1)
+	labels := map[string]string{"app": "web"}
+	template := func(image string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: image}}}}
+	}
+	byHand := &appsv1.ReplicaSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-by-hand", Labels: labels},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template("nginx:1.26")}}
+	if err := c.Create(ctx, client.ReplicaSets, "default", byHand, byHand); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:       appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template("nginx:1.27")}}
+	if err := c.Create(ctx, client.Deployments, "default", d, d); err != nil {
+		t.Fatal(err)
+	}
+	r := waitSettled(t, c, "nginx:1.27", "1", 2) // its new ReplicaSet, and the adopted one scaled to 0
+	adopted := r.running("nginx:1.26")
+	if adopted == nil || adopted.Name != "web-by-hand" {
+		t.Fatalf("the Deployment's ReplicaSets: %s", r)
+	}
+	if ref := metav1.GetControllerOf(adopted); ref.UID != r.d.UID || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("the adopted ReplicaSet's controller: %+v", ref)
+	}
+}

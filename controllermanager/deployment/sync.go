@@ -25,13 +25,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if d.DeletionTimestamp != nil {
 		return nil // being deleted: nothing to roll out, the garbage collector is at work
 	}
-	owned := c.ownedReplicaSets(d)
+	owned, err := c.claimReplicaSets(ctx, d)
+	if err != nil {
+		return err // retried: the claim is read again from the cache
+	}
 
 	// Pausing and resuming are recorded first, as the Progressing
 	// condition, so that the time a Deployment spent paused never counts
 	// against its progress deadline. The write returns the fresh object,
 	// so the status written at the end is not a conflict with it.
-	d, err := c.syncPausedCondition(ctx, d)
+	d, err = c.syncPausedCondition(ctx, d)
 	if err != nil {
 		return err // retried: the condition is written before anything else moves
 	}
