@@ -85,16 +85,20 @@ type tmpfs struct {
 	used  int64
 	files map[string]*memFile
 	dirs  map[string]bool
+	modes map[string]fs.FileMode // directories' permission bits, if not drwxr-xr-x (tmpfs_stat.go)
 }
 
-// memFile is a tmpfs file and whom its bytes are charged to.
+// memFile is a tmpfs file, whom its bytes are charged to, and its
+// permission bits.
 type memFile struct {
 	data   []byte
 	charge string
+	mode   fs.FileMode
 }
 
 func newTmpfs(size int64) *tmpfs {
-	return &tmpfs{size: size, files: map[string]*memFile{}, dirs: map[string]bool{"": true}}
+	return &tmpfs{size: size, files: map[string]*memFile{}, dirs: map[string]bool{"": true},
+		modes: map[string]fs.FileMode{"": tmpfsRootMode}}
 }
 
 func (t *tmpfs) chargedTo(charge string) int64 {
@@ -158,20 +162,25 @@ func (v tmpfsView) WriteFile(name string, data []byte, appendTo bool) error {
 	p := v.path(name)
 	f := v.t.files[p]
 	if f == nil {
-		f = &memFile{charge: v.charge}
+		f = &memFile{charge: v.charge, mode: tmpfsFileMode}
 		v.t.mkdirAll(parentOf(p))
 		v.t.files[p] = f
 	}
+	return v.t.write(f, data, appendTo)
+}
+
+// write puts data in f, or what fits of it. Callers hold t.mu.
+func (t *tmpfs) write(f *memFile, data []byte, appendTo bool) error {
 	if !appendTo {
-		v.t.used -= int64(len(f.data))
+		t.used -= int64(len(f.data))
 		f.data = nil
 	}
 	var err error
-	if free := v.t.size - v.t.used; v.t.size > 0 && int64(len(data)) > free {
+	if free := t.size - t.used; t.size > 0 && int64(len(data)) > free {
 		data, err = data[:max(free, 0)], shell.ErrNoSpace
 	}
 	f.data = append(f.data, data...)
-	v.t.used += int64(len(data))
+	t.used += int64(len(data))
 	return err
 }
 
@@ -226,6 +235,7 @@ func (v tmpfsView) Remove(name string, recursive bool) error {
 	for d := range v.t.dirs {
 		if d == p || strings.HasPrefix(d, p+"/") {
 			delete(v.t.dirs, d)
+			delete(v.t.modes, d)
 		}
 	}
 	return nil

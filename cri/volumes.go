@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -70,6 +71,7 @@ func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 				return err
 			}
 			fsys.WriteFile(m.GetContainerPath(), data)
+			fsys.SetMode(m.GetContainerPath(), fi.Mode()) // a bind mount shows the file's own mode
 			continue
 		}
 		fsys.Mount(m.GetContainerPath(), hostDir(host), m.GetReadonly())
@@ -78,15 +80,20 @@ func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 }
 
 // mountTmpfs mounts the directory rel of a tmpfs (a subPath: made if
-// missing, as the kubelet makes a subPath's directory on a disk) or
-// copies the file rel names, as a bind mount of a file is fixed to it.
+// missing, with the volume's mode, as the kubelet makes a subPath's
+// directory on a disk) or copies the file rel names, with its mode, as a
+// bind mount of a file is fixed to it.
 func mountTmpfs(fsys *shell.FS, v tmpfsView, rel string, m *runtimeapi.Mount) {
-	if exists, isDir := v.Stat(rel); exists && !isDir {
+	switch exists, isDir := v.Stat(rel); {
+	case exists && !isDir:
 		data, _ := v.ReadFile(rel)
+		info, _ := v.Info(rel)
 		fsys.WriteFile(m.GetContainerPath(), data)
+		fsys.SetMode(m.GetContainerPath(), info.Mode)
 		return
+	case !exists:
+		v.mkdirLikeRoot(rel) // tmpfs_stat.go
 	}
-	v.Mkdir(rel, true)
 	v.root = rel
 	fsys.Mount(m.GetContainerPath(), v, m.GetReadonly())
 }
@@ -198,4 +205,46 @@ func (d hostDir) Files() []shell.File {
 		return nil
 	})
 	return out
+}
+
+// Info is the file's real stat(2) on the node's disk: the mode the
+// kubelet gave it (a ConfigMap key's defaultMode, an emptyDir's 0777)
+// or the container's process did (Create), and its owner.
+func (d hostDir) Info(name string) (shell.FileInfo, error) {
+	fi, err := os.Stat(d.path(name))
+	if err != nil {
+		return shell.FileInfo{}, err
+	}
+	info := shell.FileInfo{Mode: fi.Mode()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		info.UID, info.GID = st.Uid, st.Gid
+	}
+	return info, nil
+}
+
+// Create writes the file as the container's process would, with its
+// own umask: a new file is chmod-ed to perm, since the runtime's umask
+// (022) is not the container's (`agnhost mounttest` clears it to make
+// 0666 and 0777 files).
+func (d hostDir) Create(name string, data []byte, perm fs.FileMode) error {
+	p := d.path(name)
+	_, err := os.Lstat(p)
+	created := errors.Is(err, fs.ErrNotExist)
+	if err := os.WriteFile(p, data, perm); err != nil {
+		return err
+	}
+	if created {
+		return os.Chmod(p, perm)
+	}
+	return nil
+}
+
+// FSType is the real statfs(2) of the node's directory: the type of the
+// disk it is on, as a volume of the node's disk shows in a container.
+func (d hostDir) FSType(name string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(d.path(name), &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Type), nil
 }

@@ -24,10 +24,25 @@ func isMemory(v corev1.Volume) bool {
 	return v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory
 }
 
+// emptyDirPerm is the mode of an emptyDir's directory, Kubernetes' perm:
+// anyone may write in it, whatever user the pod's containers run as.
+const emptyDirPerm os.FileMode = 0o777
+
+// setUpEmptyDir makes an emptyDir's directory drwxrwxrwx, as Kubernetes'
+// setupDir: mkdir is cut by the kubelet's umask (022 makes it 0755), so
+// the mode is then set with chmod.
+func setUpEmptyDir(dir string) error {
+	if err := os.MkdirAll(dir, emptyDirPerm); err != nil {
+		return err
+	}
+	return os.Chmod(dir, emptyDirPerm)
+}
+
 // setUpMemoryEmptyDir mounts the tmpfs of volume v at dir, its mount
-// point on the disk.
+// point on the disk (made as a disk emptyDir first, as setupTmpfs does;
+// the tmpfs' own root, which the container sees, is the runtime's).
 func (k *Kubelet) setUpMemoryEmptyDir(pod *corev1.Pod, v corev1.Volume, dir string) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := setUpEmptyDir(dir); err != nil {
 		return err
 	}
 	size := memoryVolumeSize(pod, v, k.cfg.Capacity.Memory())

@@ -77,17 +77,34 @@ func (k *Kubelet) prepareSubPaths(pod *corev1.Pod, c corev1.Container, env []cor
 		if sub == "" || !ok || isMemory(v) || k.cfg.NodeRoot == "" {
 			continue
 		}
+		root := k.onDisk(volumeDir(pod.UID, v))
 		dir := k.onDisk(path.Join(volumeDir(pod.UID, v), sub))
 		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// The new directory gets the volume's own mode (makeMounts:
+		// SafeMakeDir with GetMode of the volume), so that a subPath of
+		// an emptyDir is drwxrwxrwx as the emptyDir is.
+		perm := fs.FileMode(0o755)
+		if fi, err := os.Stat(root); err == nil {
+			perm = fi.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSticky)
+		}
+		if err := mkdirWithMode(dir, perm); err != nil {
 			// As the kubelet: the detail stays in the log, about the host.
 			k.log.Warn("could not make a subPath directory", "pod", client.KeyOf(pod), "container", c.Name, "volume", m.Name, "err", err)
 			return fmt.Errorf("failed to create subPath directory for volumeMount %q of container %q", m.Name, c.Name)
 		}
 	}
 	return nil
+}
+
+// mkdirWithMode makes dir and its missing parents, then gives dir perm
+// itself, which mkdir's umask would cut.
+func mkdirWithMode(dir string, perm fs.FileMode) error {
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	return os.Chmod(dir, perm)
 }
 
 // volumeNamed is the pod's volume called name.

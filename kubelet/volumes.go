@@ -133,15 +133,20 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		case isMemory(v):
 			err = k.setUpMemoryEmptyDir(pod, v, dir) // emptydir.go
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
+			// Kubernetes wraps these in an emptyDir: their directory is
+			// one, drwxrwxrwx, which the payload's links fill.
 			var payload map[string]volumeFile
 			if payload, err = k.volumePayload(ctx, pod, v); err == nil {
+				err = setUpEmptyDir(dir)
+			}
+			if err == nil {
 				var changed bool
 				if changed, err = writeAtomically(dir, payload, k.clock.Now()); changed && err == nil {
 					k.log.Info("volume written", "pod", client.KeyOf(pod), "volume", v.Name, "plugin", volumePlugin(v), "files", len(payload))
 				}
 			}
 		default: // emptyDir, and whatever else: an empty directory
-			err = os.MkdirAll(dir, 0o777)
+			err = setUpEmptyDir(dir) // emptydir.go
 		}
 		if err != nil {
 			return &mountError{volume: v.Name, err: err}

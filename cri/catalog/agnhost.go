@@ -19,10 +19,13 @@ import (
 // agnhostImage is registry.k8s.io/e2e-test-images/agnhost, Kubernetes'
 // own test image ("agnostic host"): one Go binary, /agnhost, whose
 // subcommand is its first argument (ENTRYPOINT ["/agnhost"], CMD
-// ["pause"]), on Alpine. The docs' liveness HTTP probe example runs
-// `agnhost liveness`; Services and DNS examples run `agnhost netexec`;
-// Kubernetes' own gRPC probe tests run `agnhost grpc-health-checking`
-// (agnhost_grpc.go). mkube simulates these and pause.
+// ["pause"]), on Alpine, and a link to it, /agnhost-2. The docs'
+// liveness HTTP probe example runs `agnhost liveness`; Services and DNS
+// examples run `agnhost netexec`; Kubernetes' own gRPC probe tests run
+// `agnhost grpc-health-checking` (agnhost_grpc.go), its volume tests
+// `agnhost mounttest` (agnhost_mounttest.go) and its [sig-node]
+// Containers tests `agnhost entrypoint-tester`. mkube simulates these
+// and pause.
 func agnhostImage() Image {
 	img := alpineImage()
 	img.Entrypoint, img.Cmd = []string{"/agnhost"}, []string{"pause"}
@@ -59,6 +62,10 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
 		return grpcHealthChecking(ctx, p, args[1:])
+	case "mounttest":
+		return mounttest(ctx, p, args[1:], out) // agnhost_mounttest.go
+	case "entrypoint-tester":
+		return entrypointTester(p, args, out)
 	case "pause":
 		fmt.Fprintln(out, "Paused")
 	default:
@@ -69,6 +76,17 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		return 137, err
 	}
 	return agnhostExitOnSignal, nil
+}
+
+// entrypointTester is `agnhost entrypoint-tester`: it prints the whole
+// command line it was run with, os.Args as Go's %v prints a []string
+// ("[/agnhost-2 entrypoint-tester override arguments]"), and exits 0.
+// The name it was called by is part of it, which is how Kubernetes'
+// tests tell an overridden ENTRYPOINT (/agnhost-2) from the image's.
+// (cobra would refuse a flag among the arguments; that is not simulated.)
+func entrypointTester(p *shell.Process, args []string, out io.Writer) (int, error) {
+	fmt.Fprintf(out, "%v\n", append([]string{p.Arg0()}, args...))
+	return 0, nil
 }
 
 // goLog is a line of Go's standard logger, on stderr: "2026/12/01

@@ -11,7 +11,7 @@
 // (`echo "Hello from $(hostname)"`); single and double quotes and
 // backslashes; `>` and `>>` into files; and the everyday programs sleep,
 // exit, echo, printf, env, printenv, cat, ls, touch, rm, mkdir, test, [,
-// true, false, date and hostname, and tar for kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
+// true, false, date, hostname and hexdump -C, and tar for kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
 // shell would.
 //
 // A process may have a standard input (kubectl exec -i, a container with

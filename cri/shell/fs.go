@@ -17,7 +17,8 @@ type FS struct {
 	mu     sync.Mutex
 	files  map[string][]byte
 	dirs   map[string]bool
-	mounts []mount // mounts.go
+	modes  map[string]fs.FileMode // permission bits that are not the default (stat.go)
+	mounts []mount                // mounts.go
 }
 
 // NewFS is a filesystem with the directories every image has.
@@ -26,6 +27,7 @@ func NewFS() *FS {
 	for _, d := range []string{"/", "/bin", "/etc", "/tmp", "/var", "/usr", "/root"} {
 		f.dirs[d] = true
 	}
+	f.setMode("/tmp", fs.ModeSticky|0o777) // anyone may write there, and remove only their own files
 	return f
 }
 
@@ -126,6 +128,7 @@ func (f *FS) Remove(name string, recursive bool) error {
 	}
 	if _, ok := f.files[name]; ok {
 		delete(f.files, name)
+		delete(f.modes, name)
 		return nil
 	}
 	if !f.dirs[name] {
@@ -143,6 +146,11 @@ func (f *FS) Remove(name string, recursive bool) error {
 	for d := range f.dirs {
 		if d == name || strings.HasPrefix(d, prefix) {
 			delete(f.dirs, d)
+		}
+	}
+	for p := range f.modes {
+		if p == name || strings.HasPrefix(p, prefix) {
+			delete(f.modes, p)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"errors"
+	"io/fs"
 	"path"
 	"strings"
 )
@@ -26,6 +27,15 @@ type Volume interface {
 	List(dir string) ([]string, error)
 	// Files lists the regular files below the root, as "a/b".
 	Files() []File
+	// Info is stat(2) of name, through symlinks: its mode and owner
+	// (stat.go).
+	Info(name string) (FileInfo, error)
+	// Create is open(2) with O_CREAT|O_TRUNC and a write: a new file gets
+	// perm as it is (the process has applied its umask), an existing one
+	// keeps its mode; its directory must exist.
+	Create(name string, data []byte, perm fs.FileMode) error
+	// FSType is statfs(2)'s f_type for name, the filesystem's magic number.
+	FSType(name string) (int64, error)
 }
 
 // ErrReadOnly is what writing to a read-only mount fails with, in the

@@ -56,6 +56,18 @@ func (v memVolume) Files() []File {
 	}
 	return out
 }
+func (v memVolume) Info(name string) (FileInfo, error) {
+	if exists, isDir := v.Stat(name); isDir {
+		return FileInfo{Mode: fs.ModeDir | 0o777}, nil
+	} else if exists {
+		return FileInfo{Mode: 0o644}, nil
+	}
+	return FileInfo{}, fs.ErrNotExist
+}
+func (v memVolume) Create(name string, data []byte, _ fs.FileMode) error {
+	return v.WriteFile(name, data, false)
+}
+func (v memVolume) FSType(string) (int64, error) { return TmpfsMagic, nil }
 
 // A mounted volume's files are the volume's: read, written and listed
 // through it; a read-only one refuses writes as the kernel does; what

@@ -27,7 +27,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
 		"touch": touch, "rm": rm, "mkdir": mkdir, "test": test, "[": bracket,
-		"date": date, "hostname": hostname, "tar": tarProgram,
+		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump,
 	}
 }
 

@@ -27,6 +27,7 @@ type Process struct {
 	subs     int      // command substitutions run, for runSimple's status
 	steps    int      // commands run since time last passed: see pace
 	programs map[string]Program
+	arg0     string        // argv[0] of the program running now (Arg0)
 	in       input         // how Stdin is read (interactive.go)
 	term     chan struct{} // closed by Terminate
 	termOnce sync.Once
@@ -306,10 +307,18 @@ func (p *Process) call(ctx context.Context, argv []string, out io.Writer) error 
 		p.status = 127
 		return nil
 	}
+	saved := p.arg0
+	p.arg0 = argv[0]
 	status, err := prog(ctx, p, argv[1:], out)
+	p.arg0 = saved
 	p.status = status
 	return err
 }
+
+// Arg0 is the name the running program was called by, as given
+// ("/agnhost-2", "sh"): its os.Args[0], which a Program does not get
+// among its arguments.
+func (p *Process) Arg0() string { return p.arg0 }
 
 // Getenv is a variable's value, "" if unset.
 func (p *Process) Getenv(name string) string {
