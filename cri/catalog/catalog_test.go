@@ -334,6 +334,8 @@ func TestPullError(t *testing.T) {
 			want: `failed to pull and unpack image "docker.io/library/nginx:doesnotexist": failed to resolve reference "docker.io/library/nginx:doesnotexist": docker.io/library/nginx:doesnotexist: not found`},
 		{ref: "gcr.io/google_samples/gb-redisslave:nonexistent", notFound: true,
 			want: `failed to pull and unpack image "gcr.io/google_samples/gb-redisslave:nonexistent": failed to resolve reference "gcr.io/google_samples/gb-redisslave:nonexistent": gcr.io/google_samples/gb-redisslave:nonexistent: not found`},
+		{ref: "webserver:404", notFound: true,
+			want: `failed to pull and unpack image "webserver:404": failed to resolve reference "webserver:404": webserver:404: not found`},
 		{ref: "invalid.registry.k8s.io/invalid/alpine:3.1",
 			want: `failed to pull and unpack image "invalid.registry.k8s.io/invalid/alpine:3.1": failed to resolve reference "invalid.registry.k8s.io/invalid/alpine:3.1": failed to do request: Head "https://invalid.registry.k8s.io/v2/invalid/alpine/manifests/3.1": dial tcp: lookup invalid.registry.k8s.io: no such host`},
 		{ref: "x.invalid/app:1",
