@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 
 	"github.com/mkube/mkube/apiserver"
 )
@@ -64,6 +66,18 @@ func servePodLog(q *apiserver.Request) {
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		q.Fail(apierrors.NewGenericServerResponse(resp.StatusCode, "get", q.Storage.Resource().GroupResource(), pod.Name, strings.TrimSpace(string(msg)), 0, false))
+		return
+	}
+	if wsstream.IsWebSocketRequest(q.R) {
+		// The log as WebSocket messages (protocols binary.k8s.io and
+		// base64.binary.k8s.io), as kube-apiserver streams any response to
+		// a client that asks so: what a browser, or the conformance suite,
+		// reads.
+		// bufio: the WebSocket copier drops what a Read returns together
+		// with io.EOF, as the kubelet's last chunk comes.
+		if err := wsstream.NewReader(bufio.NewReader(resp.Body), true, wsstream.NewDefaultReaderProtocols()).Copy(q.W, q.R); err != nil {
+			q.Log().Info("pod log over WebSocket ended", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		}
 		return
 	}
 	q.W.Header().Set("Content-Type", "text/plain")
