@@ -133,7 +133,8 @@ func (s *Server) list(q *Request) {
 		return
 	}
 	s.log.Debug("list", "resource", q.Storage.res.Name, "namespace", q.Info.Namespace, "items", len(page.items), "rv", page.rev)
-	s.writeObjects(q, page.items, &metav1.ListMeta{ResourceVersion: strconv.FormatInt(page.rev, 10), Continue: page.next})
+	s.writeObjects(q, page.items, &metav1.ListMeta{ResourceVersion: strconv.FormatInt(page.rev, 10), Continue: page.next,
+		RemainingItemCount: page.remaining})
 }
 
 // writeObjects answers a get (listMeta nil: one object) or a list, as the
@@ -160,6 +161,7 @@ func (s *Server) writeObjects(q *Request, objs []runtime.Object, listMeta *metav
 		lm, _ := meta.ListAccessor(list)
 		lm.SetResourceVersion(listMeta.ResourceVersion)
 		lm.SetContinue(listMeta.Continue)
+		lm.SetRemainingItemCount(listMeta.RemainingItemCount)
 		list.GetObjectKind().SetGroupVersionKind(q.Storage.res.GroupVersion.WithKind(q.Storage.res.Kind + "List"))
 		out = list
 	}

@@ -16,6 +16,10 @@ type page struct {
 	items []runtime.Object
 	rev   int64
 	next  string // the continue token; "" when this is the last page
+	// remaining is how many objects the pages after this one hold, for a
+	// list without selectors (metadata.remainingItemCount, as Kubernetes
+	// gives it); nil otherwise.
+	remaining *int64
 }
 
 // continueToken pins a paginated list to the revision of its first page,
@@ -59,6 +63,10 @@ func listPage(ctx context.Context, st *Storage, f *filter, limit int64, cont str
 			if limit > 0 && int64(len(out.items)) == limit {
 				if i < len(objs)-1 || res.More {
 					out.next = encodeToken(continueToken{Rev: opts.Rev, After: opts.After})
+					if f.labels.Empty() && f.fields.Empty() {
+						left := res.Count - int64(i+1)
+						out.remaining = &left
+					}
 				}
 				return out, nil
 			}

@@ -271,6 +271,30 @@ func TestListPagination(t *testing.T) {
 	if strings.Join(names, ",") != "p0,p2,p4" {
 		t.Fatalf("pages: %v", names)
 	}
+
+	// Without selectors each page but the last says how many objects the
+	// others hold (remainingItemCount); with one it cannot know.
+	var remaining []string
+	for cont := ""; ; {
+		var list corev1.PodList
+		s.Do("GET", "/api/v1/namespaces/default/pods?limit=2&continue="+cont, "", "", &list)
+		if list.RemainingItemCount == nil {
+			remaining = append(remaining, "nil")
+		} else {
+			remaining = append(remaining, fmt.Sprint(*list.RemainingItemCount))
+		}
+		if cont = list.Continue; cont == "" {
+			break
+		}
+	}
+	if got := strings.Join(remaining, ","); got != "3,1,nil" {
+		t.Fatalf("remainingItemCount per page: %s, want 3,1,nil", got)
+	}
+	var selected corev1.PodList
+	s.Do("GET", "/api/v1/namespaces/default/pods?limit=1&labelSelector=app%3Deven", "", "", &selected)
+	if selected.Continue == "" || selected.RemainingItemCount != nil {
+		t.Fatalf("a selected page: continue %q, remainingItemCount %v", selected.Continue, selected.RemainingItemCount)
+	}
 }
 
 // watchLines opens a watch and returns a channel of decoded events.

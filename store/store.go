@@ -127,6 +127,9 @@ type ListResult struct {
 	KVs  []KV
 	Rev  int64 // the revision the list was read at: the list's resourceVersion
 	More bool  // more keys follow the last one returned
+	// Count is how many keys the range holds from where this read
+	// started: those returned and those after them (etcd's count).
+	Count int64
 }
 
 // List reads every key under prefix at one revision. Reading all pages at
@@ -147,7 +150,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (List
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list %s: %w", prefix, err)
 	}
-	out := ListResult{Rev: resp.Header.Revision, More: resp.More, KVs: make([]KV, 0, len(resp.Kvs))}
+	out := ListResult{Rev: resp.Header.Revision, More: resp.More, Count: resp.Count, KVs: make([]KV, 0, len(resp.Kvs))}
 	if opts.Rev > 0 {
 		out.Rev = opts.Rev
 	}
