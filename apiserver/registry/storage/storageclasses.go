@@ -1,7 +1,12 @@
 // Package storage declares storage.k8s.io/v1: StorageClasses, the kinds of
 // storage a cluster offers for dynamic provisioning (seed 003 §五), and
-// CSINodes, what each node's kubelet says about the drivers that attach
-// volumes to it (csinodes.go).
+// the kinds of the CSI drivers behind them: CSINodes, what each node's
+// kubelet says about the drivers that attach volumes to it (csinodes.go),
+// CSIDrivers, how Kubernetes is to treat a driver's volumes
+// (csidrivers.go), VolumeAttachments, a volume's attaching to a node
+// (volumeattachments.go), CSIStorageCapacities, the room a driver has
+// (csistoragecapacities.go), and VolumeAttributesClasses, the mutable
+// attributes a claim may ask for (volumeattributesclasses.go).
 package storage
 
 import (
