@@ -146,6 +146,12 @@ type Subresource struct {
 	Group, Version, Kind string
 	Verbs                []string
 	Serve                func(q *Request)
+	// Update, for a subresource that writes part of an object
+	// (WritesSubresource: a CSR's approval), is its update strategy: from
+	// the stored object and the client's, the object to store, or the
+	// errors that make the write Invalid. The kind's Validate does not
+	// run: Update validates. Optional.
+	Update func(cur, next runtime.Object) (runtime.Object, field.ErrorList)
 }
 
 // GroupResource names the resource in error messages ("deployments.apps").

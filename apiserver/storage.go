@@ -197,7 +197,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 		}
 	}
 	errs := validateMeta(obj, s.res)
-	if s.res.Validate != nil && subresource != statusName {
+	if s.res.Validate != nil && subresource != statusName && !s.res.updatesItself(subresource) {
 		errs = append(errs, s.res.Validate(obj, old)...)
 	}
 	if len(errs) > 0 {
@@ -299,6 +299,13 @@ func (s *Storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 	}
 	if n.GetName() != c.GetName() {
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n.GetName(), c.GetName())
+	}
+	if sub, ok := s.res.subresource(subresource); ok && sub.Update != nil {
+		out, errs := sub.Update(cur, next)
+		if len(errs) > 0 {
+			return nil, apierrors.NewInvalid(s.res.GVK().GroupKind(), c.GetName(), errs)
+		}
+		return out, s.admit(ctx, out, cur, subresource)
 	}
 	if subresource == statusName {
 		// The spec is the stored one: it is not validated again (as

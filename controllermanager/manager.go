@@ -7,6 +7,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver/authorization/rbac/bootstrappolicy"
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/controllermanager/certificates"
 	"github.com/mkube/mkube/controllermanager/clusterroleaggregation"
 	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/controllermanager/deployment"
@@ -39,8 +40,10 @@ type Options struct {
 	ServiceAccount        serviceaccount.Options
 	// RootCACertPublisher runs only when it has a CA to publish.
 	RootCACertPublisher rootcacertpublisher.Options
-	GarbageCollector    garbagecollector.Options
-	TaintEviction       tainteviction.Options
+	// CSRSigning runs only when it has a CA's key to sign with.
+	CSRSigning       certificates.Options
+	GarbageCollector garbagecollector.Options
+	TaintEviction    tainteviction.Options
 	// NodeLifecycle also says how often node health is checked and how
 	// long a kubelet may be silent.
 	NodeLifecycle nodelifecycle.Options
@@ -103,6 +106,9 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"persistentvolume-protection-controller", protection.NewVolumeController(as("persistentvolume-protection-controller"))},
 		{"clusterrole-aggregation", clusterroleaggregation.New(as("clusterrole-aggregation"), opts.ClusterRoleAggregation)},
 		{"resourcequota-controller", resourcequota.New(as("resourcequota-controller"), opts.ResourceQuota)},
+	}
+	if opts.CSRSigning.Key != nil {
+		controllers = append(controllers, named{"csrsigning", certificates.New(as("csrsigning"), opts.CSRSigning)})
 	}
 	if len(opts.RootCACertPublisher.CA) > 0 {
 		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)})

@@ -133,7 +133,10 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	// The controller manager sees the nodes' disks and NFS exports where
 	// the kubelets have them (startKubelet), as the PersistentVolume
 	// controller needs to reclaim and provision volumes.
+	// It signs approved CertificateSigningRequests with the cluster's CA,
+	// as kube-controller-manager with kubeadm's flags.
 	c.start("controller-manager", slices.Concat(c.serverFlags("controller-manager"), []string{"--root-ca-file", filepath.Join(c.certDir(), "ca.crt"),
+		"--cluster-signing-cert-file", filepath.Join(c.certDir(), "ca.crt"), "--cluster-signing-key-file", filepath.Join(c.certDir(), "ca.key"),
 		"--node-root", filepath.Join(dir, "nodes"), "--nfs-root", filepath.Join(dir, "nfs")}, flags.controllerManager)...)
 	c.start("scheduler", c.serverFlags("scheduler")...)
 	for _, n := range nodes {

@@ -22,7 +22,10 @@ until curl -sf "$SERVER/readyz" >/dev/null; do sleep 0.1; done
 # The controller manager sees the nodes' disks and the NFS exports where
 # the kubelets have them: the PersistentVolume controller recycles and
 # deletes volumes' data there, and provisions under the NFS root.
+# It also holds the CA's key, as kube-controller-manager
+# --cluster-signing-key-file, to sign approved CertificateSigningRequests.
 bin/controller-manager --kubeconfig "$PKI/controller-manager.kubeconfig" --root-ca-file "$PKI/ca.crt" \
+  --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
   --node-root mkube-data/nodes --nfs-root mkube-data/nfs >logs/controller-manager.log 2>&1 & pids+=($!)
 bin/scheduler --kubeconfig "$PKI/scheduler.kubeconfig" >logs/scheduler.log 2>&1 & pids+=($!)
 for n in node01 node02 node03; do

@@ -9,10 +9,12 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/apps"
 	"github.com/mkube/mkube/apiserver/registry/authentication"
 	"github.com/mkube/mkube/apiserver/registry/authorization"
+	"github.com/mkube/mkube/apiserver/registry/certificates"
 	"github.com/mkube/mkube/apiserver/registry/coordination"
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/events"
+	"github.com/mkube/mkube/apiserver/registry/flowcontrol"
 	"github.com/mkube/mkube/apiserver/registry/networking"
 	"github.com/mkube/mkube/apiserver/registry/node"
 	"github.com/mkube/mkube/apiserver/registry/policy"
@@ -67,6 +69,9 @@ var Resources = []*apiserver.Resource{
 	core.PersistentVolumes,
 	core.PersistentVolumeClaims,
 	apiextensions.CustomResourceDefinitions,
+	certificates.CertificateSigningRequests,
+	flowcontrol.FlowSchemas,
+	flowcontrol.PriorityLevelConfigurations,
 }
 
 // New is a registry of every kind, for apiserver.Config.

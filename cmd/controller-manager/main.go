@@ -3,6 +3,8 @@ package main
 
 import (
 	"context"
+	"crypto"
+	"crypto/x509"
 	"flag"
 	"os"
 	"os/signal"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
+	"github.com/mkube/mkube/controllermanager/certificates"
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
@@ -39,6 +42,9 @@ func main() {
 	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, as the kubelets' --node-root: node N's / is DIR/N, where hostPath and local volumes are recycled and deleted")
 	nfsRoot := flag.String("nfs-root", "/var/lib/mkube/nfs", "the directory that stands for the NFS servers, as the kubelets' --nfs-root: where nfs volumes are recycled and the mkube.io/hostpath provisioner makes its volumes (DIR/mkube-provisioner)")
 	rootCAFile := flag.String("root-ca-file", "", "the cluster's CA certificate (the API server's CERT-DIR/ca.crt), published into every namespace as the ConfigMap kube-root-ca.crt; empty: not published")
+	signingCert := flag.String("cluster-signing-cert-file", "", "the CA certificate (PEM) the csrsigning controller signs approved CertificateSigningRequests of the kubernetes.io signers with (the API server's CERT-DIR/ca.crt); with --cluster-signing-key-file, else nothing is signed")
+	signingKey := flag.String("cluster-signing-key-file", "", "that CA's private key (PEM; the API server's CERT-DIR/ca.key)")
+	signingDuration := flag.Duration("cluster-signing-duration", certificates.DefaultDuration, "the longest a signed certificate lives (a CSR's spec.expirationSeconds may ask for less)")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -63,6 +69,14 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	signing := certificates.Options{Duration: *signingDuration}
+	if *signingCert != "" && *signingKey != "" {
+		var err error
+		if signing.CA, signing.Key, err = readCA(*signingCert, *signingKey); err != nil {
+			log.Error("cluster signing CA", "err", err)
+			os.Exit(1)
+		}
+	}
 	// -replicaset-workers serves ReplicationControllers too, as it always
 	// has: they are the same controller. The controllers without a flag
 	// run their Kubernetes defaults.
@@ -74,6 +88,7 @@ func main() {
 		TaintEviction:         tainteviction.Options{Workers: *taintWorkers},
 		NodeLifecycle:         nodelifecycle.Options{MonitorPeriod: *monitorPeriod, MonitorGracePeriod: *monitorGrace, StartupGracePeriod: *startupGrace},
 		RootCACertPublisher:   rootcacertpublisher.Options{CA: rootCA},
+		CSRSigning:            signing,
 		ResourceQuota:         resourcequota.Options{Workers: *quotaWorkers, SyncPeriod: *quotaSyncPeriod},
 		PersistentVolume:      persistentvolume.Options{NodeRoot: *nodeRoot, NFSRoot: *nfsRoot},
 		// On the plain port every request is system:masters': there is
@@ -87,4 +102,17 @@ func flagSet(name string) bool {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// readCA reads the signing CA's certificate and key files.
+func readCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return certificates.LoadCA(certPEM, keyPEM)
 }

@@ -1,6 +1,7 @@
 package bootstrappolicy
 
 import (
+	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -36,6 +37,7 @@ var ControllerServiceAccounts = map[string]string{
 	"root-ca-cert-publisher":                      "root-ca-cert-publisher",
 	"clusterrole-aggregation":                     "clusterrole-aggregation-controller",
 	"resourcequota-controller":                    "resourcequota-controller",
+	"csrsigning":                                  "certificate-controller",
 }
 
 // eventsRule: every controller reports what it did as Events.
@@ -50,6 +52,14 @@ func controllerRoles() []rbacv1.ClusterRole {
 		return rbacv1.ClusterRole{ObjectMeta: defaultMeta(ControllerRolePrefix + sa), Rules: rules(r...)}
 	}
 	return []rbacv1.ClusterRole{
+		role("certificate-controller",
+			rule("get", "list", "watch", "delete").groups(certificates).resources("certificatesigningrequests"),
+			rule("update").groups(certificates).resources("certificatesigningrequests/status", "certificatesigningrequests/approval"),
+			rule("approve").groups(certificates).resources("signers").names(certificatesv1.KubeAPIServerClientKubeletSignerName),
+			rule("sign").groups(certificates).resources("signers").names("kubernetes.io/legacy-unknown",
+				certificatesv1.KubeAPIServerClientSignerName, certificatesv1.KubeAPIServerClientKubeletSignerName, certificatesv1.KubeletServingSignerName),
+			rule("create").groups(authzGroup).resources("subjectaccessreviews"),
+			eventsRule()),
 		role("clusterrole-aggregation-controller",
 			rule("escalate", "get", "list", "watch", "update", "patch").groups(rbacGroup).resources("clusterroles")),
 		role("deployment-controller",

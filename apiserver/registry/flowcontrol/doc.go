@@ -1,0 +1,9 @@
+// Package flowcontrol declares flowcontrol.apiserver.k8s.io/v1, API
+// Priority and Fairness' configuration: FlowSchemas sort requests (by
+// user, group, verb, resource) into priority levels, and
+// PriorityLevelConfigurations say how much of the server's concurrency
+// each level gets and how its excess requests queue. mkube serves and
+// validates both, and starts with Kubernetes' mandatory objects (exempt,
+// catch-all), but it does no queuing: every request is served at once,
+// whatever its flow schema says.
+package flowcontrol
