@@ -66,6 +66,12 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		return mounttest(ctx, p, args[1:], out) // agnhost_mounttest.go
 	case "entrypoint-tester":
 		return entrypointTester(p, args, out)
+	case "test-webserver": // a file server of the container's "/"
+		ports = []int32{int32(intFlag(args[1:], "port", 80))}
+	case "serve-hostname": // answers its hostname (the pod's name) over HTTP
+		port := intFlag(args[1:], "port", 9376)
+		goLog(p, fmt.Sprintf("Serving on port %d.", port))
+		ports = []int32{int32(port)}
 	case "pause":
 		fmt.Fprintln(out, "Paused")
 	default:
@@ -154,6 +160,13 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveHTTP(conn, logged(c, "", netexecMux(c, intFlag(flags, "udp-port", 8081) != -1), nil))
 	case "grpc-health-checking":
 		grpcHealthServe(c, port, conn, flags)
+	case "test-webserver":
+		serveHTTP(conn, testWebserver(c.Process.FS))
+	case "serve-hostname":
+		serveHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			goLog(c.Process, "HTTP request from "+r.RemoteAddr)
+			io.WriteString(w, c.Process.Hostname)
+		}))
 	default:
 		conn.Close()
 	}
@@ -278,4 +291,44 @@ func netexecShell(c Running, w http.ResponseWriter, r *http.Request) {
 	goLog(p, fmt.Sprintf("Output: %s", result)) // map[error:... output:...], as the real one logs
 	data, _ := json.Marshal(result)
 	w.Write(data)
+}
+
+// testWebserver is `agnhost test-webserver`: Go's http.FileServer of the
+// container's "/", with the CORS headers the real one adds: a file's
+// bytes, a directory's listing (after a redirect to its trailing slash),
+// "404 page not found" for what is not there.
+func testWebserver(fs *shell.FS) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "DNT,X-Mx-ReqToken,Keep-Alive,User-Agent,X-Requested-With,Cache-Control,Content-Type")
+		name := path.Clean("/" + r.URL.Path)
+		exists, isDir := fs.Stat(name)
+		switch {
+		case !exists:
+			http.Error(w, "404 page not found", http.StatusNotFound)
+		case isDir && !strings.HasSuffix(r.URL.Path, "/"):
+			http.Redirect(w, r, path.Base(name)+"/", http.StatusMovedPermanently)
+		case isDir:
+			entries, _ := fs.List(name)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<!doctype html>\n<meta name=\"viewport\" content=\"width=device-width\">\n<pre>\n")
+			for _, e := range entries {
+				if _, dir := fs.Stat(path.Join(name, e)); dir {
+					e += "/"
+				}
+				fmt.Fprintf(w, "<a href=\"%s\">%s</a>\n", e, e)
+			}
+			io.WriteString(w, "</pre>\n")
+		default:
+			data, err := fs.ReadFile(name)
+			if err != nil {
+				http.Error(w, "404 page not found", http.StatusNotFound)
+				return
+			}
+			w.Write(data)
+		}
+	})
 }

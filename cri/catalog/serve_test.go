@@ -237,3 +237,37 @@ func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
 }
+
+// agnhost test-webserver serves the container's files; serve-hostname
+// answers with the pod's hostname, whatever the path.
+func TestAgnhostTestWebserverAndServeHostname(t *testing.T) {
+	ref := "registry.k8s.io/e2e-test-images/agnhost:2.40"
+	web := []string{"/agnhost", "test-webserver"}
+	c := start(t, ref, web, nil, 0)
+	waitUntil(t, "listening on 80", func() bool { return c.p.Listening(80) })
+	c.p.FS.WriteFile("/srv/hello.txt", []byte("hello\n"))
+	for _, tc := range []struct {
+		target string
+		code   int
+		body   string
+	}{
+		{"/srv/hello.txt", 200, "hello\n"},
+		{"/nothing", 404, "404 page not found\n"},
+		{"/srv", 301, ""},
+	} {
+		resp, body := do(t, c, ref, web, 80, "GET", tc.target)
+		if resp.StatusCode != tc.code || (tc.body != "" && body != tc.body) {
+			t.Errorf("GET %s = %d %q, want %d %q", tc.target, resp.StatusCode, body, tc.code, tc.body)
+		}
+	}
+	if resp, body := do(t, c, ref, web, 80, "GET", "/srv/"); resp.StatusCode != 200 || !strings.Contains(body, `<a href="hello.txt">hello.txt</a>`) {
+		t.Errorf("the listing of /srv/: %d %q", resp.StatusCode, body)
+	}
+
+	hostname := []string{"/agnhost", "serve-hostname"}
+	h := start(t, ref, hostname, nil, 0)
+	waitUntil(t, "listening on 9376", func() bool { return h.p.Listening(9376) })
+	if resp, body := do(t, h, ref, hostname, 9376, "GET", "/anything"); resp.StatusCode != 200 || body != "web-0" {
+		t.Errorf("serve-hostname: %d %q", resp.StatusCode, body)
+	}
+}
