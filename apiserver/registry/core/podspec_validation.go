@@ -58,6 +58,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 		errs = append(errs, validateToleration(t, path.Child("tolerations").Index(i))...)
 	}
 	errs = append(errs, validateAffinity(spec.Affinity, path.Child("affinity"))...)
+	errs = append(errs, validateSysctls(spec, path.Child("securityContext", "sysctls"))...)
 	errs = append(errs, validateTopologySpreadConstraints(spec.TopologySpreadConstraints, path.Child("topologySpreadConstraints"))...)
 	volumes := sets.New[string]()
 	for i, v := range spec.Volumes {
