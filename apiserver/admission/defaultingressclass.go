@@ -2,11 +2,12 @@ package admission
 
 import (
 	"context"
-	"sort"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mkube/mkube/internal/defaultclass"
 )
 
 // DefaultIngressClass gives a new Ingress that names no IngressClass the
@@ -56,21 +57,7 @@ func admitDefaultIngressClass(ctx context.Context, a *Attributes, objs Objects) 
 // which tolerates two defaults while an administrator moves from one to
 // the other).
 func defaultIngressClass(classes []*networkingv1.IngressClass) *networkingv1.IngressClass {
-	var defaults []*networkingv1.IngressClass
-	for _, ic := range classes {
-		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
-			defaults = append(defaults, ic)
-		}
-	}
-	if len(defaults) == 0 {
-		return nil
-	}
-	sort.Slice(defaults, func(i, j int) bool {
-		ti, tj := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
-		if ti == tj {
-			return defaults[i].Name < defaults[j].Name
-		}
-		return ti > tj
+	return defaultclass.Newest(classes, func(ic *networkingv1.IngressClass) bool {
+		return ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true"
 	})
-	return defaults[0]
 }

@@ -8,9 +8,9 @@
 package storagepolicy
 
 import (
-	"sort"
-
 	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/mkube/mkube/internal/defaultclass"
 )
 
 const (
@@ -36,21 +36,5 @@ func IsDefaultClass(sc *storagev1.StorageClass) bool {
 // tolerates two defaults while an administrator switches from one to the
 // other).
 func DefaultClass(classes []*storagev1.StorageClass) *storagev1.StorageClass {
-	var defaults []*storagev1.StorageClass
-	for _, sc := range classes {
-		if IsDefaultClass(sc) {
-			defaults = append(defaults, sc)
-		}
-	}
-	if len(defaults) == 0 {
-		return nil
-	}
-	sort.Slice(defaults, func(i, j int) bool {
-		ti, tj := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
-		if ti == tj {
-			return defaults[i].Name < defaults[j].Name
-		}
-		return ti > tj
-	})
-	return defaults[0]
+	return defaultclass.Newest(classes, IsDefaultClass)
 }
