@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // Discovery is how kubectl learns what this server serves: /api and /apis
@@ -18,6 +20,10 @@ import (
 
 // serveAPIVersions answers /api: the legacy core group has only v1.
 func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
+	if wantsAggregated(r) {
+		s.serveAggregated(w, r, true)
+		return
+	}
 	writeJSON(w, http.StatusOK, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
@@ -27,26 +33,28 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// serveAPIGroups answers /apis: every named group with its one version.
+// serveAPIGroups answers /apis: every named group with its versions.
 func (s *Server) serveAPIGroups(w http.ResponseWriter, r *http.Request) {
+	if wantsAggregated(r) {
+		s.serveAggregated(w, r, false)
+		return
+	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-	for _, gv := range s.groupVersions() {
-		if gv.Group == "" {
-			continue
+	for _, g := range s.groups() {
+		if g.name != "" {
+			list.Groups = append(list.Groups, g.discovery())
 		}
-		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
-		list.Groups = append(list.Groups, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
 	}
 	writeJSON(w, http.StatusOK, list)
 }
 
 // serveAPIGroup answers /apis/<group>.
 func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group string) {
-	for _, gv := range s.groupVersions() {
-		if gv.Group == group {
-			v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
-			writeJSON(w, http.StatusOK, &metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
-				Name: group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
+	for _, g := range s.groups() {
+		if g.name == group && group != "" {
+			d := g.discovery()
+			d.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+			writeJSON(w, http.StatusOK, &d)
 			return
 		}
 	}
@@ -69,23 +77,61 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 	writeJSON(w, http.StatusOK, list)
 }
 
-// groupVersions lists every group-version with at least one resource,
-// the core group first, then the others by name.
-func (s *Server) groupVersions() []schema.GroupVersion {
-	seen := map[schema.GroupVersion]bool{}
-	var out []schema.GroupVersion
+// apiGroup is a group and the versions it serves, the preferred first.
+type apiGroup struct {
+	name     string
+	versions []schema.GroupVersion
+}
+
+func (g apiGroup) discovery() metav1.APIGroup {
+	d := metav1.APIGroup{Name: g.name}
+	for _, gv := range g.versions {
+		d.Versions = append(d.Versions, metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version})
+	}
+	d.PreferredVersion = d.Versions[0]
+	return d
+}
+
+// groups lists every group with at least one resource, the core group
+// first, then the others by name. A group's versions are in Kubernetes'
+// version priority (v2 > v1 > v1beta2 > v1beta1 > v1alpha1), and the
+// first is the preferred one, as for a CustomResourceDefinition's
+// versions.
+func (s *Server) groups() []apiGroup {
+	index := map[string]int{}
+	var out []apiGroup
 	for _, res := range s.resources() {
-		if !seen[res.GroupVersion] {
-			seen[res.GroupVersion] = true
-			out = append(out, res.GroupVersion)
+		gv := res.GroupVersion
+		i, ok := index[gv.Group]
+		if !ok {
+			i = len(out)
+			index[gv.Group] = i
+			out = append(out, apiGroup{name: gv.Group})
+		}
+		if !slices.Contains(out[i].versions, gv) {
+			out[i].versions = append(out[i].versions, gv)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if (out[i].Group == "") != (out[j].Group == "") {
-			return out[i].Group == ""
+		if (out[i].name == "") != (out[j].name == "") {
+			return out[i].name == ""
 		}
-		return out[i].String() < out[j].String()
+		return out[i].name < out[j].name
 	})
+	for _, g := range out {
+		sort.Slice(g.versions, func(i, j int) bool {
+			return version.CompareKubeAwareVersionStrings(g.versions[i].Version, g.versions[j].Version) > 0
+		})
+	}
+	return out
+}
+
+// groupVersions lists every served group-version, group by group.
+func (s *Server) groupVersions() []schema.GroupVersion {
+	var out []schema.GroupVersion
+	for _, g := range s.groups() {
+		out = append(out, g.versions...)
+	}
 	return out
 }
 

@@ -490,3 +490,42 @@ func TestDiscoveryWithAndWithoutATrailingSlash(t *testing.T) {
 		}
 	}
 }
+
+// A deletion's start bumps a generation the object has, once: a pod on a
+// node deleted gracefully goes from 1 to 2 (the conformance spec "custom-set
+// generation on new pods and graceful delete"), and shortening its grace
+// period later bumps nothing; so does a Deployment held by a finalizer.
+func TestStartingADeletionBumpsTheGeneration(t *testing.T) {
+	s := newTestServer(t)
+	const pods = "/api/v1/namespaces/default/pods/"
+	if code := s.Do("POST", pods, "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","generation":100},
+		"spec":{"nodeName":"node01","containers":[{"name":"c","image":"nginx:1.25"}]}}`, nil); code != 201 {
+		t.Fatalf("create pod: %d", code)
+	}
+	generation := func(path string) int64 {
+		var m metav1.PartialObjectMetadata
+		s.Do("GET", path, "", "", &m)
+		return m.Generation
+	}
+	if g := generation(pods + "web"); g != 1 {
+		t.Fatalf("a new pod's generation = %d, want 1 whatever the client set", g)
+	}
+	s.Do("DELETE", pods+"web?gracePeriodSeconds=60", "", "", nil)
+	if g := generation(pods + "web"); g != 2 {
+		t.Errorf("after a graceful delete generation = %d, want 2", g)
+	}
+	s.Do("DELETE", pods+"web?gracePeriodSeconds=30", "", "", nil)
+	if g := generation(pods + "web"); g != 2 {
+		t.Errorf("after shortening the grace period generation = %d, want still 2", g)
+	}
+
+	const deployments = "/apis/apps/v1/namespaces/default/deployments/"
+	if code := s.Do("POST", deployments, "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","finalizers":["example.com/hold"]},
+		"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25"}]}}}}`, nil); code != 201 {
+		t.Fatalf("create deployment: %d", code)
+	}
+	s.Do("DELETE", deployments+"web", "", "", nil)
+	if g := generation(deployments + "web"); g != 2 {
+		t.Errorf("a Deployment held by a finalizer: generation = %d after delete, want 2", g)
+	}
+}

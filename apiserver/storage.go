@@ -431,6 +431,14 @@ func (s *Storage) beginDeletion(cur runtime.Object, opts *metav1.DeleteOptions) 
 		}
 		return nil, true
 	}
+	// The deletion's start changes what the object's controllers may do
+	// (nothing much, from now on), so it bumps a generation the object
+	// has, once, as Kubernetes does (rest.BeforeDelete, and the store for
+	// objects held by finalizers): a pod deleted gracefully goes from
+	// generation 1 to 2.
+	if m.GetDeletionTimestamp() == nil && m.GetGeneration() > 0 {
+		m.SetGeneration(m.GetGeneration() + 1)
+	}
 	deadline := metav1.NewTime(s.now().Add(time.Duration(grace) * time.Second))
 	m.SetDeletionTimestamp(&deadline)
 	m.SetDeletionGracePeriodSeconds(&grace)

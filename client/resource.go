@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -47,6 +48,16 @@ var (
 		New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} }}
 	Deployments = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "deployments", Kind: "Deployment", Namespaced: true,
 		New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} }}
+	DaemonSets = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "daemonsets", Kind: "DaemonSet", Namespaced: true,
+		New: func() runtime.Object { return &appsv1.DaemonSet{} }, NewList: func() runtime.Object { return &appsv1.DaemonSetList{} }}
+	StatefulSets = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "statefulsets", Kind: "StatefulSet", Namespaced: true,
+		New: func() runtime.Object { return &appsv1.StatefulSet{} }, NewList: func() runtime.Object { return &appsv1.StatefulSetList{} }}
+	ControllerRevisions = Resource{GroupVersion: appsv1.SchemeGroupVersion, Name: "controllerrevisions", Kind: "ControllerRevision", Namespaced: true,
+		New: func() runtime.Object { return &appsv1.ControllerRevision{} }, NewList: func() runtime.Object { return &appsv1.ControllerRevisionList{} }}
+	Jobs = Resource{GroupVersion: batchv1.SchemeGroupVersion, Name: "jobs", Kind: "Job", Namespaced: true,
+		New: func() runtime.Object { return &batchv1.Job{} }, NewList: func() runtime.Object { return &batchv1.JobList{} }}
+	CronJobs = Resource{GroupVersion: batchv1.SchemeGroupVersion, Name: "cronjobs", Kind: "CronJob", Namespaced: true,
+		New: func() runtime.Object { return &batchv1.CronJob{} }, NewList: func() runtime.Object { return &batchv1.CronJobList{} }}
 	ConfigMaps = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "configmaps", Kind: "ConfigMap", Namespaced: true,
 		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} }}
 	Secrets = Resource{GroupVersion: corev1.SchemeGroupVersion, Name: "secrets", Kind: "Secret", Namespaced: true,

@@ -41,6 +41,7 @@ var Resources = []*apiserver.Resource{
 	core.ResourceQuotas,
 	apps.ReplicaSets,
 	apps.Deployments,
+	apps.ControllerRevisions,
 	coordination.Leases,
 	scheduling.PriorityClasses,
 	policy.PodDisruptionBudgets,

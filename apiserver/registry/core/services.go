@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -77,7 +79,9 @@ var Services = &apiserver.Resource{
 			}
 			names.Insert(p.Name)
 		}
-		if old != nil {
+		// The cluster IP is fixed once allocated, unless the Service
+		// changes to or from ExternalName (validateUpgradeDowngradeClusterIPs).
+		if old != nil && needsClusterIP(old.(*corev1.Service)) && needsClusterIP(svc) {
 			prev := old.(*corev1.Service).Spec.ClusterIP
 			if prev != "" && svc.Spec.ClusterIP != prev {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIP"), svc.Spec.ClusterIP, "field is immutable"))
@@ -135,7 +139,8 @@ func allocateServiceAddresses(ctx context.Context, objs admission.Objects, obj, 
 	svc := obj.(*corev1.Service)
 	if old != nil {
 		prev := old.(*corev1.Service)
-		if svc.Spec.ClusterIP == "" {
+		dropTypeDependentFields(svc, prev)
+		if needsClusterIP(prev) && needsClusterIP(svc) && svc.Spec.ClusterIP == "" {
 			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = prev.Spec.ClusterIP, prev.Spec.ClusterIPs
 		}
 	}
@@ -194,6 +199,48 @@ func allocateServiceAddresses(ctx context.Context, objs admission.Objects, obj, 
 		}
 	}
 	return nil
+}
+
+// needsClusterIP: every type but ExternalName, a DNS alias, has a
+// cluster IP (or None).
+func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+
+func needsNodePorts(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+}
+
+// dropTypeDependentFields is Kubernetes' rule for an update that changes
+// a Service's type: what the old type had allocated or defaulted, and the
+// new type has no use for, is wiped, if the user left it as it was (a
+// field the user changed is theirs, and validation judges it). A
+// ClusterIP Service becoming ExternalName loses its cluster IP and IP
+// families; a NodePort one becoming ClusterIP, its node ports.
+func dropTypeDependentFields(svc, old *corev1.Service) {
+	if needsClusterIP(old) && !needsClusterIP(svc) {
+		if svc.Spec.ClusterIP == old.Spec.ClusterIP && slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) {
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+		}
+		if slices.Equal(svc.Spec.IPFamilies, old.Spec.IPFamilies) {
+			svc.Spec.IPFamilies = nil
+		}
+		if reflect.DeepEqual(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) {
+			svc.Spec.IPFamilyPolicy = nil
+		}
+	}
+	if needsNodePorts(old) && !needsNodePorts(svc) {
+		same := len(svc.Spec.Ports) == len(old.Spec.Ports)
+		for i := 0; same && i < len(svc.Spec.Ports); i++ {
+			same = svc.Spec.Ports[i].NodePort == old.Spec.Ports[i].NodePort
+		}
+		if same {
+			for i := range svc.Spec.Ports {
+				svc.Spec.Ports[i].NodePort = 0
+			}
+		}
+		if svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
+			svc.Spec.ExternalTrafficPolicy = ""
+		}
+	}
 }
 
 // serviceAddressesInUse lists the ClusterIPs and NodePorts of every other Service.

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -103,5 +104,51 @@ func TestAChosenNodePortMustBeFreeAndInRange(t *testing.T) {
 	code := s.Do("PATCH", "/api/v1/namespaces/default/services/first", "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, &st)
 	if code != http.StatusOK {
 		t.Errorf("updating the Service that holds 30080: %d %s", code, st.Message)
+	}
+}
+
+// Changing a Service's type wipes what the old type allocated and the new
+// one has no use for, as Kubernetes does (the conformance spec "change the
+// type from ClusterIP to ExternalName"), and back again allocates anew.
+func TestChangingAServicesTypeDropsWhatItNoLongerNeeds(t *testing.T) {
+	s := testserver.StartServer(t)
+	const path = "/api/v1/namespaces/default/services/"
+	var svc corev1.Service
+	if code := s.Do(http.MethodPost, path, "application/json",
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"type":"NodePort","ports":[{"port":80}]}}`, &svc); code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("a NodePort Service without its addresses: %+v", svc.Spec)
+	}
+
+	// The client sends back what it read, with only the type changed.
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	body, _ := json.Marshal(&svc)
+	var clusterIP corev1.Service
+	if code := s.Do(http.MethodPut, path+"web", "application/json", string(body), &clusterIP); code != http.StatusOK {
+		t.Fatalf("to ClusterIP: %d", code)
+	}
+	if clusterIP.Spec.ClusterIP != svc.Spec.ClusterIP || clusterIP.Spec.Ports[0].NodePort != 0 || clusterIP.Spec.ExternalTrafficPolicy != "" {
+		t.Errorf("NodePort → ClusterIP: clusterIP %q (was %q), nodePort %d, externalTrafficPolicy %q; want the IP kept, the rest gone",
+			clusterIP.Spec.ClusterIP, svc.Spec.ClusterIP, clusterIP.Spec.Ports[0].NodePort, clusterIP.Spec.ExternalTrafficPolicy)
+	}
+
+	clusterIP.Spec.Type, clusterIP.Spec.ExternalName = corev1.ServiceTypeExternalName, "foo.example.com"
+	body, _ = json.Marshal(&clusterIP)
+	var external corev1.Service
+	if code := s.Do(http.MethodPut, path+"web", "application/json", string(body), &external); code != http.StatusOK {
+		t.Fatalf("to ExternalName: %d", code)
+	}
+	if external.Spec.ClusterIP != "" || external.Spec.ClusterIPs != nil || external.Spec.IPFamilies != nil || external.Spec.IPFamilyPolicy != nil {
+		t.Errorf("ClusterIP → ExternalName kept %q %v %v %v, want no cluster IP or families",
+			external.Spec.ClusterIP, external.Spec.ClusterIPs, external.Spec.IPFamilies, external.Spec.IPFamilyPolicy)
+	}
+
+	external.Spec.Type, external.Spec.ExternalName = corev1.ServiceTypeClusterIP, ""
+	body, _ = json.Marshal(&external)
+	var back corev1.Service
+	if code := s.Do(http.MethodPut, path+"web", "application/json", string(body), &back); code != http.StatusOK || back.Spec.ClusterIP == "" {
+		t.Errorf("ExternalName → ClusterIP: %d, clusterIP %q; want a new one", code, back.Spec.ClusterIP)
 	}
 }

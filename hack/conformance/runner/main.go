@@ -23,15 +23,16 @@ func main() {
 	parallel := flag.Int("parallel", 2, "specs running at once (the [Serial] ones always run alone)")
 	nodes := flag.Int("nodes", 3, "kubelets to start")
 	timeout := flag.Duration("timeout", 4*time.Minute, "each spec's ginkgo timeout")
+	slowTimeout := flag.Duration("slow-timeout", 12*time.Minute, "the timeout of [Slow] specs, if longer")
 	out := flag.String("out", "", "where reports and logs go (default: a new temporary directory)")
 	flag.Parse()
-	if err := run(*e2e, *bin, *focus, *skip, *out, *parallel, *nodes, *timeout); err != nil {
+	if err := run(*e2e, *bin, *focus, *skip, *out, *parallel, *nodes, *timeout, *slowTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
 	}
 }
 
-func run(e2e, bin, focus, skip, out string, parallel, nodes int, timeout time.Duration) error {
+func run(e2e, bin, focus, skip, out string, parallel, nodes int, timeout, slowTimeout time.Duration) error {
 	if out == "" {
 		var err error
 		if out, err = os.MkdirTemp("", "mkube-conformance-"); err != nil {
@@ -65,7 +66,11 @@ func run(e2e, bin, focus, skip, out string, parallel, nodes int, timeout time.Du
 		for range max(workers, 1) {
 			wg.Go(func() {
 				for i := range next {
-					v := runSpec(e2e, c.kubeconfig, filepath.Join(out, "specs", fmt.Sprintf("%04d", i)), specs[i], timeout)
+					t := timeout
+					if specs[i].Slow {
+						t = max(timeout, slowTimeout)
+					}
+					v := runSpec(e2e, c.kubeconfig, filepath.Join(out, "specs", fmt.Sprintf("%04d", i)), specs[i], t)
 					mu.Lock()
 					results[i] = v
 					printVerdict(specs[i], v)

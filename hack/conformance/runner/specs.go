@@ -20,6 +20,10 @@ import (
 type spec struct {
 	Name   string
 	Serial bool
+	// Slow specs (labelled [Slow]) wait on the cluster's own clocks, such
+	// as the API server's etcd compaction every 5 minutes, so they get the
+	// longer timeout.
+	Slow bool
 }
 
 // sig is the spec's SIG, "[sig-apps]", from its leading tag.
@@ -71,7 +75,8 @@ func listSpecs(e2e, kubeconfig, dir, focus, skip string) ([]spec, error) {
 			}
 			name := strings.Join(append(append([]string{}, sr.ContainerHierarchyTexts...), sr.LeafNodeText), " ")
 			labels := slices.Concat(append(sr.ContainerHierarchyLabels, sr.LeafNodeLabels)...)
-			specs = append(specs, spec{Name: name, Serial: sr.IsSerial || slices.Contains(labels, "Serial") || strings.Contains(name, "[Serial]")})
+			specs = append(specs, spec{Name: name, Serial: sr.IsSerial || slices.Contains(labels, "Serial") || strings.Contains(name, "[Serial]"),
+				Slow: slices.Contains(labels, "Slow") || strings.Contains(name, "[Slow]")})
 		}
 	}
 	return specs, nil
