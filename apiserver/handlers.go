@@ -98,6 +98,14 @@ func (s *Server) serveVirtual(q *Request) {
 		writeError(q.W, apierrors.NewMethodNotSupported(q.Storage.res.GroupResource(), q.Info.Verb))
 		return
 	}
+	// A review has no rows to print: a client that takes only a Table
+	// gets 406, as from kube-apiserver, whose reviews have no table
+	// convertor. Nothing is computed.
+	if wantsTable(q.R) && !acceptsPlain(q.R) {
+		writeError(q.W, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotAcceptable,
+			Reason: metav1.StatusReasonNotAcceptable, Message: "only the following media types are accepted: application/json, application/yaml"}})
+		return
+	}
 	obj, err := s.decodeBody(q)
 	if err == nil {
 		obj, err = q.Storage.res.Virtual(q.R.Context(), obj)

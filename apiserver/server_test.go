@@ -529,3 +529,25 @@ func TestStartingADeletionBumpsTheGeneration(t *testing.T) {
 		t.Errorf("a Deployment held by a finalizer: generation = %d after delete, want 2", g)
 	}
 }
+
+// A review has no table: a client that takes only a Table gets 406
+// NotAcceptable, one that also takes JSON gets the review.
+func TestAReviewAskedForAsOnlyATableIsNotAcceptable(t *testing.T) {
+	s := newTestServer(t)
+	const sar = `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/","verb":"get"}}}`
+	for accept, want := range map[string]int{
+		"application/json;as=Table;v=v1;g=meta.k8s.io":                  http.StatusNotAcceptable,
+		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json": http.StatusCreated,
+		"": http.StatusCreated,
+	} {
+		req, _ := http.NewRequest("POST", s.URL+"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", strings.NewReader(sar))
+		req.Header.Set("Content-Type", "application/json")
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		var got metav1.TypeMeta
+		if code := s.DoRequest(req, &got); code != want {
+			t.Errorf("Accept %q: %d %s, want %d", accept, code, got.Kind, want)
+		}
+	}
+}

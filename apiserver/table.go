@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -27,6 +28,26 @@ type Column struct {
 // wantsTable reports whether the client asked for a Table.
 func wantsTable(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "as=Table")
+}
+
+// acceptsPlain: the client also takes the object itself, as JSON or
+// YAML (its Accept header has such a media type without "as=", or none).
+func acceptsPlain(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		base, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["as"] != "" {
+			continue
+		}
+		switch base {
+		case "application/json", "application/yaml", "application/*", "*/*":
+			return true
+		}
+	}
+	return false
 }
 
 // columnsOf returns the Table columns of a resource: Name, then its own
