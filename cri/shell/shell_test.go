@@ -80,6 +80,9 @@ func TestScripts(t *testing.T) {
 		{"a syntax error is status 2", `if true; then echo x`, nil, "", "sh: syntax error: unexpected end of file (expecting \"fi\")\n", 2},
 		{"pipes are not simulated, and say so", `echo a | cat`, nil, "", "sh: syntax error near unexpected token `|' (pipes and background jobs are not simulated)\n", 2},
 		{"comments", "# a comment\necho hi # trailing", nil, "hi\n", "", 0},
+		{"tail: the last lines", `printf '1\n2\n3\n' > /tmp/l; tail -n 2 /tmp/l; tail -n1 /tmp/l; tail -n 0 /tmp/l; tail /tmp/l`, nil,
+			"2\n3\n3\n1\n2\n3\n", "", 0},
+		{"tail what is not there", `tail /nope`, nil, "", "tail: can't open '/nope': No such file or directory\n", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,6 +112,43 @@ func TestAKilledProcessStopsAtOnce(t *testing.T) {
 		if out.String() != "start\n" {
 			t.Fatalf("%q printed %q", script, out.String())
 		}
+	}
+}
+
+// `tail -f` follows a file until killed: what is appended is printed a
+// poll later, and `tail -f /dev/null` keeps a container running.
+func TestTailFollowsUntilKilled(t *testing.T) {
+	clk := clocktesting.NewFakeClock(epoch)
+	fs := NewFS()
+	fs.WriteFile("/var/log/app.log", []byte("old\n"))
+	out := &syncBuilder{}
+	p := New(Options{Clock: clk, FS: fs, Stdout: out})
+	ctx, kill := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { _, err := p.Script(ctx, `tail -f /var/log/app.log`); done <- err }()
+	waitUntil(t, clk.HasWaiters)
+	fs.WriteFile("/var/log/app.log", []byte("old\nnew\n"))
+	clk.Step(tailPollInterval)
+	waitUntil(t, func() bool { return out.String() == "old\nnew\n" })
+	kill()
+	if err := <-done; !errors.Is(err, ErrKilled) {
+		t.Fatalf("tail -f: got %v, want ErrKilled", err)
+	}
+
+	p = New(Options{Clock: clk, FS: fs})
+	ctx, kill = context.WithCancel(context.Background())
+	go func() { _, err := p.Script(ctx, `tail -f /dev/null`); done <- err }()
+	waitUntil(t, clk.HasWaiters)
+	clk.Step(time.Hour)
+	waitUntil(t, clk.HasWaiters) // polling again, not ended
+	select {
+	case err := <-done:
+		t.Fatalf("tail -f /dev/null ended by itself: %v", err)
+	default:
+	}
+	kill()
+	if err := <-done; !errors.Is(err, ErrKilled) {
+		t.Fatalf("tail -f /dev/null: got %v, want ErrKilled", err)
 	}
 }
 
