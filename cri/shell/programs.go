@@ -26,7 +26,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"sh": sh, "bash": bash,
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
-		"touch": touch, "rm": rm, "mkdir": mkdir, "test": test, "[": bracket, "[[": doubleBracket, "expr": expr,
+		"touch": touch, "rm": rm, "mkdir": mkdir, "test": test, "[": bracket,
 		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail,
 	}
 }
@@ -319,7 +319,7 @@ func evalTest(p *Process, args []string) (ok, valid bool) {
 	case 2:
 		exists, isDir := p.FS.Stat(args[1])
 		switch args[0] {
-		case "-e", "-r": // every file of a container is readable by it
+		case "-e":
 			return exists, true
 		case "-f":
 			return exists && !isDir, true
