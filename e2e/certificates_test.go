@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,40 @@ spec: {priorityLevelConfiguration: {name: ""}, matchingPrecedence: 500}
 `))
 	if !strings.Contains(errOut, `The FlowSchema "nowhere" is invalid: spec.priorityLevelConfiguration.name: Required value: must reference a priority level`) {
 		t.Errorf("a FlowSchema without a priority level: %s", errOut)
+	}
+}
+
+// A ClusterTrustBundle of a signer, with the real kubectl: named after its
+// signer, listed with it, and refused, in Kubernetes' words, when it
+// holds no CA or is misnamed.
+func TestClusterTrustBundles(t *testing.T) {
+	c := startCluster(t, nil)
+	k := newKubectl(t, c)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "db-root"}, NotBefore: time.Now(),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := strings.ReplaceAll(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), "\n", "\n    ")
+	bundle := func(name, signer, pemText string) string {
+		return fmt.Sprintf("apiVersion: certificates.k8s.io/v1\nkind: ClusterTrustBundle\nmetadata: {name: %q}\nspec:\n  signerName: %s\n  trustBundle: |\n    %s\n",
+			name, signer, pemText)
+	}
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "ctb.yaml", bundle("example.com:db:roots", "example.com/db", ca)))
+	if row := parseTable(t, k.mustKubectl(t, "get", "clustertrustbundles")).rows[0]; row["NAME"] != "example.com:db:roots" || row["SIGNERNAME"] != "example.com/db" {
+		t.Fatalf("kubectl get clustertrustbundles: %v", row)
+	}
+	if out := k.mustKubectl(t, "get", "clustertrustbundles", "--field-selector", "spec.signerName=example.com/web", "-o", "name"); out != "" {
+		t.Errorf("another signer's bundles: %q, want none", out)
+	}
+	_, errOut, code := k.kubectl(t, "apply", "-f", k.manifest(t, "bad.yaml", bundle("roots", "example.com/db", "not a certificate")))
+	if code == 0 || !strings.Contains(errOut, "ClusterTrustBundle for signerName example.com/db must be named with prefix example.com:db:") ||
+		!strings.Contains(errOut, "at least one trust anchor must be provided") {
+		t.Errorf("a misnamed bundle without anchors: exit %d, %s", code, errOut)
 	}
 }

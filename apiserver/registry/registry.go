@@ -71,6 +71,7 @@ var Resources = []*apiserver.Resource{
 	core.PersistentVolumeClaims,
 	apiextensions.CustomResourceDefinitions,
 	certificates.CertificateSigningRequests,
+	certificates.ClusterTrustBundles,
 	flowcontrol.FlowSchemas,
 	flowcontrol.PriorityLevelConfigurations,
 }
