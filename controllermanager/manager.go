@@ -14,6 +14,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/disruption"
 	"github.com/mkube/mkube/controllermanager/endpoints"
 	"github.com/mkube/mkube/controllermanager/endpointslice"
+	"github.com/mkube/mkube/controllermanager/endpointslicemirroring"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
@@ -30,14 +31,15 @@ import (
 // Options tune each controller. A zero field, and so Options{}, takes that
 // controller's Kubernetes default (see its package's DefaultWorkers).
 type Options struct {
-	ReplicaSet            replicaset.Options
-	ReplicationController replicaset.Options
-	Deployment            deployment.Options
-	Endpoints             endpoints.Options
-	EndpointSlice         endpointslice.Options
-	Disruption            disruption.Options
-	Namespace             namespace.Options
-	ServiceAccount        serviceaccount.Options
+	ReplicaSet             replicaset.Options
+	ReplicationController  replicaset.Options
+	Deployment             deployment.Options
+	Endpoints              endpoints.Options
+	EndpointSlice          endpointslice.Options
+	Disruption             disruption.Options
+	Namespace              namespace.Options
+	ServiceAccount         serviceaccount.Options
+	EndpointSliceMirroring endpointslicemirroring.Options
 	// RootCACertPublisher runs only when it has a CA to publish.
 	RootCACertPublisher rootcacertpublisher.Options
 	// CSRSigning runs only when it has a CA's key to sign with.
@@ -94,6 +96,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"deployment", deployment.New(as("deployment"), opts.Deployment)},
 		{"endpoints", endpoints.New(as("endpoints"), opts.Endpoints)},
 		{"endpointslice", endpointslice.New(as("endpointslice"), opts.EndpointSlice)},
+		{"endpointslicemirroring", endpointslicemirroring.New(as("endpointslicemirroring"), opts.EndpointSliceMirroring)},
 		{"disruption", disruption.New(as("disruption"), opts.Disruption)},
 		{"namespace", namespace.New(as("namespace"), opts.Namespace)},
 		{"serviceaccount", serviceaccount.New(as("serviceaccount"), opts.ServiceAccount)},

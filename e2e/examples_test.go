@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,6 +212,12 @@ func TestSeedExamples(t *testing.T) {
 		if ep["ENDPOINTS"] != "192.192.192.6:3306" {
 			t.Errorf("003-06-service-endpoints.yaml: kubectl get endpoints my-service: ENDPOINTS %q, want 192.192.192.6:3306", ep["ENDPOINTS"])
 		}
+		// The mirroring controller copies them into an EndpointSlice,
+		// which is what kubectl describe reads.
+		testserver.EventuallyWithin(t, 10*time.Second, "003-06-service-endpoints.yaml: describe shows the mirrored endpoints", func() (bool, string) {
+			out := x.k.mustKubectl(t, "describe", "service", "my-service")
+			return regexp.MustCompile(`(?m)^Endpoints:\s+192\.192\.192\.6:3306$`).MatchString(out), out
+		})
 	})
 	t.Run("003-07-goproxy.yaml", func(t *testing.T) {
 		x.apply(t, "003-07-goproxy.yaml", "pod/goproxy created")

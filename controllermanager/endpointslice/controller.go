@@ -15,11 +15,10 @@
 // sync sends them (creates, then updates, then deletes) and remembers its
 // creates and deletes until the cache shows them.
 //
-// Out of scope: Services without a selector keep whatever slices their
-// users write (Kubernetes' EndpointSlice mirroring controller, which
-// copies a selector-less Service's Endpoints into slices, is not here),
-// and topology hints. A deleted Service's slices go through the garbage
-// collector, following their ownerReferences.
+// Services without a selector are not this controller's: their users
+// write Endpoints, which endpointslicemirroring copies into slices.
+// Out of scope: topology hints. A deleted Service's slices go through
+// the garbage collector, following their ownerReferences.
 package endpointslice
 
 import (

@@ -75,12 +75,20 @@ func (k *KubernetesService) Reconcile(ctx context.Context) error {
 	}
 	subsets := []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: k.IP.String()}},
 		Ports: []corev1.EndpointPort{{Name: "https", Port: k.Port, Protocol: corev1.ProtocolTCP}}}}
-	if err := k.ensure(ctx, k.Endpoints, &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}, func(cur runtime.Object) bool {
+	// The API server writes the slice itself (below), so the Endpoints
+	// says it is not to be mirrored, as kube-apiserver's EndpointsAdapter.
+	epMeta := *meta.DeepCopy()
+	epMeta.Labels[discoveryv1.LabelSkipMirror] = "true"
+	if err := k.ensure(ctx, k.Endpoints, &corev1.Endpoints{ObjectMeta: epMeta, Subsets: subsets}, func(cur runtime.Object) bool {
 		e := cur.(*corev1.Endpoints)
-		if equality.Semantic.DeepEqual(e.Subsets, subsets) {
+		if equality.Semantic.DeepEqual(e.Subsets, subsets) && e.Labels[discoveryv1.LabelSkipMirror] == "true" {
 			return false
 		}
 		e.Subsets = subsets
+		if e.Labels == nil {
+			e.Labels = map[string]string{}
+		}
+		e.Labels[discoveryv1.LabelSkipMirror] = "true"
 		return true
 	}); err != nil || k.EndpointSlices == nil {
 		return err
