@@ -551,3 +551,23 @@ func TestAReviewAskedForAsOnlyATableIsNotAcceptable(t *testing.T) {
 		}
 	}
 }
+
+// A Namespace's status patch may carry annotations, as with Kubernetes'
+// namespace status strategy (the conformance spec "should apply changes
+// to a namespace status"); the spec stays.
+func TestANamespaceStatusPatchKeepsItsAnnotations(t *testing.T) {
+	s := newTestServer(t)
+	if code := s.Do("POST", "/api/v1/namespaces", "application/json", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`, nil); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	var ns corev1.Namespace
+	if code := s.Do("PATCH", "/api/v1/namespaces/team/status", "application/merge-patch+json",
+		`{"metadata":{"annotations":{"e2e-patched-ns-status":"team"}},"spec":{"finalizers":[]},
+		"status":{"conditions":[{"type":"StatusPatch","status":"True","reason":"E2E","message":"Patched by an e2e test"}]}}`, &ns); code != 200 {
+		t.Fatalf("patch status: %d", code)
+	}
+	if ns.Annotations["e2e-patched-ns-status"] != "team" || len(ns.Status.Conditions) != 1 || len(ns.Spec.Finalizers) != 1 {
+		t.Errorf("after the status patch: annotations %v, conditions %v, finalizers %v; want the annotation, the condition and the spec's finalizer",
+			ns.Annotations, ns.Status.Conditions, ns.Spec.Finalizers)
+	}
+}

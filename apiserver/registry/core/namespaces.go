@@ -21,8 +21,11 @@ var Namespaces = &apiserver.Resource{
 	GroupVersion: v1, Name: "namespaces", Kind: "Namespace",
 	ShortNames: []string{"ns"}, Columns: namespaceColumns, Row: namespaceRow,
 	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, finalizeSubresource},
-	New:          func() runtime.Object { return &corev1.Namespace{} },
-	NewList:      func() runtime.Object { return &corev1.NamespaceList{} },
+	// Kubernetes' namespace status strategy keeps only the spec: a status
+	// patch may carry labels and annotations too.
+	StatusWritesMetadata: true,
+	New:                  func() runtime.Object { return &corev1.Namespace{} },
+	NewList:              func() runtime.Object { return &corev1.NamespaceList{} },
 	PrepareForCreate: func(obj runtime.Object) {
 		ns := obj.(*corev1.Namespace)
 		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
