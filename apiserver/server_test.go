@@ -469,6 +469,13 @@ func TestEventsAreOneObjectSeenThroughTwoAPIGroups(t *testing.T) {
 	if core.Message != "hello" || core.InvolvedObject.Name != "web" || core.ReportingController != "test" {
 		t.Fatalf("the core/v1 view: %+v", core)
 	}
+	// Its reportingController is the core view's source, for field
+	// selectors (the conformance spec "Events API ... listed").
+	var bySource corev1.EventList
+	s.Do("GET", "/api/v1/namespaces/default/events?fieldSelector=source%3Dtest", "", "", &bySource)
+	if len(bySource.Items) != 1 || bySource.Items[0].Name != "e1" {
+		t.Errorf("core/v1 events with source=test: %d, want e1", len(bySource.Items))
+	}
 	var st metav1.Status
 	if code := s.Do("POST", "/apis/events.k8s.io/v1/namespaces/default/events", "application/json",
 		`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"note":"no who or when"}`, &st); code != 422 {

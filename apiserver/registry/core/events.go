@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ var Events = &apiserver.Resource{
 	},
 	Fields: func(obj runtime.Object) fields.Set {
 		ev := obj.(*corev1.Event)
+		// An events.k8s.io Event has no source: its reportingController
+		// stands for it, as in Kubernetes' ToSelectableFields.
+		source := cmp.Or(ev.Source.Component, ev.ReportingController)
 		return fields.Set{
 			"involvedObject.kind":            ev.InvolvedObject.Kind,
 			"involvedObject.namespace":       ev.InvolvedObject.Namespace,
@@ -41,7 +45,7 @@ var Events = &apiserver.Resource{
 			"involvedObject.fieldPath":       ev.InvolvedObject.FieldPath,
 			"reason":                         ev.Reason,
 			"reportingComponent":             ev.ReportingController,
-			"source":                         ev.Source.Component,
+			"source":                         source,
 			"type":                           ev.Type,
 		}
 	},

@@ -55,7 +55,9 @@ var Events = &apiserver.Resource{
 		return fields.Set{
 			"regarding.kind": ev.Regarding.Kind, "regarding.namespace": ev.Regarding.Namespace,
 			"regarding.name": ev.Regarding.Name, "regarding.uid": string(ev.Regarding.UID),
-			"reason": ev.Reason, "type": ev.Type, "reportingController": ev.ReportingController,
+			"regarding.apiVersion": ev.Regarding.APIVersion, "regarding.resourceVersion": ev.Regarding.ResourceVersion,
+			"regarding.fieldPath": ev.Regarding.FieldPath,
+			"reason":              ev.Reason, "type": ev.Type, "reportingController": ev.ReportingController,
 		}
 	},
 }
