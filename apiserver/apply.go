@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/applyconfigurations"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationapply "k8s.io/kube-aggregator/pkg/client/applyconfiguration"
 	"sigs.k8s.io/yaml"
 )
 
@@ -41,15 +43,20 @@ import (
 var (
 	typeConverterOnce                     sync.Once
 	typeConverter, apiextensionsConverter managedfields.TypeConverter
+	apiregistrationConverter              managedfields.TypeConverter // APIServices, kube-aggregator's
 )
 
 func typeConverterFor(gv schema.GroupVersion) managedfields.TypeConverter {
 	typeConverterOnce.Do(func() {
 		typeConverter = applyconfigurations.NewTypeConverter(scheme)
 		apiextensionsConverter = apiextensionsapply.NewTypeConverter(scheme)
+		apiregistrationConverter = apiregistrationapply.NewTypeConverter(scheme)
 	})
 	if gv.Group == apiextensionsv1.GroupName {
 		return apiextensionsConverter
+	}
+	if gv.Group == apiregistrationv1.GroupName {
+		return apiregistrationConverter
 	}
 	return typeConverter
 }

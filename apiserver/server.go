@@ -91,6 +91,7 @@ func New(cfg Config) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = NewRegistry()
 	}
+	learnConversions(cfg.Registry.All())
 	if cfg.Admission == nil {
 		cfg.Admission = admission.DefaultChain()
 	}

@@ -6,9 +6,11 @@ package registry
 import (
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/registry/apiextensions"
+	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/apiserver/registry/apps"
 	"github.com/mkube/mkube/apiserver/registry/authentication"
 	"github.com/mkube/mkube/apiserver/registry/authorization"
+	"github.com/mkube/mkube/apiserver/registry/autoscaling"
 	"github.com/mkube/mkube/apiserver/registry/certificates"
 	"github.com/mkube/mkube/apiserver/registry/coordination"
 	"github.com/mkube/mkube/apiserver/registry/core"
@@ -42,6 +44,8 @@ var Resources = []*apiserver.Resource{
 	apps.ReplicaSets,
 	apps.Deployments,
 	apps.ControllerRevisions,
+	autoscaling.HorizontalPodAutoscalers,
+	autoscaling.HorizontalPodAutoscalersV1,
 	coordination.Leases,
 	scheduling.PriorityClasses,
 	policy.PodDisruptionBudgets,
@@ -70,6 +74,7 @@ var Resources = []*apiserver.Resource{
 	core.PersistentVolumes,
 	core.PersistentVolumeClaims,
 	apiextensions.CustomResourceDefinitions,
+	apiregistration.APIServices,
 	certificates.CertificateSigningRequests,
 	certificates.ClusterTrustBundles,
 	flowcontrol.FlowSchemas,

@@ -27,6 +27,7 @@ import (
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
 	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/apiserver/registry"
+	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/apiserver/registry/discovery"
 	"github.com/mkube/mkube/apiserver/registry/rbac"
@@ -153,6 +154,10 @@ func main() {
 	}
 	if err := customresource.NewController(srv, clock.RealClock{}, log).Run(ctx); err != nil {
 		log.Error("start serving custom resources", "err", err)
+		os.Exit(1)
+	}
+	if err := apiregistration.NewController(srv, registry.Resources, clock.RealClock{}, log).Run(ctx); err != nil {
+		log.Error("start the APIService controllers", "err", err)
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)

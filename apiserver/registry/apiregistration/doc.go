@@ -1,0 +1,18 @@
+// Package apiregistration declares apiregistration.k8s.io/v1 APIServices,
+// kube-aggregator's record of who serves each group-version: "Local" (this
+// API server) or a Service in the cluster (an aggregated API server, such
+// as metrics-server for metrics.k8s.io).
+//
+// Kubernetes keeps them with controllers inside kube-apiserver, and so
+// does mkube (Controller):
+//
+//   - autoregister: one Local APIService for each built-in group-version
+//     the server serves (v1., v1.apps, v2.autoscaling, ...), with the
+//     priorities of Kubernetes' table (priorities.go);
+//   - crdregistration: one Local APIService for each group-version that
+//     a CustomResourceDefinition serves, removed with the last of them;
+//   - availability: the Available condition, True for a Local APIService
+//     and, for one backed by a Service, False: mkube never proxies to an
+//     aggregated API server, so the discovery check fails as it would in
+//     Kubernetes for an unreachable one.
+package apiregistration
