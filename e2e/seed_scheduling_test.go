@@ -376,7 +376,7 @@ func TestSeedScheduling(t *testing.T) {
 
 	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows the master and three workers Ready", func() (bool, string) {
 		out, errOut, code := s.k.kubectl(t, "get", "nodes")
-		if code != 0 {
+		if code != 0 || out == "" { // "No resources found" (on stderr) until the kubelets register
 			return false, errOut
 		}
 		tab := parseTable(t, out)
