@@ -136,9 +136,11 @@ func TestPreemptionDisabledByTheProfile(t *testing.T) {
 	createPriorityClass(t, c, "high", 1000, corev1.PreemptLowerPriority)
 	createPod(t, c, st.MakePod("high").Req("800m", "").PriorityClassName("high").Obj())
 	waitEvent(t, c, "high", "FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu.")
-	if msg := podScheduledMessage(getPod(t, c, "high")); msg != "0/1 nodes are available: 1 Insufficient cpu." {
-		t.Errorf("high's PodScheduled message = %q, want no preemption part", msg)
-	}
+	// The event and the status patch are two writes: wait for the second.
+	testserver.EventuallyWithin(t, schedulingWait, "high's PodScheduled message without a preemption part", func() (bool, string) {
+		got := podScheduledMessage(getPod(t, c, "high"))
+		return got == "0/1 nodes are available: 1 Insufficient cpu.", fmt.Sprintf("message %q", got)
+	})
 	if low := getPod(t, c, "low"); low.DeletionTimestamp != nil {
 		t.Error("low was preempted although the profile disables DefaultPreemption")
 	}
