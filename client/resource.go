@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -74,6 +75,10 @@ var (
 		New: func() runtime.Object { return &storagev1.StorageClass{} }, NewList: func() runtime.Object { return &storagev1.StorageClassList{} }}
 	CSINodes = Resource{GroupVersion: storagev1.SchemeGroupVersion, Name: "csinodes", Kind: "CSINode", Namespaced: false,
 		New: func() runtime.Object { return &storagev1.CSINode{} }, NewList: func() runtime.Object { return &storagev1.CSINodeList{} }}
+	ClusterTrustBundles = Resource{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "clustertrustbundles", Kind: "ClusterTrustBundle",
+		New: func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} }, NewList: func() runtime.Object { return &certificatesv1.ClusterTrustBundleList{} }}
+	PodCertificateRequests = Resource{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "podcertificaterequests", Kind: "PodCertificateRequest", Namespaced: true,
+		New: func() runtime.Object { return &certificatesv1.PodCertificateRequest{} }, NewList: func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} }}
 )
 
 // Path builds the URL path of the resource: its collection in namespace

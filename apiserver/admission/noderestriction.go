@@ -37,6 +37,9 @@ import (
 //   - service-account tokens bound to one of its pods only, named by
 //     name and uid (the API server adds the node to the token itself, so
 //     a node cannot ask for one bound to a Node it names).
+//   - PodCertificateRequests only for its own pods' podCertificate
+//     volumes, naming them, their service accounts and itself by the
+//     stored names and uids.
 //
 // Anyone who is not a node passes. Refusals are 403s in Kubernetes' words:
 //
@@ -91,6 +94,8 @@ func admitNodeRestriction(ctx context.Context, a *Attributes, objs Objects) erro
 		if a.Subresource == "token" && a.Operation == Create {
 			return admitNodesTokenRequest(ctx, name, a, objs)
 		}
+	case podCertificateRequests:
+		return admitNodesPodCertificateRequest(ctx, name, a, objs) // noderestriction_podcertificates.go
 	}
 	return nil
 }

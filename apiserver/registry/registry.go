@@ -77,6 +77,7 @@ var Resources = []*apiserver.Resource{
 	apiregistration.APIServices,
 	certificates.CertificateSigningRequests,
 	certificates.ClusterTrustBundles,
+	certificates.PodCertificateRequests,
 	flowcontrol.FlowSchemas,
 	flowcontrol.PriorityLevelConfigurations,
 }

@@ -43,7 +43,9 @@ type Options = controller.Options
 // ReplicationControllers do; a Service owns its EndpointSlices.
 // Kubernetes' collector monitors every resource discovery lists instead.
 var monitoredResources = []client.Resource{client.Pods, client.ReplicaSets, client.ReplicationControllers, client.Deployments,
-	client.Services, client.EndpointSlices}
+	client.Services, client.EndpointSlices,
+	// A pod owns the certificate requests its kubelet made.
+	client.PodCertificateRequests}
 
 // Collector watches every resource that can own or be owned.
 type Collector struct {

@@ -40,6 +40,7 @@ var (
 	csiNodes          = schema.GroupResource{Group: "storage.k8s.io", Resource: "csinodes"}
 	nodes             = schema.GroupResource{Resource: "nodes"}
 	pods              = schema.GroupResource{Resource: "pods"}
+	podCertificates   = schema.GroupResource{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}
 )
 
 // noRelationship is Kubernetes' reason for an object no pod of the node
@@ -77,6 +78,9 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorization.Attributes
 			// mkube attaches no volumes: no attachment leads to a node.
 			return authorization.NoOpinion, noRelationship(node), nil
 		case serviceAccounts:
+			if attrs.Verb == "get" && attrs.Subresource == "" { // its uid, for a PodCertificateRequest
+				return a.readNamespaced(node, serviceAccountKind, &attrs)
+			}
 			return a.createToken(node, &attrs)
 		case leases:
 			return ownLease(node, &attrs)
@@ -86,6 +90,8 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorization.Attributes
 			return ownNode(node, &attrs)
 		case pods:
 			return a.pod(node, &attrs)
+		case podCertificates:
+			return podCertificateRequest(node, &attrs) // podcertificaterequests.go
 		}
 	}
 	for i := range a.rules {

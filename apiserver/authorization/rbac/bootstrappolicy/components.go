@@ -41,6 +41,9 @@ func componentRoles() []rbacv1.ClusterRole {
 		{ObjectMeta: defaultMeta("mkube:kubelet-fleet"), Rules: rules(
 			rule("list", "watch").groups(core).resources("pods", "services", "configmaps", "secrets",
 				"persistentvolumeclaims", "persistentvolumes"),
+			// The trust bundles its pods mount, and the certificate
+			// requests of any of its nodes (spec.nodeName!=).
+			rule("list", "watch").groups(certificates).resources("clustertrustbundles", "podcertificaterequests"),
 			eventsRule(),
 		)},
 		// The scheduler's part in binding volumes.
