@@ -29,7 +29,9 @@
 // beside it (ExecSync; Exec, Attach and PortForward over the streaming
 // server that kubectl exec reaches), attach.go its stdio for kubectl
 // attach, logs.go its log file, volumes.go its mounts of the node's
-// disk, tmpfs.go the memory-backed ones (emptyDir medium Memory), stats.go
+// disk (boundfile.go a file bound alone, imagevolumes.go an image), dns.go
+// its /etc/resolv.conf, identity.go its user, sysctls.go its /proc/sys,
+// tmpfs.go the memory-backed mounts (emptyDir medium Memory), stats.go
 // its memory and writable layer, ipam.go the pod IPs, reference.go image
 // names, ids.go IDs, and server.go and listen.go the gRPC server and its
 // socket.

@@ -130,7 +130,9 @@ func (w *logWriter) write(stream string, b []byte) (int, error) {
 }
 
 // close writes what is left of unended lines and closes the file; the
-// process has exited.
+// process has exited. As containerd does, a last line the process did
+// not end (`echo -n DONE`) is written as a partial one, P: the kubelet
+// then shows it without a newline it never printed.
 func (w *logWriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -141,7 +143,7 @@ func (w *logWriter) close() {
 	now := w.clock.Now().Format(time.RFC3339Nano)
 	for _, stream := range []string{"stdout", "stderr"} {
 		if line := w.pending[stream]; len(line) > 0 {
-			fmt.Fprintf(&rest, "%s %s F %s\n", now, stream, line)
+			fmt.Fprintf(&rest, "%s %s P %s\n", now, stream, line)
 		}
 	}
 	if rest.Len() > 0 {

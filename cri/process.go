@@ -102,11 +102,29 @@ func (s *Server) containerFS(c *container, sb *sandbox, img catalog.Image) (*she
 	for name, data := range img.Files {
 		fsys.WriteFile(name, []byte(data))
 	}
-	fsys.WriteFile("/etc/hostname", []byte(hostname(sb)+"\n")) // the sandbox's, which containerd mounts there
+	for name, data := range s.sandboxFiles(sb) {
+		fsys.WriteFile(name, []byte(data))
+	}
 	if err := s.mountVolumes(fsys, c, sb); err != nil {
 		return nil, err
 	}
+	if c.config.GetLinux().GetSecurityContext().GetReadonlyRootfs() {
+		fsys.SetReadOnlyRoot() // readOnlyRootFilesystem: only the volumes are writable
+	}
 	return fsys, nil
+}
+
+// sandboxFiles are the files every container of sb has that are not
+// its image's nor its layer's: the sandbox's /etc/hostname and
+// /etc/resolv.conf (dns.go), which containerd bind-mounts into each, and
+// the kernel's parameters under /proc/sys (sysctls.go).
+func (s *Server) sandboxFiles(sb *sandbox) map[string]string {
+	files := sysctlFiles(sb)
+	files["/etc/hostname"] = hostname(sb) + "\n"
+	if conf, ok := s.resolvConf(sb); ok {
+		files["/etc/resolv.conf"] = string(conf)
+	}
+	return files
 }
 
 // run starts c's process running argv in fsys, in a goroutine that
@@ -115,7 +133,10 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 	att := newAttachment(c.config, log) // its stdio, for kubectl attach (attach.go)
 	sh := shell.New(shell.Options{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
 		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
-		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes()})
+		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes(),
+		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
+		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
+		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs()})
 	if !img.Known {
 		// An image the catalog does not know serves the ports its pod
 		// declares, as the app it stands for would.

@@ -81,8 +81,9 @@ func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 }
 
 // lowerLayer is what c's filesystem held before its process ran (the
-// image's files, and /etc/hostname, which containerd bind-mounts): none
-// of it is c's writable layer until c changes it. Callers hold s.mu.
+// image's files, and the sandbox's files, which containerd bind-mounts or
+// the kernel shows: process.go's sandboxFiles): none of it is c's
+// writable layer until c changes it. Callers hold s.mu.
 func (s *Server) lowerLayer(c *container) map[string]string {
 	files := catalog.Lookup(c.image.ref).Files
 	lower := make(map[string]string, len(files)+1)
@@ -90,7 +91,9 @@ func (s *Server) lowerLayer(c *container) map[string]string {
 		lower[path.Clean("/"+name)] = data
 	}
 	if sb := s.sandboxes[c.sandboxID]; sb != nil {
-		lower["/etc/hostname"] = hostname(sb) + "\n"
+		for name, data := range s.sandboxFiles(sb) { // mounted or procfs: not the layer's
+			lower[name] = data
+		}
 	}
 	return lower
 }

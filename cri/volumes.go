@@ -26,9 +26,12 @@ import (
 // that directory's, live: a ConfigMap the kubelet updates, what another
 // container of the pod writes to a shared emptyDir.
 //
-// A mount of a single file (a subPath of a ConfigMap key) is bound to
-// the file as it is when the container is created, as a bind mount is
-// to its inode: the ConfigMap's later updates do not reach it.
+// A mount of a single file (the kubelet's /etc/hosts and termination-log
+// files, a subPath of a ConfigMap key) is bound to the file as it is when
+// the container is created, as a bind mount is to its inode (files.go):
+// what the container writes reaches the node's file, which is how the
+// kubelet reads a termination message, but the ConfigMap's later
+// updates, which replace the file, do not reach the container.
 //
 // An emptyDir of medium Memory is not on the node's disk at all: the
 // kubelet mounted a tmpfs there, and the runtime keeps its files
@@ -47,8 +50,15 @@ func (s *Server) nodeDisk(node string) string {
 // the tmpfs, whose files the runtime holds (tmpfs.go), rather than the
 // directory below it, as a bind mount of a tmpfs's directory does.
 func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
+	for _, m := range c.config.GetMounts() {
+		if m.GetImage().GetImage() != "" {
+			if err := s.mountImage(fsys, m); err != nil { // imagevolumes.go
+				return err
+			}
+		}
+	}
 	if s.opts.NodeRoot == "" {
-		return nil // no nodes' disks: the mounts are recorded, not made
+		return nil // no nodes' disks: the other mounts are recorded, not made
 	}
 	node := sb.config.GetLabels()[labelNodeName]
 	table, err := mounttable.Read(s.nodeDisk(node))
@@ -56,6 +66,9 @@ func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 		return err
 	}
 	for _, m := range c.config.GetMounts() {
+		if m.GetImage().GetImage() != "" {
+			continue // mounted above
+		}
 		if t, rel, ok := s.memory.mountFor(node, table, m.GetHostPath()); ok {
 			mountTmpfs(fsys, tmpfsView{t: t, charge: memoryCharge(c)}, rel, m)
 			continue
@@ -66,12 +79,11 @@ func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 			return fmt.Errorf("failed to mount %s to %s: %w", m.GetHostPath(), m.GetContainerPath(), err)
 		}
 		if !fi.IsDir() {
-			data, err := os.ReadFile(host)
+			f, err := bindFile(host)
 			if err != nil {
 				return err
 			}
-			fsys.WriteFile(m.GetContainerPath(), data)
-			fsys.SetMode(m.GetContainerPath(), fi.Mode()) // a bind mount shows the file's own mode
+			fsys.MountFile(m.GetContainerPath(), f, m.GetReadonly())
 			continue
 		}
 		fsys.Mount(m.GetContainerPath(), hostDir(host), m.GetReadonly())

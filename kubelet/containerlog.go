@@ -28,17 +28,57 @@ import (
 // logs -f` prompt without it.
 const logPollInterval = 250 * time.Millisecond
 
-// logOptions are the query's tailLines (-1: all), follow and timestamps.
+// logOptions are the query's tailLines (-1: all), follow, timestamps,
+// sinceSeconds or sinceTime (the zero time: all) and limitBytes (0: no
+// limit).
 type logOptions struct {
 	tail       int
 	follow     bool
 	timestamps bool
+	since      time.Time
+	limitBytes int64
+}
+
+// errLogLimit ends a log once limitBytes have been written.
+var errLogLimit = errors.New("the log's limitBytes were written")
+
+// limitedWriter writes at most n bytes to w, then fails with errLogLimit.
+type limitedWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitedWriter) Write(b []byte) (int, error) {
+	if int64(len(b)) > l.n {
+		n, err := l.w.Write(b[:l.n])
+		l.n -= int64(n)
+		if err == nil {
+			err = errLogLimit
+		}
+		return n, err
+	}
+	n, err := l.w.Write(b)
+	l.n -= int64(n)
+	return n, err
 }
 
 // writeContainerLog writes c's log to w, as opts ask. Following ends when
 // the container is no longer running and its log is read to the end, or
 // when ctx ends (the client went away).
-func (k *Kubelet) writeContainerLog(ctx context.Context, w http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+	err := k.copyContainerLog(ctx, hw, c, opts)
+	if errors.Is(err, errLogLimit) {
+		return nil // as much as was asked for
+	}
+	return err
+}
+
+// copyContainerLog is writeContainerLog until the limit is reached.
+func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+	var w io.Writer = hw
+	if opts.limitBytes > 0 {
+		w = &limitedWriter{w: hw, n: opts.limitBytes}
+	}
 	f, err := os.Open(c.LogPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // it printed nothing yet
@@ -47,15 +87,18 @@ func (k *Kubelet) writeContainerLog(ctx context.Context, w http.ResponseWriter, 
 		return err
 	}
 	defer f.Close()
-	rd := &logReader{r: bufio.NewReader(f), timestamps: opts.timestamps}
+	rd := &logReader{r: bufio.NewReader(f), timestamps: opts.timestamps, since: opts.since}
 	lines, err := rd.readAvailable()
 	if err != nil {
 		return err
 	}
+	if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		lines = append(lines, rd.rest()...)
+	}
 	if opts.tail >= 0 && len(lines) > opts.tail {
 		lines = lines[len(lines)-opts.tail:]
 	}
-	flusher, _ := w.(http.Flusher)
+	flusher, _ := hw.(http.Flusher)
 	for {
 		if _, err := io.WriteString(w, strings.Join(lines, "")); err != nil {
 			return err // the client went away
@@ -70,6 +113,7 @@ func (k *Kubelet) writeContainerLog(ctx context.Context, w http.ResponseWriter, 
 		if err != nil || !running {
 			// Exited: one last read picks up what it printed last.
 			lines, rerr := rd.readAvailable()
+			lines = append(lines, rd.rest()...)
 			if rerr == nil {
 				_, rerr = io.WriteString(w, strings.Join(lines, ""))
 			}
@@ -102,6 +146,9 @@ type logReader struct {
 	timestamps bool
 	pending    string // a line read up to the end of the file, not yet ended by '\n'
 	partial    string // the P parts of a line so far
+	// partialTime is when the first of them was written.
+	partialTime string
+	since       time.Time // lines written before it are left out (sinceSeconds, sinceTime)
 }
 
 // readAvailable returns the whole lines written so far, each ending in
@@ -125,6 +172,22 @@ func (l *logReader) readAvailable() ([]string, error) {
 	}
 }
 
+// rest is what a container that exited left unended: the P parts of
+// its last line, which no F line will end (containerd writes a last line
+// without its newline as P), as the kubelet prints them, without a
+// newline.
+func (l *logReader) rest() []string {
+	if l.partial == "" {
+		return nil
+	}
+	text := l.partial
+	l.partial = ""
+	if l.timestamps {
+		text = l.partialTime + " " + text
+	}
+	return []string{text}
+}
+
 // parse reads one CRI log line; ok is false for a P part, which waits for
 // the rest of its line, and for a line not in the format.
 func (l *logReader) parse(line string) (string, bool) {
@@ -136,7 +199,15 @@ func (l *logReader) parse(line string) (string, bool) {
 	if len(f) == 4 {
 		text = f[3]
 	}
+	if !l.since.IsZero() {
+		if at, err := time.Parse(time.RFC3339Nano, f[0]); err == nil && at.Before(l.since) {
+			return "", false // older than asked for
+		}
+	}
 	if runtimeapi.LogTag(f[2]) == runtimeapi.LogTagPartial {
+		if l.partial == "" {
+			l.partialTime = f[0]
+		}
 		l.partial += text
 		return "", false
 	}

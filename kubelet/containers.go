@@ -104,6 +104,11 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 			waiting[c.Name] = w
 		}
 	}
+	if initialized {
+		if err := k.syncEphemeralContainers(ctx, pod, sb, waiting); err != nil { // ephemeral.go
+			return err // retried
+		}
+	}
 	if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
 		return err // retried
 	}
@@ -160,15 +165,19 @@ func isSidecar(c corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
-// allContainers are the pod's init containers, then its app containers.
+// allContainers are the pod's init containers, then its app containers,
+// then its ephemeral ones (ephemeral.go).
 func allContainers(pod *corev1.Pod) []corev1.Container {
-	return append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	return append(append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...), ephemeralContainers(pod)...)
 }
 
 // restartPolicyOf is the policy a container restarts by: the pod's for
 // an app container; for an init container, OnFailure (a completed one
 // never runs again) unless the pod's is Never; Always for a sidecar.
 func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
+	if isEphemeral(pod, name) {
+		return corev1.RestartPolicyNever // an ephemeral container runs once
+	}
 	for _, c := range pod.Spec.InitContainers {
 		switch {
 		case c.Name != name:
@@ -228,6 +237,9 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		if w != nil || err != nil {
 			return w, err
 		}
+		if w, err := k.ensureVolumeImages(ctx, pod, c); w != nil || err != nil { // imagevolumes.go
+			return w, err
+		}
 		// A restart is a new container, the next attempt: CRI never starts
 		// an exited container again.
 		var attempt uint32
@@ -243,8 +255,14 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		if err != nil {
 			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
 		}
+		cfg := containerConfig(pod, c, attempt, imageRef, env)
+		mounts, err := k.kubeletMounts(pod, sb, c) // /etc/hosts, the termination log
+		if err != nil {
+			return nil, fmt.Errorf("create container %s: %w", c.Name, err) // retried
+		}
+		cfg.Mounts = append(cfg.Mounts, mounts...)
 		resp, err := k.runtime.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID,
-			Config: containerConfig(pod, c, attempt, imageRef, env), SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
+			Config: cfg, SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
 		if err != nil {
 			return nil, fmt.Errorf("create container %s: %w", c.Name, err)
 		}
@@ -259,7 +277,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 	}
 	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", k.runtime.containerID(id))
-	return nil, nil
+	return nil, k.runPostStart(ctx, pod, c, id, sb.IP) // lifecyclehooks.go
 }
 
 // removeOlderContainers removes the dead instances of a container that
@@ -327,7 +345,7 @@ func reportedWaiting(pod *corev1.Pod, name string) string {
 // reportedStatus is the pod status' entry for container name (an app or
 // an init container), or nil.
 func reportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
 		for i := range list {
 			if list[i].Name == name {
 				return &list[i]

@@ -52,9 +52,11 @@ func podLabels(pod *corev1.Pod) map[string]string {
 // sandboxConfig is the kubelet's generatePodSandboxConfig, for the
 // attempt-th sandbox of pod.
 func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimeapi.PodSandboxConfig {
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
+	// A pod on the node's network shares the node's UTS namespace, so
+	// its hostname is the node's.
+	hostname := podHostname(pod) // etchosts.go
+	if pod.Spec.HostNetwork {
+		hostname = pod.Spec.NodeName
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
@@ -65,6 +67,17 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimea
 	if pod.Spec.HostNetwork {
 		cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}
+	}
+	// The pod's securityContext.sysctls, which the runtime sets in the
+	// pod's namespaces before its containers start.
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		if cfg.Linux == nil {
+			cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{}
+		}
+		cfg.Linux.Sysctls = map[string]string{}
+		for _, s := range sc.Sysctls {
+			cfg.Linux.Sysctls[s.Name] = s.Value
+		}
 	}
 	return cfg
 }
@@ -83,20 +96,44 @@ func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageR
 		envs = append(envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
 	return &runtimeapi.ContainerConfig{
-		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
-		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:    expandArgs(c.Command, env),
-		Args:       expandArgs(c.Args, env),
-		WorkingDir: c.WorkingDir,
-		Envs:       envs,
-		Mounts:     volumeMounts(pod, c, env), // volumes.go
-		Labels:     labels,
-		Linux:      &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
+		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
+		Command:     expandArgs(c.Command, env),
+		Args:        expandArgs(c.Args, env),
+		WorkingDir:  c.WorkingDir,
+		Envs:        envs,
+		Mounts:      volumeMounts(pod, c, env), // volumes.go
+		Labels:      labels,
+		Annotations: containerAnnotations(c), // terminationmessage.go
+		Linux: &runtimeapi.LinuxContainerConfig{Resources: containerResources(c),
+			SecurityContext: containerSecurityContext(pod, c)}, // securitycontext.go
 		// Relative to the sandbox's log directory: one file per attempt.
 		LogPath: fmt.Sprintf("%s/%d.log", c.Name, attempt),
 		// What kubectl attach and run -it connect to (cri/attach.go).
 		Stdin: c.Stdin, StdinOnce: c.StdinOnce, Tty: c.TTY,
 	}
+}
+
+// kubeletMounts are the files the kubelet itself binds into c beside its
+// volumes, in the order of its makeMounts: the pod's /etc/hosts
+// (etchosts.go), then the file of c's termination message
+// (terminationmessage.go).
+func (k *Kubelet) kubeletMounts(pod *corev1.Pod, sb *podSandbox, c corev1.Container) ([]*runtimeapi.Mount, error) {
+	var out []*runtimeapi.Mount
+	hosts, err := k.hostsMount(pod, sb, c)
+	if err != nil {
+		return nil, err
+	}
+	term, err := k.terminationLogMount(pod, c)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []*runtimeapi.Mount{hosts, term} {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // containerResources is how the kubelet turns requests and limits into

@@ -23,6 +23,13 @@
 //     gracePeriodSeconds=0, then StopPodSandbox and RemovePodSandbox.
 //   - `kubectl logs` reaches its API (server.go), which reads the CRI log
 //     files the runtime writes under --pod-logs-dir (containerlog.go).
+//   - Besides its image and volumes, it gives each container what a real
+//     kubelet does: the pod's /etc/hosts (etchosts.go) and DNS
+//     (dns.go), a termination-log file it reads back into the status
+//     (terminationmessage.go), the user and privileges of its
+//     securityContext (securitycontext.go), its lifecycle hooks
+//     (lifecyclehooks.go), image volumes (imagevolumes.go) and ephemeral
+//     containers (ephemeral.go).
 //   - After a restart it takes back the pods it ran (restore.go), so they
 //     stay Running untouched.
 //

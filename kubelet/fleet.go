@@ -28,6 +28,9 @@ import (
 //     impersonated as that node (identity.go);
 //   - one Services informer, for the service variables of every
 //     container (envvars.go);
+//   - one watch of the ClusterTrustBundles and one of its nodes'
+//     PodCertificateRequests, for projected volumes
+//     (clustertrustbundles.go, podcertificates.go);
 //   - one container runtime, whose sandboxes carry their node's name
 //     (labelNodeName), and one container-event stream (pleg.go);
 //   - one kubelet API port, which every node reports: a pod's logs are
@@ -55,6 +58,14 @@ type Fleet struct {
 	listener  net.Listener     // the kubelet API's, opened by NewFleet
 	kubelets  []*Kubelet
 	byName    map[string]*Kubelet // read-only once NewFleet returns
+
+	// trustBundles and podCertificates make clusterTrustBundle and
+	// podCertificate projected sources (clustertrustbundles.go,
+	// podcertificates.go), the latter from certificateRequests, the
+	// PodCertificateRequests naming the fleet's nodes.
+	trustBundles        *trustBundles
+	podCertificates     *podCertificates
+	certificateRequests *client.Informer
 
 	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
 	imagesCache    []corev1.ContainerImage
@@ -148,7 +159,9 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
-		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log)}
+		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
+	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
+	f.watchPodCertificates(selector, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
 		f.configMaps = client.NewInformer(c, client.ConfigMaps, "", client.ListOptions{}, log)
 		f.secrets = client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log)
@@ -248,7 +261,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
-	informers := []*client.Informer{f.informer, f.services}
+	informers := []*client.Informer{f.informer, f.services, f.trustBundles.informer, f.certificateRequests}
 	if f.configMaps != nil {
 		informers = append(informers, f.configMaps, f.secrets)
 	}

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -59,6 +60,15 @@ type Config struct {
 	// the kubelet shares with its runtime: node N's "/" is NodeRoot/N,
 	// where its pods' volumes are set up (volumes.go). "" sets up none.
 	NodeRoot string
+	// ClusterDNS are the nameservers of a ClusterFirst pod, the cluster
+	// DNS Service's IPs (--cluster-dns); nil means DefaultClusterDNS, an
+	// empty list none (such pods then get the node's DNS). ClusterDomain
+	// is the cluster's domain ("" means DefaultClusterDomain), and
+	// ResolverConfig the node's resolv.conf, node-absolute ("" means
+	// DefaultResolverConfig), which a pod of dnsPolicy Default gets (dns.go).
+	ClusterDNS     []netip.Addr
+	ClusterDomain  string
+	ResolverConfig string
 	// NFSRoot stands for the NFS servers: an nfs volume of server S and
 	// path P is NFSRoot/S/P, shared by whoever mounts it. "" refuses nfs
 	// volumes.
@@ -202,6 +212,15 @@ func withDefaults(cfg Config) (Config, error) {
 			*dir = abs
 		}
 	}
+	if cfg.ClusterDNS == nil {
+		cfg.ClusterDNS = []netip.Addr{DefaultClusterDNS}
+	}
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = DefaultClusterDomain
+	}
+	if cfg.ResolverConfig == "" {
+		cfg.ResolverConfig = DefaultResolverConfig
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -237,6 +256,9 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 
 // register registers the node, writes its CSINode and creates its lease.
 func (k *Kubelet) register(ctx context.Context) error {
+	if err := k.ensureNodeFiles(); err != nil { // etchosts.go
+		return fmt.Errorf("node files: %w", err)
+	}
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}

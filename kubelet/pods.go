@@ -118,6 +118,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		}
 		k.probes.Remove(uid)
 		k.tearDownVolumes(uid)
+		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
 		k.backOff.forgetPod(string(uid))
 		k.pullBackOff.forgetPod(string(uid))
 		k.mu.Lock()

@@ -62,10 +62,28 @@ func generatePodStatus(pod *corev1.Pod, sb *podSandbox, waiting map[string]*core
 	st.InitContainerStatuses = nil
 	if len(pod.Spec.InitContainers) > 0 {
 		st.InitContainerStatuses = statuses(pod.Spec.InitContainers)
+		for i := range st.InitContainerStatuses {
+			// An init container is ready once it did its job, for good,
+			// not while it runs (the prober manager's UpdatePodStatus); a
+			// sidecar is ready by its probes, as an app container.
+			cs := &st.InitContainerStatuses[i]
+			if !isSidecar(pod.Spec.InitContainers[i]) {
+				cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+			}
+		}
 	}
 	st.ContainerStatuses = statuses(pod.Spec.Containers)
+	st.EphemeralContainerStatuses = nil
+	if ecs := ephemeralContainers(pod); len(ecs) > 0 {
+		st.EphemeralContainerStatuses = statuses(ecs) // not in the phase nor the conditions
+	}
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses)
 	st.Conditions = podConditions(pod, sb != nil && sb.Ready, st.InitContainerStatuses, st.ContainerStatuses, st.Phase, t)
+	// The generation of the spec this status is of (Kubernetes 1.35's
+	// PodObservedGenerationTracking): a client that changed the spec
+	// knows the kubelet has seen its change once observedGeneration
+	// reaches the pod's generation. It never goes back.
+	st.ObservedGeneration = max(pod.Generation, pod.Status.ObservedGeneration)
 	return st
 }
 
@@ -132,7 +150,7 @@ func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.C
 }
 
 func terminated(rc *runtimeContainer) *corev1.ContainerStateTerminated {
-	return &corev1.ContainerStateTerminated{ExitCode: rc.ExitCode, Reason: rc.Reason, ContainerID: rc.ID,
+	return &corev1.ContainerStateTerminated{ExitCode: rc.ExitCode, Reason: rc.Reason, Message: rc.Message, ContainerID: rc.ID,
 		StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy(), FinishedAt: metav1.NewTime(rc.FinishedAt).Rfc3339Copy()}
 }
 
@@ -262,6 +280,7 @@ func podConditions(pod *corev1.Pod, sandbox bool, initStatuses, statuses []corev
 	for i := range want {
 		c := &want[i]
 		owned[c.Type] = true
+		c.ObservedGeneration = pod.Generation // the spec it was computed from
 		c.LastTransitionTime = now
 		for _, o := range old {
 			if o.Type == c.Type && o.Status == c.Status {
@@ -270,9 +289,15 @@ func podConditions(pod *corev1.Pod, sandbox bool, initStatuses, statuses []corev
 		}
 	}
 	for _, o := range old {
-		if !owned[o.Type] {
-			want = append(want, o)
+		if owned[o.Type] {
+			continue
 		}
+		if o.Type == corev1.PodScheduled && o.Status == corev1.ConditionTrue {
+			// The kubelet reports PodScheduled=True too, once the pod is
+			// on its node: of the generation it runs.
+			o.ObservedGeneration = pod.Generation
+		}
+		want = append(want, o)
 	}
 	return want
 }

@@ -387,3 +387,69 @@ func findPodCondition(cs []corev1.PodCondition, t corev1.PodConditionType) *core
 	}
 	return nil
 }
+
+// TestTheStatusSaysWhichGenerationItIsOf: observedGeneration, of the
+// status and of each condition the kubelet writes, is the pod's
+// generation (PodObservedGenerationTracking), and never goes back.
+func TestTheStatusSaysWhichGenerationItIsOf(t *testing.T) {
+	tests := []struct {
+		name                 string
+		generation, observed int64
+		want                 int64
+	}{
+		{"a new pod's status is of generation 1", 1, 0, 1},
+		{"after spec updates, the status follows the generation", 500, 499, 500},
+		{"a stale copy of the pod does not take it back", 3, 4, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := newTestPod()
+			pod.Generation, pod.Status.ObservedGeneration = tt.generation, tt.observed
+			st := generatePodStatus(pod, nil, nil, hostIP, t0)
+			if st.ObservedGeneration != tt.want {
+				t.Errorf("status.observedGeneration = %d, want %d", st.ObservedGeneration, tt.want)
+			}
+			for _, c := range st.Conditions {
+				if c.ObservedGeneration != tt.generation {
+					t.Errorf("condition %s observedGeneration = %d, want %d", c.Type, c.ObservedGeneration, tt.generation)
+				}
+			}
+		})
+	}
+}
+
+// An init container that completed is ready; a sidecar's readiness is
+// its probes'.
+func TestACompletedInitContainerIsReady(t *testing.T) {
+	pod := newTestPod()
+	always := corev1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1.36"}, {Name: "side", Image: "busybox:1.36", RestartPolicy: &always}}
+	sb := &podSandbox{ID: "sb", Ready: true, IP: "10.244.1.2", Containers: map[string]*runtimeContainer{
+		"init": {ID: "mkube://init", RawID: "init", Name: "init", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_EXITED, Reason: "Completed"},
+		"side": {ID: "mkube://side", RawID: "side", Name: "side", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_RUNNING, NotReady: true},
+	}}
+	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	if !st.InitContainerStatuses[0].Ready || st.InitContainerStatuses[1].Ready {
+		t.Errorf("init ready %v (want true), sidecar ready %v (want false: its probe)", st.InitContainerStatuses[0].Ready, st.InitContainerStatuses[1].Ready)
+	}
+}
+
+// An ephemeral container has its own status list, leaves the phase and
+// readiness alone, and is never restarted whatever the pod's policy.
+func TestAnEphemeralContainer(t *testing.T) {
+	pod := newTestPod()
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}}}
+	_, sb := startAll(t, pod)
+	sb.Containers["debugger"] = &runtimeContainer{ID: "mkube://dbg", RawID: "dbg", Name: "debugger", Image: "busybox:1.36",
+		State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, Reason: "Error"}
+	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	if len(st.EphemeralContainerStatuses) != 1 || st.EphemeralContainerStatuses[0].State.Terminated == nil {
+		t.Fatalf("ephemeralContainerStatuses %+v, want the debugger, terminated", st.EphemeralContainerStatuses)
+	}
+	if st.Phase != corev1.PodRunning || findPodCondition(st.Conditions, corev1.PodReady).Status != corev1.ConditionTrue {
+		t.Errorf("phase %s, Ready %s: an ephemeral container that exited must not change them", st.Phase, findPodCondition(st.Conditions, corev1.PodReady).Status)
+	}
+	if p := restartPolicyOf(pod, "debugger"); p != corev1.RestartPolicyNever {
+		t.Errorf("restart policy of an ephemeral container = %s, want Never", p)
+	}
+}

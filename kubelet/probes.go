@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -119,10 +120,13 @@ func (r probeRunner) httpGet(ctx context.Context, pod *corev1.Pod, c corev1.Cont
 
 // probeClient is an HTTP client that reaches pods through the runtime's
 // pod network, without keep-alives (each probe is a new connection, as
-// the kubelet's are).
+// the kubelet's are). An HTTPS probe does not verify the pod's
+// certificate, as the kubelet's prober does not (InsecureSkipVerify):
+// it asks whether the server answers, not who it is.
 func (k *Kubelet) probeClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return k.dialPodAddr(ctx, addr) }}}
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as Kubernetes' prober
+		DialContext:     func(ctx context.Context, _, addr string) (net.Conn, error) { return k.dialPodAddr(ctx, addr) }}}
 }
 
 // dialPodAddr dials "ip:port" on the pod network.

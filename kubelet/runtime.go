@@ -51,12 +51,15 @@ type runtimeService struct {
 	// external one. Only restore.go uses it, to rebuild what the API
 	// server says ran before the kubelet restarted.
 	inProcess *cri.InProcess
+	// nodeRoot is the nodes' disks (Config.NodeRoot), where the kubelet
+	// reads what containers wrote to their termination-log files.
+	nodeRoot string
 }
 
 // connectRuntime dials endpoint, or starts an in-process runtime with
 // opts if endpoint is "", and checks that the runtime answers Version.
 func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*runtimeService, error) {
-	rs := &runtimeService{}
+	rs := &runtimeService{nodeRoot: opts.NodeRoot}
 	if endpoint == "" {
 		p, err := cri.StartInProcess(opts)
 		if err != nil {

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +41,10 @@ type runtimeContainer struct {
 	StartedAt, FinishedAt time.Time // zero until it happens
 	ExitCode              int32
 	Reason                string
-	LogPath               string // its CRI log file
+	// Message is an exited instance's termination message
+	// (terminationmessage.go).
+	Message string
+	LogPath string // its CRI log file
 	// Previous is the instance this one replaced: what `kubectl logs
 	// --previous` and the status' lastState show. Older ones are dead
 	// instances before Previous, which the kubelet removes.
@@ -114,6 +118,9 @@ func (rs *runtimeService) containerStatus(ctx context.Context, c *runtimeapi.Con
 		ImageID: st.GetImageRef(), State: st.GetState(), Attempt: c.GetMetadata().GetAttempt(),
 		StartedAt: unixNano(st.GetStartedAt()), FinishedAt: unixNano(st.GetFinishedAt()),
 		ExitCode: st.GetExitCode(), Reason: st.GetReason(), LogPath: st.GetLogPath()}
+	if rc.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		rc.Message = terminationMessage(st, rs.nodeDisk(c.GetLabels()[labelNodeName]))
+	}
 	if rc.Name == "" { // not made by a kubelet: fall back on the CRI name
 		rc.Name = c.GetMetadata().GetName()
 	}
@@ -121,6 +128,14 @@ func (rs *runtimeService) containerStatus(ctx context.Context, c *runtimeapi.Con
 		rc.Image = c.GetImage().GetImage()
 	}
 	return rc, nil
+}
+
+// nodeDisk is the real directory of node's "/", "" without nodes' disks.
+func (rs *runtimeService) nodeDisk(node string) string {
+	if rs.nodeRoot == "" || node == "" {
+		return ""
+	}
+	return filepath.Join(rs.nodeRoot, node)
 }
 
 // containerID is the pod status' containerID: "<runtime>://<id>", as

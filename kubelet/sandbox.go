@@ -22,10 +22,13 @@ import (
 // Pending while the kubelet retries.
 func (k *Kubelet) runPodSandbox(ctx context.Context, pod *corev1.Pod) (*runtimeapi.RunPodSandboxResponse, error) {
 	handler, err := k.runtimeHandler(ctx, pod)
+	cfg := sandboxConfig(pod, 0, k.cfg.PodLogsDir)
+	if err == nil {
+		cfg.DnsConfig, err = k.podDNS(pod) // dns.go
+	}
 	var resp *runtimeapi.RunPodSandboxResponse
 	if err == nil {
-		resp, err = k.runtime.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{
-			Config: sandboxConfig(pod, 0, k.cfg.PodLogsDir), RuntimeHandler: handler})
+		resp, err = k.runtime.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: handler})
 	}
 	if err != nil {
 		k.recorder.Event(pod, corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "Failed to create pod sandbox: %v", err)

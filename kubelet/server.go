@@ -17,7 +17,7 @@ import (
 // node.status.daemonEndpoints: `kubectl logs` asks the API server, which
 // asks the kubelet of the pod's node at
 //
-//	GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&timestamps=
+//	GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&timestamps=&sinceSeconds=&sinceTime=&limitBytes=
 //
 // the path a real kubelet serves, and /exec, /attach and /portForward
 // (exec.go) for the streams of kubectl exec, attach and port-forward.
@@ -87,6 +87,14 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	opts := logOptions{tail: -1, follow: q.Get("follow") == "true", timestamps: q.Get("timestamps") == "true"}
 	if v := q.Get("tailLines"); v != "" {
 		opts.tail, _ = strconv.Atoi(v)
+	}
+	if v := q.Get("limitBytes"); v != "" {
+		opts.limitBytes, _ = strconv.ParseInt(v, 10, 64)
+	}
+	if v, err := strconv.ParseInt(q.Get("sinceSeconds"), 10, 64); err == nil && v > 0 {
+		opts.since = k.clock.Now().Add(-time.Duration(v) * time.Second)
+	} else if t, err := time.Parse(time.RFC3339, q.Get("sinceTime")); err == nil {
+		opts.since = t
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	if err := k.writeContainerLog(r.Context(), w, ctr, opts); err != nil {

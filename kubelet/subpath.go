@@ -74,7 +74,7 @@ func (k *Kubelet) prepareSubPaths(pod *corev1.Pod, c corev1.Container, env []cor
 			return err
 		}
 		v, ok := volumeNamed(pod, m.Name)
-		if sub == "" || !ok || isMemory(v) || k.cfg.NodeRoot == "" {
+		if sub == "" || !ok || isMemory(v) || v.Image != nil || k.cfg.NodeRoot == "" { // an image's subPath is the runtime's
 			continue
 		}
 		root := k.onDisk(volumeDir(pod.UID, v))

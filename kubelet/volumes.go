@@ -65,6 +65,8 @@ func volumePlugin(v corev1.Volume) string {
 		return "nfs"
 	case s.PersistentVolumeClaim != nil:
 		return "csi"
+	case s.Image != nil:
+		return "image"
 	}
 	return "empty-dir"
 }
@@ -130,6 +132,8 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 			err = k.setUpNFS(dir, s.NFS)
 		case s.PersistentVolumeClaim != nil:
 			continue // setUpClaims's (volumes_claims.go)
+		case s.Image != nil:
+			continue // nothing on the node's disk: the runtime mounts the image (imagevolumes.go)
 		case isMemory(v):
 			err = k.setUpMemoryEmptyDir(pod, v, dir) // emptydir.go
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
@@ -287,6 +291,10 @@ func volumeMounts(pod *corev1.Pod, c corev1.Container, env []corev1.EnvVar) []*r
 		// an nfs volume or a claim is if its source says readOnly.
 		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil ||
 			v.NFS != nil && v.NFS.ReadOnly || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
+		if v.Image != nil {
+			out = append(out, imageMount(m, v.Image, sub)) // imagevolumes.go
+			continue
+		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: path.Join(volumeDir(pod.UID, v), sub), Readonly: ro})
 	}
 	return out
@@ -319,12 +327,14 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		}
 		changed := f.takeChanged()
 		f.tokens.forgetExpired()
-		if len(changed) == 0 && f.tokens.empty() {
+		bundles := f.trustBundles.takeChanged()
+		if len(changed) == 0 && f.tokens.empty() && !bundles && f.podCertificates.empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
-			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.podRenewalDue(pod)) {
+			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.podRenewalDue(pod) ||
+				bundles && mountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
 				f.route(pod) // tokens.go: a token is renewed when 80% of its life has passed
 			}
 		}

@@ -14,7 +14,10 @@ import (
 // payload, file by file, as the kubelet's volume plugins make it
 // (MakePayload): every key of the object, or only the listed items at
 // their paths, with defaultMode (0644) or the item's own mode; a
-// projected serviceAccountToken source, a token bound to the pod.
+// projected serviceAccountToken source, a token bound to the pod; a
+// clusterTrustBundle source, PEM trust anchors (clustertrustbundles.go);
+// a podCertificate source, the pod's own key and certificate chain
+// (podcertificates.go).
 
 // defaultVolumeMode is Kubernetes' defaultMode of these volumes.
 const defaultVolumeMode = 0o644
@@ -30,7 +33,7 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 		return out, k.downwardAPIFiles(pod, s.DownwardAPI.Items, modeOr(s.DownwardAPI.DefaultMode), out)
 	case s.Projected != nil:
 		mode := modeOr(s.Projected.DefaultMode)
-		for _, src := range s.Projected.Sources {
+		for i, src := range s.Projected.Sources {
 			var err error
 			switch {
 			case src.ConfigMap != nil:
@@ -45,6 +48,13 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 				if token, err = k.fleet.tokens.podToken(ctx, pod, src.ServiceAccountToken); err == nil {
 					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
 				}
+			case src.ClusterTrustBundle != nil: // clustertrustbundles.go
+				var anchors []byte
+				if anchors, err = k.fleet.trustBundles.anchors(src.ClusterTrustBundle); err == nil {
+					out[src.ClusterTrustBundle.Path] = volumeFile{data: anchors, mode: mode}
+				}
+			case src.PodCertificate != nil: // podcertificates.go
+				err = k.podCertificateFiles(ctx, pod, v.Name, i, src.PodCertificate, mode, out)
 			}
 			if err != nil {
 				return nil, err

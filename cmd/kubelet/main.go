@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ func main() {
 	taints := flag.String("register-with-taints", "", "taints to register the node with, key=value:Effect or key:Effect, comma-separated")
 	nodeIP := flag.String("node-ip", "", "the node's InternalIP (default: 10.240.N.1, N from the number the node name ends with)")
 	podCIDR := flag.String("pod-cidr", "", "range of the node's pod IPs (default: 10.244.N.0/24, N as for --node-ip)")
+	clusterDNS := flag.String("cluster-dns", kubelet.DefaultClusterDNS.String(), "the cluster DNS Service's IPs, comma-separated: the nameservers of pods of dnsPolicy ClusterFirst (\"\": none, such pods get the node's DNS)")
+	clusterDomain := flag.String("cluster-domain", kubelet.DefaultClusterDomain, "the cluster's DNS domain, which pods search after their namespace's")
 	statusInterval := flag.Duration("status-interval", 10*time.Second, "how often the node status and lease are renewed")
 	runtimeEndpoint := flag.String("container-runtime-endpoint", "", "the CRI runtime's socket, unix:///path/to/runtime.sock (default: start mkube's runtime in this process, on a private socket)")
 	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long an image pull takes in the in-process runtime (an external runtime has its own --image-pull-delay)")
@@ -98,6 +101,14 @@ func main() {
 		if cfg.NodeIP, err = netip.ParseAddr(*nodeIP); err != nil {
 			fail("--node-ip: %v", err)
 		}
+	}
+	cfg.ClusterDNS, cfg.ClusterDomain = []netip.Addr{}, *clusterDomain
+	for _, ip := range strings.FieldsFunc(*clusterDNS, func(r rune) bool { return r == ',' }) {
+		addr, err := netip.ParseAddr(strings.TrimSpace(ip))
+		if err != nil {
+			fail("--cluster-dns: %v", err)
+		}
+		cfg.ClusterDNS = append(cfg.ClusterDNS, addr)
 	}
 	if *podCIDR != "" {
 		if cfg.PodCIDR, err = netip.ParsePrefix(*podCIDR); err != nil {

@@ -24,7 +24,8 @@ import (
 // examples run `agnhost netexec`; Kubernetes' own gRPC probe tests run
 // `agnhost grpc-health-checking` (agnhost_grpc.go), its volume tests
 // `agnhost mounttest` (agnhost_mounttest.go) and its [sig-node]
-// Containers tests `agnhost entrypoint-tester`. mkube simulates these
+// Containers tests `agnhost entrypoint-tester`, its admission webhook
+// tests `agnhost webhook` (agnhost_webhook.go). mkube simulates these
 // and pause.
 func agnhostImage() Image {
 	img := alpineImage()
@@ -32,8 +33,34 @@ func agnhostImage() Image {
 	img.Ports = []int32{80, 5000, 8080, 8081, 9376}
 	img.Programs = map[string]shell.Program{"agnhost": agnhost, "agnhost-2": agnhost}
 	img.Serve = agnhostServe
+	// The porter's test certificate, at / as the image's Dockerfile ADDs
+	// it: Kubernetes' StatefulSet specs probe readiness with GET
+	// /localhost.crt on test-webserver, and break the probe by moving it.
+	img.Files["/localhost.crt"] = agnhostLocalhostCert
 	return img
 }
+
+// agnhostLocalhostCert is test/images/agnhost/porter/localhost.crt.
+const agnhostLocalhostCert = `-----BEGIN CERTIFICATE-----
+MIIDGTCCAgGgAwIBAgIRAOAAu25xDsyahNZBSXsUWhswDQYJKoZIhvcNAQELBQAw
+EjEQMA4GA1UEChMHQWNtZSBDbzAgFw03MDAxMDEwMDAwMDBaGA8yMDg0MDEyOTE2
+MDAwMFowEjEQMA4GA1UEChMHQWNtZSBDbzCCASIwDQYJKoZIhvcNAQEBBQADggEP
+ADCCAQoCggEBAJ3bom8WHGFTGbEse2k6bhAQxjnxJvl03+DngrnrbTUXu6zw1k/b
+nk11ZHfIZPpnGoySEWYLqHBiRiMvGwRgGAu3Grtf3mfeInjs1aeXFepaXc7KRm4b
+z/fw3ABwvJQ9rJw9+Xb8zZqBUpoLZzjjUDTk22pNAS9XMjRSOUtLzPEYH5fL61Ev
+J7FD7twinaUbZAUQvg1nsLELt87t+bo964p6p+z77g6TBa6PPezVndzmR3F0VPHV
+RLPOd9gqwboFchho3z68ZNb4rnKg1fybuaOPXmwBKDRkaQMAzlnDVe246rx6O6wg
+bJKvxaXviejcKMPuZ0EDjxzoWHjnh6ooiOUCAwEAAaNoMGYwDgYDVR0PAQH/BAQD
+AgKkMBMGA1UdJQQMMAoGCCsGAQUFBwMBMA8GA1UdEwEB/wQFMAMBAf8wLgYDVR0R
+BCcwJYILZXhhbXBsZS5jb22HBH8AAAGHEAAAAAAAAAAAAAAAAAAAAAEwDQYJKoZI
+hvcNAQELBQADggEBAGXwn/vvQA0HDbW8WnTAWpvzAfaO6j6wAsDw6sMtcQDovyuk
+Q3FCkZJBQ8a1mClBGXveWaDr3bU833IVQIBTvsLmLmQ9t2YrrtbEWyfgszqGK4C7
+kIbyUXe7EFiJWP7A0WqwiHtOMbk8j848/CmiKI4D5p+YgXVgurP1IQ5t79Q/ZDyD
+EJt+HtJvrCo9ZHacmC865eoJZG6sG2Ul64IItRYDZbr55UKViJ8r81Q67nNCv/8D
+f4/K2f+miPVaTMLAll6zCT78I+3iSPPO3yCmL/2Udp4a10Jqrfv+hbf8t4DUcqlz
+4XFrUHspRDZcGXFILnAsNOpfK7UmUU0wkbFghkI=
+-----END CERTIFICATE-----
+`
 
 // agnhostExitOnSignal is how the binary ends on SIGTERM. pause handles
 // it with os.Exit(2); the servers do not handle it, and Go's runtime,
@@ -66,8 +93,18 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		return mounttest(ctx, p, args[1:], out) // agnhost_mounttest.go
 	case "entrypoint-tester":
 		return entrypointTester(p, args, out)
+	case "logs-generator":
+		return logsGenerator(ctx, p, args[1:]) // agnhost_logsgen.go
+	case "dns-suffix", "dns-server-list", "etc-hosts":
+		return agnhostDNS(p, args[0], out) // agnhost_dns.go
 	case "test-webserver": // a file server of the container's "/"
 		ports = []int32{int32(intFlag(args[1:], "port", 80))}
+	case "webhook": // the admission webhook of Kubernetes' tests, over HTTPS (agnhost_webhook.go)
+		port, exit, ok := webhookStart(p, args[1:])
+		if !ok {
+			return exit, nil
+		}
+		ports = []int32{port}
 	case "serve-hostname": // answers its hostname (the pod's name) over HTTP
 		port := intFlag(args[1:], "port", 9376)
 		goLog(p, fmt.Sprintf("Serving on port %d.", port))
@@ -162,6 +199,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		grpcHealthServe(c, port, conn, flags)
 	case "test-webserver":
 		serveHTTP(conn, testWebserver(c.Process.FS))
+	case "webhook":
+		serveWebhook(c, conn, flags)
 	case "serve-hostname":
 		serveHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			goLog(c.Process, "HTTP request from "+r.RemoteAddr)

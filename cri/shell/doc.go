@@ -6,12 +6,15 @@
 // shell.
 //
 // It knows what the seed's examples and Kubernetes' docs use: lists with
-// `;`, newlines, `&&` and `||`; `while`, `for` and `if`; `$VAR`, `${VAR}`
+// `;`, newlines, `&&` and `||`; pipelines with `|` (run one stage after
+// the other, run.go); `while`, `for` and `if`; `$VAR`, `${VAR}`
 // and `$?`; command substitution, `$(cmd)` and `cmd` in backquotes
 // (`echo "Hello from $(hostname)"`); single and double quotes and
 // backslashes; `>` and `>>` into files; and the everyday programs sleep,
-// exit, echo, printf, env, printenv, cat, ls, touch, rm, mkdir, test, [,
-// true, false, date, hostname and hexdump -C, and tar for kubectl cp. An unknown program exits 127 with "sh: X: not found", as a
+// exit, echo, printf, env, printenv, cat, ls, touch, rm, mkdir, test, [, [[, expr,
+// true, false, date, hostname and hexdump -C, tar for kubectl cp, id
+// (id.go), wc, grep, cut and awk '{print $1}' (textutils.go), sysctl and ip link
+// (kernel.go). An unknown program exits 127 with "sh: X: not found", as a
 // shell would.
 //
 // A process may have a standard input (kubectl exec -i, a container with

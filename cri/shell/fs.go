@@ -19,6 +19,39 @@ type FS struct {
 	dirs   map[string]bool
 	modes  map[string]fs.FileMode // permission bits that are not the default (stat.go)
 	mounts []mount                // mounts.go
+	// readOnlyRoot refuses the process's writes outside its mounts
+	// (securityContext.readOnlyRootFilesystem): see SetReadOnlyRoot.
+	readOnlyRoot bool
+}
+
+// SetReadOnlyRoot makes the container's own layer read-only, as
+// readOnlyRootFilesystem: true has the runtime mount its root: the
+// process's writes outside its volumes fail with EROFS ("Read-only file
+// system"). The runtime calls it once it has set up the filesystem.
+func (f *FS) SetReadOnlyRoot() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.readOnlyRoot = true
+}
+
+// writable says whether the process may write name: its mount's answer,
+// or its own layer's.
+func (f *FS) writable(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, _, ok := f.mountOf(clean(name)); ok {
+		return m.writable()
+	}
+	return f.rootWritable()
+}
+
+// rootWritable is the answer of the container's own layer to a write.
+// Callers hold f.mu.
+func (f *FS) rootWritable() error {
+	if f.readOnlyRoot {
+		return ErrReadOnly
+	}
+	return nil
 }
 
 // NewFS is a filesystem with the directories every image has.
@@ -99,6 +132,9 @@ func (f *FS) Mkdir(name string, parents bool) error {
 		}
 		return m.vol.Mkdir(rel, parents)
 	}
+	if err := f.rootWritable(); err != nil && !f.dirs[name] {
+		return err
+	}
 	switch {
 	case f.dirs[name] && parents:
 		return nil
@@ -125,6 +161,9 @@ func (f *FS) Remove(name string, recursive bool) error {
 			return m.writable()
 		}
 		return m.vol.Remove(rel, recursive)
+	}
+	if err := f.rootWritable(); err != nil {
+		return err
 	}
 	if _, ok := f.files[name]; ok {
 		delete(f.files, name)
@@ -178,6 +217,11 @@ func (f *FS) List(dir string) ([]string, error) {
 			}
 		}
 	}
+	for _, m := range f.mounts {
+		if m.file && path.Dir(m.at) == dir {
+			names = append(names, path.Base(m.at)) // a file bound here (MountFile)
+		}
+	}
 	sort.Strings(names)
 	return names, nil
 }
@@ -215,6 +259,9 @@ func (f *FS) openWrite(name string, appendTo bool) (*fileWriter, error) {
 			}
 		}
 		return &fileWriter{fs: f, name: name, vol: m.vol, rel: rel}, nil
+	}
+	if err := f.rootWritable(); err != nil {
+		return nil, err
 	}
 	if f.dirs[name] {
 		return nil, errors.New("Is a directory")

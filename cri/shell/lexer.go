@@ -34,8 +34,8 @@ func (w word) literal() (string, bool) {
 	return b.String(), true
 }
 
-// token is a word or an operator: ";", "\n", "&&", "||", ">", ">>" or
-// ">&". A redirection's fd is the stream it redirects (1, or 2 for
+// token is a word or an operator: ";", "\n", "&&", "||", "|", ">", ">>"
+// or ">&". A redirection's fd is the stream it redirects (1, or 2 for
 // "2>"), and ">&N"'s dup is N.
 type token struct {
 	word    word
@@ -130,10 +130,13 @@ func (l *lexer) tokens(nested bool) ([]token, error) {
 		case c == '\n' || c == ';':
 			endWord()
 			toks = append(toks, token{op: string(c)})
+		case c == '|' && l.peek(1) != '|':
+			endWord()
+			toks = append(toks, token{op: "|"}) // a pipe (pipeline, parser.go)
 		case c == '&' || c == '|':
 			endWord()
 			if l.peek(1) != c {
-				return nil, fmt.Errorf("syntax error near unexpected token `%c' (pipes and background jobs are not simulated)", c)
+				return nil, fmt.Errorf("syntax error near unexpected token `%c' (background jobs are not simulated)", c)
 			}
 			toks = append(toks, token{op: string([]byte{c, c})})
 			l.pos++

@@ -51,6 +51,7 @@ type mount struct {
 	at       string // the mount point, a clean absolute path
 	vol      Volume
 	readOnly bool
+	file     bool // a mount of one file (MountFile), not of a directory
 }
 
 // Mount makes v's files appear at the directory at. A later mount
@@ -61,6 +62,19 @@ func (f *FS) Mount(at string, v Volume, readOnly bool) {
 	at = clean(at)
 	f.mkdirAll(at)
 	f.mounts = append(f.mounts, mount{at: at, vol: v, readOnly: readOnly})
+}
+
+// MountFile makes the file v's root is appear at the path at, as a bind
+// mount of one file (the kubelet's /etc/hosts, a termination-log file, a
+// subPath naming a ConfigMap key): reads and writes of at are v's root
+// file's (name ""), and only at's directory is made.
+func (f *FS) MountFile(at string, v Volume, readOnly bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at = clean(at)
+	f.mkdirAll(path.Dir(at))
+	delete(f.files, at) // hidden by the mount anyway; the image's file is not listed twice
+	f.mounts = append(f.mounts, mount{at: at, vol: v, readOnly: readOnly, file: true})
 }
 
 // mountOf is the innermost mount that holds name, and name below it.

@@ -134,3 +134,45 @@ func TestWritesToAFullVolumeFailWithENOSPC(t *testing.T) {
 		})
 	}
 }
+
+// memFile is a volume whose root is one file, "" (a bind-mounted file).
+type memFile struct{ memVolume }
+
+func (v memFile) Stat(name string) (bool, bool) {
+	_, ok := v.memVolume[name]
+	return ok, false
+}
+
+// A file mounted alone (the kubelet's termination log, /etc/hosts) is
+// written through to its volume, shows in its directory's listing, and
+// cannot be removed; a read-only root refuses every write but the
+// volumes'.
+func TestFileMountsAndAReadOnlyRoot(t *testing.T) {
+	term := memFile{memVolume{"": nil}}
+	hosts := memFile{memVolume{"": []byte("127.0.0.1\tlocalhost\n")}}
+	fsys := NewFS()
+	fsys.WriteFile("/etc/hosts", []byte("the image's\n"))
+	fsys.MountFile("/dev/termination-log", term, false)
+	fsys.MountFile("/etc/hosts", hosts, true)
+	fsys.Mount("/data", memVolume{}, false)
+	fsys.SetReadOnlyRoot()
+	var out strings.Builder
+	p := New(Options{FS: fsys, Stdout: &out, Stderr: &out})
+	if _, err := p.Exec(context.Background(), []string{"/bin/sh", "-c", `echo -n DONE > /dev/termination-log; ls /dev; cat /etc/hosts
+echo x > /etc/hosts; rm /dev/termination-log; echo test > /file; touch /new; mkdir /dir; echo kept > /data/f; cat /data/f`}); err != nil {
+		t.Fatal(err)
+	}
+	want := "termination-log\n127.0.0.1\tlocalhost\n" +
+		"/bin/sh: can't create /etc/hosts: Read-only file system\n" +
+		"rm: can't remove '/dev/termination-log': Device or resource busy\n" +
+		"/bin/sh: can't create /file: Read-only file system\n" +
+		"touch: /new: Read-only file system\n" +
+		"mkdir: can't create directory '/dir': Read-only file system\n" +
+		"kept\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	if string(term.memVolume[""]) != "DONE" {
+		t.Errorf("the termination log holds %q, want what the process wrote", term.memVolume[""])
+	}
+}

@@ -5,7 +5,8 @@ import "fmt"
 // The grammar, a small part of POSIX sh's:
 //
 //	list    = andOr { (";" | newline) andOr }
-//	andOr   = command { ("&&" | "||") command }
+//	andOr   = pipeline { ("&&" | "||") pipeline }
+//	pipeline = command { "|" command }
 //	command = "while" list "do" list "done"
 //	        | "for" NAME [ "in" word... ] (";" | newline) "do" list "done"
 //	        | "if" list "then" list { "elif" list "then" list } [ "else" list ] "fi"
@@ -27,6 +28,7 @@ type (
 		op   string // "&&" or "||"
 		node node
 	}
+	pipeline  struct{ commands []node } // each one's output is the next one's input
 	whileLoop struct{ cond, body *list }
 	forLoop   struct {
 		name  string
@@ -56,6 +58,7 @@ type (
 
 func (*list) isNode()      {}
 func (*andOr) isNode()     {}
+func (*pipeline) isNode()  {}
 func (*whileLoop) isNode() {}
 func (*forLoop) isNode()   {}
 func (*ifClause) isNode()  {}
@@ -124,7 +127,7 @@ func (p *parser) list() (*list, error) {
 }
 
 func (p *parser) andOr() (node, error) {
-	first, err := p.command()
+	first, err := p.pipeline()
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +138,7 @@ func (p *parser) andOr() (node, error) {
 		for p.pos < len(p.toks) && p.toks[p.pos].op == "\n" {
 			p.pos++ // a newline may follow && or ||
 		}
-		n, err := p.command()
+		n, err := p.pipeline()
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +148,29 @@ func (p *parser) andOr() (node, error) {
 		return first, nil
 	}
 	return ao, nil
+}
+
+func (p *parser) pipeline() (node, error) {
+	first, err := p.command()
+	if err != nil {
+		return nil, err
+	}
+	pl := &pipeline{commands: []node{first}}
+	for p.pos < len(p.toks) && p.toks[p.pos].op == "|" {
+		p.pos++
+		for p.pos < len(p.toks) && p.toks[p.pos].op == "\n" {
+			p.pos++ // a newline may follow |
+		}
+		n, err := p.command()
+		if err != nil {
+			return nil, err
+		}
+		pl.commands = append(pl.commands, n)
+	}
+	if len(pl.commands) == 1 {
+		return first, nil
+	}
+	return pl, nil
 }
 
 func (p *parser) command() (node, error) {

@@ -26,8 +26,9 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"sh": sh, "bash": bash,
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
-		"touch": touch, "rm": rm, "mkdir": mkdir, "test": test, "[": bracket,
-		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail,
+		"touch": touch, "rm": rm, "mv": mv, "dd": dd, "mkdir": mkdir, "test": test, "[": bracket, "[[": doubleBracket, "expr": expr,
+		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail, "id": id,
+		"wc": wc, "awk": awk, "grep": grep, "cut": cut, "sysctl": sysctl, "ip": ip,
 	}
 }
 
@@ -41,6 +42,16 @@ func status(code int) Program {
 // default command exits straight away.
 func sh(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	var script string
+	// Options before the script (sh -x -c SCRIPT, as Kubernetes' e2e
+	// RunHostCmd runs every exec; sh -ec SCRIPT) are accepted; -x's
+	// trace on stderr is not printed.
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && args[0] != "-c" {
+		if strings.ContainsRune(args[0], 'c') {
+			args = append([]string{"-c"}, args[1:]...)
+			break
+		}
+		args = args[1:]
+	}
 	switch {
 	case len(args) >= 2 && args[0] == "-c":
 		script = args[1]
@@ -70,12 +81,22 @@ func sleepProgram(ctx context.Context, p *Process, args []string, _ io.Writer) (
 	}
 	d := time.Duration(math.MaxInt64)
 	if args[0] != "infinity" {
-		secs, err := strconv.ParseFloat(strings.TrimSuffix(args[0], "s"), 64)
+		// A suffix s, m, h or d multiplies the number, as busybox's sleep
+		// has it: `sleep 1d` keeps a container up for a day.
+		num, unit := args[0], time.Second
+		for suffix, u := range map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour} {
+			if n, ok := strings.CutSuffix(args[0], suffix); ok {
+				num, unit = n, u
+			}
+		}
+		secs, err := strconv.ParseFloat(num, 64)
 		if err != nil || secs < 0 {
 			fmt.Fprintf(p.Stderr, "sleep: invalid number '%s'\n", args[0])
 			return 1, nil
 		}
-		d = time.Duration(secs * float64(time.Second))
+		if f := secs * float64(unit); f < float64(math.MaxInt64) {
+			d = time.Duration(f)
+		}
 	}
 	return 0, p.sleep(ctx, d)
 }
@@ -225,12 +246,18 @@ func ls(_ context.Context, p *Process, args []string, out io.Writer) (int, error
 }
 
 func touch(_ context.Context, p *Process, args []string, _ io.Writer) (int, error) {
+	code := 0
 	for _, name := range args {
 		if exists, _ := p.FS.Stat(name); !exists {
+			if err := p.FS.writable(name); err != nil {
+				fmt.Fprintf(p.Stderr, "touch: %s: %s\n", name, describe(err))
+				code = 1
+				continue
+			}
 			p.FS.WriteFile(name, nil)
 		}
 	}
-	return 0, nil
+	return code, nil
 }
 
 // rm [-f] [-r] FILE...
@@ -319,7 +346,7 @@ func evalTest(p *Process, args []string) (ok, valid bool) {
 	case 2:
 		exists, isDir := p.FS.Stat(args[1])
 		switch args[0] {
-		case "-e":
+		case "-e", "-r": // every file of a container is readable by it
 			return exists, true
 		case "-f":
 			return exists && !isDir, true

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,12 @@ type Process struct {
 	Stdout   io.Writer
 	Stderr   io.Writer
 	Hostname string
+	Identity Identity // who it runs as (id.go)
+	// Privileged: the process has every capability (securityContext
+	// privileged), as `ip link add` needs (kernel.go). NoNewPrivs: it may
+	// not gain privileges, as by a setuid binary (allowPrivilegeEscalation
+	// false).
+	Privileged, NoNewPrivs bool
 
 	env      []string // NAME=value, in the order the container was given them
 	status   int      // $?
@@ -49,11 +56,15 @@ type Options struct {
 	// MemoryLimit is the container's limits.memory in bytes (0: none):
 	// using more is an OOM kill.
 	MemoryLimit int64
+	Identity    Identity // zero: root
+	Privileged  bool     // see Process
+	NoNewPrivs  bool
 }
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
-	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname,
+	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, Identity: o.Identity,
+		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs,
 		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
 		res: resources{limit: o.MemoryLimit}}
 	if p.Clock == nil {
@@ -139,6 +150,8 @@ func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
 				}
 			}
 		}
+	case *pipeline:
+		return p.runPipeline(ctx, n, out)
 	case *whileLoop:
 		for {
 			if err := p.run(ctx, n.cond, out); err != nil {
@@ -183,6 +196,33 @@ func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
 		}
 	case *simple:
 		return p.runSimple(ctx, n, out)
+	}
+	return nil
+}
+
+// runPipeline runs `a | b | c`: each command's standard output is the
+// next one's standard input, and the pipeline's status is the last
+// command's. The commands run one after the other, each on what the one
+// before it printed in all, rather than side by side as processes joined
+// by pipes: the same output for the pipelines scripts use (`wc -l f |
+// awk '{print $1}'`, `cat f | grep x`), not for an endless producer
+// (`yes | head`).
+func (p *Process) runPipeline(ctx context.Context, pl *pipeline, out io.Writer) error {
+	buf := &bytes.Buffer{}
+	if err := p.run(ctx, pl.commands[0], buf); err != nil { // on the shell's own input
+		return err
+	}
+	savedIn, savedInput := p.Stdin, p.in
+	defer func() { p.Stdin, p.in = savedIn, savedInput }()
+	for i, cmd := range pl.commands[1:] {
+		p.Stdin, p.in = bytes.NewReader(buf.Bytes()), input{}
+		if i == len(pl.commands)-2 {
+			return p.run(ctx, cmd, out)
+		}
+		buf = &bytes.Buffer{}
+		if err := p.run(ctx, cmd, buf); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -263,7 +303,8 @@ func (p *Process) runSimple(ctx context.Context, s *simple, out io.Writer) error
 			}
 			f, err := p.FS.openWrite(target, r.append)
 			if err != nil {
-				fmt.Fprintf(p.Stderr, "sh: can't create %s: %v\n", target, err)
+				// ash names itself as it was called: "/bin/sh: can't create ..."
+				fmt.Fprintf(p.Stderr, "%s: can't create %s: %v\n", p.shellName(), target, err)
 				p.status = 1
 				return nil
 			}
@@ -313,6 +354,15 @@ func (p *Process) call(ctx context.Context, argv []string, out io.Writer) error 
 	p.arg0 = saved
 	p.status = status
 	return err
+}
+
+// shellName is how the shell running a script names itself in its
+// errors: the name it was called by ("sh", "/bin/sh").
+func (p *Process) shellName() string {
+	if p.arg0 == "" {
+		return "sh"
+	}
+	return p.arg0
 }
 
 // Arg0 is the name the running program was called by, as given

@@ -113,6 +113,9 @@ func (f *FS) Create(name string, data []byte, perm fs.FileMode) error {
 		}
 		return nil
 	}
+	if err := f.rootWritable(); err != nil {
+		return fail(err)
+	}
 	switch {
 	case f.dirs[p]:
 		return fail(syscall.EISDIR)

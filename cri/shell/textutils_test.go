@@ -1,0 +1,39 @@
+package shell
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestPipelinesWcAndAwk(t *testing.T) {
+	tests := []struct{ name, script, want string }{
+		{"wc -l of a file is bare", "echo a > /f; echo 'b c' >> /f; wc -l /f", "2 /f\n"},
+		{"wc of stdin has no name", "echo 'a b c' | wc -w", "3\n"},
+		{"wc without flags counts lines, words and bytes in columns", "echo 'a b' > /f; wc /f", "        1         2         4 /f\n"},
+		{"the restart test's count: wc piped through awk", "f=/f; echo hello >> $f; echo hello >> $f; count=$(echo 'hello' >> $f ; wc -l $f | awk {'print $1'}); echo $count",
+			"3\n"},
+		{"awk fields, NF, NR and strings", "printf 'a b c\\nd e\\n' | awk '{print NR \": \" $NF, NF}'", "1: c 3\n2: e 2\n"},
+		{"awk -F", "echo 'root:x:0' | awk -F: '{print $3}'", "0\n"},
+		{"a pipeline's status is its last command's", "false | true; echo $?; true | false; echo $?", "0\n1\n"},
+		{"three stages", "printf 'x\\ny\\nz\\n' | tail -n 2 | wc -l", "2\n"},
+		{"grep selects lines, -v the others, -c counts, -q says only by its status", "printf 'Name:\\tsh\\nCpus_allowed_list:\\t0-3\\n' > /s; grep Cpus /s; grep -v Cpus /s; grep -c s /s; grep -q nope /s; echo $?",
+			"Cpus_allowed_list:\t0-3\nName:\tsh\n2\n1\n"},
+		{"grep | cut -f2, as Kubernetes' resize test reads its CPUs", "printf 'Cpus_allowed_list:\\t0-3\\n' > /s; grep Cpus_allowed_list /s | cut -f2", "0-3\n"},
+		{"cut -d: -f1,3 and -c", "echo 'root:x:0:0' | cut -d: -f1,3; echo abcdef | cut -c2-4", "root:0\nbcd\n"},
+		{"awk refuses what it cannot run", "echo a | awk 'BEGIN { x = 1 }'; echo $?",
+			"awk: cmd. line:1: BEGIN { x = 1 }\nawk: cmd. line:1: syntax error (only { print ... } is simulated)\n2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			p := New(Options{Stdout: &out, Stderr: &out})
+			if _, err := p.Script(context.Background(), tt.script); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("got %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}

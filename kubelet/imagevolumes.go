@@ -1,0 +1,39 @@
+package kubelet
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Image volumes (Kubernetes 1.33's ImageVolume, on by default since
+// 1.35): a volume whose source is an image (an OCI image or artifact),
+// which the kubelet pulls as it pulls a container's image, by the
+// volume's pullPolicy, and the runtime mounts read-only at each of the
+// container's volumeMounts of it (cri/imagevolumes.go). A subPath shows
+// one directory of the image.
+
+// ensureVolumeImages pulls the images of the image volumes c mounts, as
+// ensureImage pulls c's own image (Pulling, Pulled, ErrImagePull and its
+// back-off, under c's name): c waits until they are on the node.
+func (k *Kubelet) ensureVolumeImages(ctx context.Context, pod *corev1.Pod, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
+	for _, m := range c.VolumeMounts {
+		v, ok := volumeNamed(pod, m.Name)
+		if !ok || v.Image == nil {
+			continue
+		}
+		pull := corev1.Container{Name: c.Name, Image: v.Image.Reference, ImagePullPolicy: v.Image.PullPolicy}
+		if _, w, err := k.ensureImage(ctx, pod, pull); w != nil || err != nil {
+			return w, err
+		}
+	}
+	return nil, nil
+}
+
+// imageMount is the CRI mount of image volume src at m's path: the
+// image, read-only whatever the mount says, and the subPath within it.
+func imageMount(m corev1.VolumeMount, src *corev1.ImageVolumeSource, sub string) *runtimeapi.Mount {
+	return &runtimeapi.Mount{ContainerPath: m.MountPath, Readonly: true, ImageSubPath: sub,
+		Image: &runtimeapi.ImageSpec{Image: src.Reference, UserSpecifiedImage: src.Reference}}
+}
