@@ -10,12 +10,15 @@ import (
 	"github.com/mkube/mkube/controllermanager/certificates"
 	"github.com/mkube/mkube/controllermanager/clusterroleaggregation"
 	"github.com/mkube/mkube/controllermanager/controller"
+	"github.com/mkube/mkube/controllermanager/cronjob"
+	"github.com/mkube/mkube/controllermanager/daemon"
 	"github.com/mkube/mkube/controllermanager/deployment"
 	"github.com/mkube/mkube/controllermanager/disruption"
 	"github.com/mkube/mkube/controllermanager/endpoints"
 	"github.com/mkube/mkube/controllermanager/endpointslice"
 	"github.com/mkube/mkube/controllermanager/endpointslicemirroring"
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
+	"github.com/mkube/mkube/controllermanager/job"
 	"github.com/mkube/mkube/controllermanager/namespace"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/persistentvolume"
@@ -25,7 +28,9 @@ import (
 	"github.com/mkube/mkube/controllermanager/resourcequota"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/serviceaccount"
+	"github.com/mkube/mkube/controllermanager/statefulset"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
+	"github.com/mkube/mkube/controllermanager/ttlafterfinished"
 )
 
 // Options tune each controller. A zero field, and so Options{}, takes that
@@ -34,12 +39,17 @@ type Options struct {
 	ReplicaSet             replicaset.Options
 	ReplicationController  replicaset.Options
 	Deployment             deployment.Options
+	DaemonSet              daemon.Options
+	StatefulSet            statefulset.Options
+	Job                    job.Options
+	TTLAfterFinished       ttlafterfinished.Options
+	CronJob                cronjob.Options
 	Endpoints              endpoints.Options
 	EndpointSlice          endpointslice.Options
+	EndpointSliceMirroring endpointslicemirroring.Options
 	Disruption             disruption.Options
 	Namespace              namespace.Options
 	ServiceAccount         serviceaccount.Options
-	EndpointSliceMirroring endpointslicemirroring.Options
 	// RootCACertPublisher runs only when it has a CA to publish.
 	RootCACertPublisher rootcacertpublisher.Options
 	// CSRSigning runs only when it has a CA's key to sign with.
@@ -94,6 +104,11 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"replicaset", replicaset.New(as("replicaset"), opts.ReplicaSet)},
 		{"replicationcontroller", replicaset.NewReplicationManager(as("replicationcontroller"), opts.ReplicationController)},
 		{"deployment", deployment.New(as("deployment"), opts.Deployment)},
+		{"daemonset", daemon.New(as("daemonset"), opts.DaemonSet)},
+		{"statefulset", statefulset.New(as("statefulset"), opts.StatefulSet)},
+		{"job", job.New(as("job"), opts.Job)},
+		{"ttl-after-finished-controller", ttlafterfinished.New(as("ttl-after-finished-controller"), opts.TTLAfterFinished)},
+		{"cronjob", cronjob.New(as("cronjob"), opts.CronJob)},
 		{"endpoints", endpoints.New(as("endpoints"), opts.Endpoints)},
 		{"endpointslice", endpointslice.New(as("endpointslice"), opts.EndpointSlice)},
 		{"endpointslicemirroring", endpointslicemirroring.New(as("endpointslicemirroring"), opts.EndpointSliceMirroring)},

@@ -11,6 +11,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/authentication"
 	"github.com/mkube/mkube/apiserver/registry/authorization"
 	"github.com/mkube/mkube/apiserver/registry/autoscaling"
+	"github.com/mkube/mkube/apiserver/registry/batch"
 	"github.com/mkube/mkube/apiserver/registry/certificates"
 	"github.com/mkube/mkube/apiserver/registry/coordination"
 	"github.com/mkube/mkube/apiserver/registry/core"
@@ -46,6 +47,10 @@ var Resources = []*apiserver.Resource{
 	apps.ControllerRevisions,
 	autoscaling.HorizontalPodAutoscalers,
 	autoscaling.HorizontalPodAutoscalersV1,
+	apps.DaemonSets,
+	apps.StatefulSets,
+	batch.Jobs,
+	batch.CronJobs,
 	coordination.Leases,
 	scheduling.PriorityClasses,
 	policy.PodDisruptionBudgets,

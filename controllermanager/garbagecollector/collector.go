@@ -44,8 +44,11 @@ type Options = controller.Options
 // Kubernetes' collector monitors every resource discovery lists instead.
 var monitoredResources = []client.Resource{client.Pods, client.ReplicaSets, client.ReplicationControllers, client.Deployments,
 	client.Services, client.EndpointSlices,
+	client.DaemonSets,            // a DaemonSet owns pods and revisions
+	client.CronJobs, client.Jobs, // a CronJob owns Jobs, which own pods
 	// A pod owns the certificate requests its kubelet made.
-	client.PodCertificateRequests}
+	client.PodCertificateRequests,
+	client.StatefulSets, client.ControllerRevisions, client.PersistentVolumeClaims} // a StatefulSet owns pods, revisions and (whenDeleted=Delete) claims
 
 // Collector watches every resource that can own or be owned.
 type Collector struct {

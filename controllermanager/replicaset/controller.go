@@ -41,7 +41,7 @@ type Controller struct {
 	pods    *client.Informer
 	queue   *workqueue.Queue[string] // ReplicaSet keys, "namespace/name"
 	workers int
-	exp     *expectations
+	exp     *controller.Expectations
 	rec     *record.Recorder
 	log     *slog.Logger
 	clock   clock.PassiveClock // "now" for minReadySeconds
@@ -63,7 +63,7 @@ func NewReplicationManager(d controller.Deps, o Options) *Controller {
 func newController(k kind, d controller.Deps, o Options, name, component string) *Controller {
 	rsets, pods := d.Informers.For(k.res), d.Informers.For(client.Pods)
 	ctrl := &Controller{kind: k, client: d.Client, rsets: rsets, pods: pods, queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), exp: newExpectations(d.Clock),
+		workers: o.WorkersOr(DefaultWorkers), exp: controller.NewExpectations(d.Clock),
 		rec: d.Recorder.WithComponent(component), log: d.Log.With("controller", name), clock: d.Clock}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
@@ -93,9 +93,9 @@ func (c *Controller) podAdded(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
 	if key, ok := c.ownerKey(pod); ok {
 		if pod.DeletionTimestamp != nil {
-			c.exp.deletionObserved(key, client.KeyOf(pod))
+			c.exp.DeletionObserved(key, client.KeyOf(pod))
 		} else {
-			c.exp.creationObserved(key)
+			c.exp.CreationObserved(key)
 		}
 		c.queue.Add(key)
 		return
@@ -108,7 +108,7 @@ func (c *Controller) podUpdated(oldObj, obj runtime.Object) {
 	key, owned := c.ownerKey(pod)
 	if owned && pod.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
 		// A graceful deletion began: for counting, the pod is already gone.
-		c.exp.deletionObserved(key, client.KeyOf(pod))
+		c.exp.DeletionObserved(key, client.KeyOf(pod))
 	}
 	if oldKey, ok := c.ownerKey(old); ok && oldKey != key {
 		c.queue.Add(oldKey)
@@ -123,7 +123,7 @@ func (c *Controller) podUpdated(oldObj, obj runtime.Object) {
 func (c *Controller) podDeleted(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
 	if key, ok := c.ownerKey(pod); ok {
-		c.exp.deletionObserved(key, client.KeyOf(pod))
+		c.exp.DeletionObserved(key, client.KeyOf(pod))
 		c.queue.Add(key)
 	}
 }

@@ -183,13 +183,13 @@ func TestSyncDoesNotActAgainUntilItsCreationsAreObserved(t *testing.T) {
 			t.Errorf("created pod %d is not the template owned by the ReplicaSet: %+v", i, p.ObjectMeta)
 		}
 	}
-	if ctrl.exp.satisfied("default/web") {
+	if ctrl.exp.Satisfied("default/web") {
 		t.Fatal("expectations satisfied before any creation was observed")
 	}
 	// The informer delivers the pods.
 	for i, p := range created {
 		ctrl.podAdded(p)
-		if got, want := ctrl.exp.satisfied("default/web"), i == len(created)-1; got != want {
+		if got, want := ctrl.exp.Satisfied("default/web"), i == len(created)-1; got != want {
 			t.Errorf("after observing %d of 3 creations, satisfied = %v, want %v", i+1, got, want)
 		}
 	}
@@ -213,11 +213,11 @@ func TestSyncStopsCreatingAtTheFirstFailureAndDoesNotWaitForFailedCreations(t *t
 	if creates != 3 {
 		t.Errorf("%d create requests, want 3: a batch of 1 that succeeds, a batch of 2 that fails, then stop", creates)
 	}
-	if ctrl.exp.satisfied("default/web") {
+	if ctrl.exp.Satisfied("default/web") {
 		t.Fatal("satisfied before the one successful creation was observed")
 	}
 	ctrl.podAdded(created[0])
-	if !ctrl.exp.satisfied("default/web") {
+	if !ctrl.exp.Satisfied("default/web") {
 		t.Error("still waiting after the only successful creation was observed: the failed ones will never arrive")
 	}
 }
@@ -242,11 +242,11 @@ func TestSyncDeletesTheSurplusAndWaitsForThoseDeletions(t *testing.T) {
 	}
 	ctrl.podDeleted(ownedPod(rs, "web-old", 0)) // not one of ours to wait for
 	ctrl.podDeleted(ownedPod(rs, "web-new", time.Minute))
-	if ctrl.exp.satisfied("default/web") {
+	if ctrl.exp.Satisfied("default/web") {
 		t.Fatal("satisfied after one of two expected deletions (and an unrelated one)")
 	}
 	ctrl.podDeleted(ownedPod(rs, "web-newest", 2*time.Minute))
-	if !ctrl.exp.satisfied("default/web") {
+	if !ctrl.exp.Satisfied("default/web") {
 		t.Error("not satisfied after both deletions were observed")
 	}
 }
@@ -267,7 +267,7 @@ func TestSyncDoesNotWaitForTheDeletionOfAPodThatWasAlreadyGone(t *testing.T) {
 	if _, _, deleted := f.writes(); len(deleted) != 1 || deleted[0] != "web-b" {
 		t.Fatalf("deleted %v, want [web-b]", deleted)
 	}
-	if !ctrl.exp.satisfied("default/web") {
+	if !ctrl.exp.Satisfied("default/web") {
 		t.Error("the ReplicaSet waits for the deletion of a pod the server says is gone; " +
 			"if its event was already handled it waits 5 minutes (expectationsTTL) before managing replicas again")
 	}

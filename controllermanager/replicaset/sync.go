@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/controllermanager/controller"
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
 )
@@ -26,7 +27,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	obj, ok := c.rsets.Cache().Get(key)
 	if !ok {
 		// Deleted: its pods are the garbage collector's business.
-		c.exp.forget(key)
+		c.exp.Forget(key)
 		return nil
 	}
 	rs := c.kind.asReplicaSet(obj)
@@ -35,14 +36,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Error("invalid selector, not retrying", "replicaset", key, "err", err)
 		return nil // retrying cannot fix a selector; an update will requeue it
 	}
-	pods, err := c.claimPods(ctx, rs, sel)
+	// The pods the ReplicaSet controls: orphans it matches adopted, strays
+	// released (Kubernetes' ControllerRefManager rules).
+	pods, err := controller.PodClaim{Client: c.client, Pods: c.pods.Cache(), Owner: rs, Kind: c.kind.gvk,
+		Selector: sel, Log: c.log}.Claim(ctx)
 	if err != nil {
 		return err
 	}
 	active := filterActive(pods)
 
 	var manageErr error
-	if rs.DeletionTimestamp == nil && c.exp.satisfied(key) {
+	if rs.DeletionTimestamp == nil && c.exp.Satisfied(key) {
 		manageErr = c.manageReplicas(ctx, rs, active)
 	}
 	if err := c.updateStatus(ctx, rs, active, sel, manageErr); err != nil {
@@ -60,10 +64,10 @@ func (c *Controller) manageReplicas(ctx context.Context, rs *appsv1.ReplicaSet, 
 	case diff < 0:
 		n := min(-diff, burstReplicas)
 		c.log.Info("too few pods, creating", seedstep.Key, seedstep.ControllerCreatesPods, "replicaset", key, "want", want, "have", len(active), "creating", n)
-		c.exp.expectCreations(key, n)
+		c.exp.ExpectCreations(key, n)
 		created, err := slowStartBatch(n, func() error { return c.createPod(ctx, rs) })
 		for range n - created {
-			c.exp.creationObserved(key) // never going to arrive
+			c.exp.CreationObserved(key) // never going to arrive
 		}
 		return err
 	case diff > 0:
@@ -74,7 +78,7 @@ func (c *Controller) manageReplicas(ctx context.Context, rs *appsv1.ReplicaSet, 
 			keys[i] = client.KeyOf(p)
 		}
 		c.log.Info("too many pods, deleting", "replicaset", key, "want", want, "have", len(active), "deleting", keys)
-		c.exp.expectDeletions(key, keys)
+		c.exp.ExpectDeletions(key, keys)
 		var wg sync.WaitGroup
 		errs := make([]error, len(victims))
 		for i, pod := range victims {
@@ -114,9 +118,9 @@ func (c *Controller) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *
 		// Already gone: its DELETED event may have been handled before
 		// this sync recorded the expectation, so it may never be counted.
 		// Observing it twice is harmless: deletions are tracked by key.
-		c.exp.deletionObserved(key, client.KeyOf(pod))
+		c.exp.DeletionObserved(key, client.KeyOf(pod))
 	} else if err != nil {
-		c.exp.deletionObserved(key, client.KeyOf(pod)) // never going to arrive
+		c.exp.DeletionObserved(key, client.KeyOf(pod)) // never going to arrive
 		c.rec.Event(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s: %w", client.KeyOf(pod), err)
 	}

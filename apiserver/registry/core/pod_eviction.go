@@ -57,6 +57,10 @@ func serveEviction(q *apiserver.Request) {
 	if opts.Preconditions == nil {
 		opts.Preconditions = &metav1.Preconditions{UID: &pod.UID}
 	}
+	if err := markDisruptionTarget(q, opts.Preconditions); err != nil {
+		q.Fail(err)
+		return
+	}
 	if _, _, err := q.Storage.Delete(ctx, q.Info.Namespace, q.Info.Name, opts); err != nil {
 		q.Fail(err)
 		return
@@ -115,5 +119,43 @@ func takeDisruption(ctx context.Context, q *apiserver.Request, pod *corev1.Pod) 
 func tooManyRequests(message, cause string) error {
 	err := apierrors.NewTooManyRequests(message, 10)
 	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: policyv1.DisruptionBudgetCause, Message: cause}}
+	return err
+}
+
+// markDisruptionTarget adds the condition DisruptionTarget=True (reason
+// EvictionByEvictionAPI) to the pod before it is deleted, as Kubernetes'
+// eviction does: a Job's pod failure policy can tell from it that the
+// pod failed because it was evicted, not by its own fault. The deletion's
+// preconditions hold for this write too; a resourceVersion precondition
+// then moves to the version written.
+func markDisruptionTarget(q *apiserver.Request, pre *metav1.Preconditions) error {
+	out, err := q.Storage.Update(q.Context(), q.Info.Namespace, q.Info.Name, func(cur runtime.Object) (runtime.Object, error) {
+		pod := cur.(*corev1.Pod)
+		if pre.UID != nil && *pre.UID != pod.UID {
+			return nil, apierrors.NewConflict(corev1.Resource("pods"), pod.Name,
+				fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, pod.UID))
+		}
+		if pre.ResourceVersion != nil && *pre.ResourceVersion != "" && *pre.ResourceVersion != pod.ResourceVersion {
+			return nil, apierrors.NewConflict(corev1.Resource("pods"), pod.Name,
+				fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, pod.ResourceVersion))
+		}
+		cond := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.NewTime(q.Now())}
+		for i, c := range pod.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget {
+				if c.Status == cond.Status {
+					cond.LastTransitionTime = c.LastTransitionTime
+				}
+				pod.Status.Conditions[i] = cond
+				return pod, nil
+			}
+		}
+		pod.Status.Conditions = append(pod.Status.Conditions, cond)
+		return pod, nil
+	})
+	if err == nil && pre.ResourceVersion != nil && *pre.ResourceVersion != "" {
+		rv := out.(*corev1.Pod).ResourceVersion
+		pre.ResourceVersion = &rv
+	}
 	return err
 }
