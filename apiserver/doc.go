@@ -19,7 +19,9 @@
 //     such a handler may use); status.go and scale.go are the two generic
 //     subresources.
 //   - admission/ is the admission chain: named plugins in kube-apiserver's
-//     order, run on every write between defaulting and validation.
+//     order, run on every write between defaulting and validation; its
+//     webhook/ calls the cluster's admission webhooks and policy/ applies
+//     its admission policies (admission_webhooks.go wires them).
 //   - storage.go is the generic REST storage: encode, decode, server-owned
 //     metadata, optimistic concurrency, graceful deletion and finalizers, on
 //     top of package store.

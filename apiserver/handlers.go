@@ -44,6 +44,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", dry)))
 		return
 	}
+	r = withWarnings(r, w) // what admission webhooks warn the client of
 	q := &Request{W: w, R: r, Info: info, Storage: served.storages[res], srv: s}
 	if info.Subresource == "" {
 		s.serveMain(q)

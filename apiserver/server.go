@@ -18,6 +18,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/admission/policy"
+	"github.com/mkube/mkube/apiserver/admission/webhook"
 	"github.com/mkube/mkube/apiserver/audit"
 	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
@@ -35,6 +37,15 @@ type Config struct {
 	Registry *Registry
 	// Admission is the admission chain; nil runs every plugin.
 	Admission *admission.Chain
+	// Webhooks calls the cluster's admission webhooks for the chain's
+	// webhook plugins; nil calls none (admission_webhooks.go).
+	Webhooks *webhook.Dispatcher
+	// Policies evaluates the cluster's ValidatingAdmissionPolicies for
+	// the chain's ValidatingAdmissionPolicy plugin; nil evaluates none.
+	Policies *policy.Evaluator
+	// MutatingPolicies applies its MutatingAdmissionPolicies for the
+	// MutatingAdmissionPolicy plugin; nil applies none.
+	MutatingPolicies *policy.Mutator
 	// Authenticator says who sent each request; nil takes every request
 	// for system:unsecured (in system:masters), as the plain port does.
 	Authenticator *authentication.Authenticator

@@ -188,6 +188,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 	if old != nil {
 		a.Operation = admission.Update
 	}
+	s.describe(ctx, a, m.GetName()) // admission_webhooks.go: what webhooks are also told
 	if err := s.admission.Admit(ctx, a, s.objects); err != nil {
 		return err
 	}
@@ -208,10 +209,16 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 
 // admitDelete asks the admission plugins that judge deletions about
 // deleting cur (NodeRestriction: a node deletes only its own pods).
-func (s *Storage) admitDelete(ctx context.Context, cur runtime.Object) error {
+func (s *Storage) admitDelete(ctx context.Context, cur runtime.Object, opts *metav1.DeleteOptions) error {
 	m, _ := meta.Accessor(cur)
-	return s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Delete, Resource: s.res.GroupVersionResource(),
-		Namespace: m.GetNamespace(), OldObject: cur}, s.objects)
+	a := &admission.Attributes{Operation: admission.Delete, Resource: s.res.GroupVersionResource(),
+		Namespace: m.GetNamespace(), OldObject: cur}
+	s.describe(ctx, a, m.GetName())
+	a.Options = webhookDeleteOptions(opts, a.DryRun)
+	if err := s.admission.Admit(ctx, a, s.objects); err != nil {
+		return err
+	}
+	return s.admission.Validate(ctx, a, s.objects) // validating webhooks judge deletions too
 }
 
 // UpdateFunc computes the new object from a private copy of the current one.
@@ -365,7 +372,7 @@ func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 		if err := checkPreconditions(s.res, m, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		if err := s.admitDelete(ctx, cur); err != nil {
+		if err := s.admitDelete(ctx, cur, opts); err != nil {
 			return nil, false, err
 		}
 		next, pending := s.beginDeletion(cur, opts)

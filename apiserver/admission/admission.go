@@ -26,6 +26,9 @@ const (
 	Create Operation = "CREATE"
 	Update Operation = "UPDATE"
 	Delete Operation = "DELETE"
+	// Connect is a stream opened to an object: pods/attach, exec,
+	// portforward. Object is its options (PodAttachOptions...).
+	Connect Operation = "CONNECT"
 )
 
 // Attributes describe one write.
@@ -36,6 +39,19 @@ type Attributes struct {
 	Namespace   string
 	Object      runtime.Object // the object about to be stored; a plugin may change it; nil on delete
 	OldObject   runtime.Object // the stored object; nil on create
+
+	// What admission webhooks are also told (webhooks.go): the object's
+	// name and kind (pods/attach is a PodAttachOptions), whether this is
+	// a dry run, the request's options (CreateOptions...), and how a
+	// changed object is read back as the kind's own.
+	Name    string
+	Kind    schema.GroupVersionKind
+	DryRun  bool
+	Options runtime.Object
+	// Reread decodes a JSON object (a mutating webhook's patched one) as
+	// the request's body is: into the kind's type, pruned and defaulted.
+	// Nil where there is nothing to patch (deletes, connects).
+	Reread func(data []byte) (runtime.Object, error)
 }
 
 // Objects reads what is stored, for a plugin that judges a write by other
@@ -83,7 +99,11 @@ var Plugins = []Plugin{
 	PersistentVolumeClaimResize,
 	RuntimeClass,
 	DefaultIngressClass,
-	ResourceQuota, // last, as in kube-apiserver: it charges what every other plugin let through
+	MutatingAdmissionPolicy,    // webhooks.go: the cluster's own CEL mutations, after the built-in plugins
+	MutatingAdmissionWebhook,   // then its mutating webhooks
+	ValidatingAdmissionPolicy,  // its CEL validations, once the object is valid
+	ValidatingAdmissionWebhook, // then its validating webhooks
+	ResourceQuota,              // last, as in kube-apiserver: it charges what every other plugin let through
 }
 
 // Chain is the enabled plugins, in order.

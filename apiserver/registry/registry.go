@@ -5,6 +5,7 @@ package registry
 
 import (
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/registry/admissionregistration"
 	"github.com/mkube/mkube/apiserver/registry/apiextensions"
 	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/apiserver/registry/apps"
@@ -85,6 +86,12 @@ var Resources = []*apiserver.Resource{
 	certificates.PodCertificateRequests,
 	flowcontrol.FlowSchemas,
 	flowcontrol.PriorityLevelConfigurations,
+	admissionregistration.MutatingWebhookConfigurations,
+	admissionregistration.ValidatingWebhookConfigurations,
+	admissionregistration.ValidatingAdmissionPolicies,
+	admissionregistration.ValidatingAdmissionPolicyBindings,
+	admissionregistration.MutatingAdmissionPolicies,
+	admissionregistration.MutatingAdmissionPolicyBindings,
 }
 
 // New is a registry of every kind, for apiserver.Config.

@@ -22,11 +22,14 @@ import (
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/admission"
+	admissionpolicy "github.com/mkube/mkube/apiserver/admission/policy"
+	"github.com/mkube/mkube/apiserver/admission/webhook"
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/apiserver/authorization/node"
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
 	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/apiserver/registry"
+	"github.com/mkube/mkube/apiserver/registry/admissionregistration"
 	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/apiserver/registry/discovery"
@@ -137,11 +140,18 @@ func main() {
 	}
 	defer closeEtcd()
 	st := store.New(client)
-	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Authenticator: authenticator,
-		ServiceAccountTokens: saTokens, Audit: auditLog,
+	// The cluster's admission webhooks and policies, fed below from the
+	// server's own watch cache.
+	hooks, policies, mutating := webhook.New(log), admissionpolicy.New(log), admissionpolicy.NewMutator(log)
+	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Webhooks: hooks, Policies: policies,
+		MutatingPolicies: mutating, Authenticator: authenticator, ServiceAccountTokens: saTokens, Audit: auditLog,
 		Authorizer: authorization.Chain(modes, policy, nodeMode(graph)), Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	if err := followAdmission(ctx, srv, hooks, policies, mutating); err != nil {
+		log.Error("start admission webhooks and policies", "err", err)
 		os.Exit(1)
 	}
 	if err := rbac.Start(ctx, srv, policy, log); err != nil {
@@ -198,6 +208,30 @@ func main() {
 	for _, hs := range servers {
 		hs.Shutdown(shutdown)
 	}
+}
+
+// followAdmission feeds the webhook dispatcher the webhook configurations
+// and the policy evaluators the policies and their bindings, from the
+// server's watch cache, as kube-apiserver's plugins follow them with
+// informers: a configuration is in effect a moment after it is stored.
+func followAdmission(ctx context.Context, srv *apiserver.Server, hooks *webhook.Dispatcher, policies *admissionpolicy.Evaluator,
+	mutating *admissionpolicy.Mutator) error {
+	for _, f := range []struct {
+		res *apiserver.Resource
+		to  apiserver.Follower
+	}{
+		{admissionregistration.MutatingWebhookConfigurations, hooks.Mutating()},
+		{admissionregistration.ValidatingWebhookConfigurations, hooks.Validating()},
+		{admissionregistration.ValidatingAdmissionPolicies, policies.Policies()},
+		{admissionregistration.ValidatingAdmissionPolicyBindings, policies.Bindings()},
+		{admissionregistration.MutatingAdmissionPolicies, mutating.Policies()},
+		{admissionregistration.MutatingAdmissionPolicyBindings, mutating.Bindings()},
+	} {
+		if err := srv.Follow(ctx, f.res.GroupVersionResource(), f.to); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // connectEtcd dials the external cluster, or starts the embedded member.

@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
 
@@ -76,18 +79,47 @@ func (o streamOptions) kubeletQuery() url.Values {
 	return v
 }
 
+// connectOptions are the query as the options object a CONNECT's
+// admission is about: PodExecOptions, PodAttachOptions or
+// PodPortForwardOptions, as the client asked (the container not yet
+// resolved to the default).
+func connectOptions(kind string, o streamOptions, query url.Values) runtime.Object {
+	switch kind {
+	case "exec":
+		return &corev1.PodExecOptions{TypeMeta: metav1.TypeMeta{Kind: "PodExecOptions", APIVersion: "v1"}, Container: o.container,
+			Command: o.command, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr, TTY: o.tty}
+	case "attach":
+		return &corev1.PodAttachOptions{TypeMeta: metav1.TypeMeta{Kind: "PodAttachOptions", APIVersion: "v1"}, Container: o.container,
+			Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr, TTY: o.tty}
+	}
+	pf := &corev1.PodPortForwardOptions{TypeMeta: metav1.TypeMeta{Kind: "PodPortForwardOptions", APIVersion: "v1"}}
+	for _, list := range query["ports"] {
+		for _, p := range strings.Split(list, ",") {
+			if n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32); err == nil {
+				pf.Ports = append(pf.Ports, int32(n))
+			}
+		}
+	}
+	return pf
+}
+
 // serveStream proxies an exec, attach or portForward (the kubelet's
 // path) to the kubelet of the pod's node.
 func serveStream(q *apiserver.Request, kind string) {
 	ctx := q.Context()
+	query := q.R.URL.Query()
+	opts := parseStreamOptions(query)
+	// A stream is a CONNECT to admission: webhooks may refuse it.
+	if err := q.AdmitConnect(connectOptions(kind, opts, query)); err != nil {
+		q.Fail(err)
+		return
+	}
 	obj, err := q.Storage.Get(ctx, q.Info.Namespace, q.Info.Name)
 	if err != nil {
 		q.Fail(err)
 		return
 	}
 	pod := obj.(*corev1.Pod)
-	query := q.R.URL.Query()
-	opts := parseStreamOptions(query)
 	path := fmt.Sprintf("/%s/%s/%s", kind, pod.Namespace, pod.Name)
 	var forward url.Values
 	switch kind {
