@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -375,6 +376,21 @@ spec:
 // TestKubeletContainerFiles: what the kubelet gives a container, seen with
 // the real kubectl as a user (and Kubernetes' node conformance tests) see
 // it.
+// ephemeralOnCreatePod asks for an ephemeral container at creation, which
+// only the ephemeralcontainers subresource of a running pod may add.
+const ephemeralOnCreatePod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: eph
+spec:
+  containers:
+    - name: c
+      image: busybox:1.36
+  ephemeralContainers:
+    - name: debugger
+      image: busybox:1.36
+`
+
 func TestKubeletContainerFiles(t *testing.T) {
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
@@ -520,6 +536,43 @@ func TestKubeletContainerFiles(t *testing.T) {
 			phase := jsonpath(t, "badhook", "{.status.phase}")
 			return strings.Contains(ev, "Exec lifecycle hook ([sh -c exit 3]) for Container \"c\"") && phase == "Failed", phase + " " + ev
 		})
+	})
+
+	t.Run("kubectl debug adds an ephemeral container to a running pod; it is never changed nor removed", func(t *testing.T) {
+		k.mustKubectl(t, "run", "target", "--image=busybox:1.36", "--", "sleep", "3600")
+		waitPhase(t, "target", "Running")
+		k.mustKubectl(t, "debug", "target", "--image=busybox:1.36", "--container=debugger", "--target=target",
+			"--", "sh", "-c", "echo debugging; sleep 3600")
+		testserver.EventuallyWithin(t, 30*time.Second, "the debugger runs", func() (bool, string) {
+			out, _, _ := k.kubectl(t, "get", "pod", "target", "-o", "jsonpath={.status.ephemeralContainerStatuses[0].name} {.status.ephemeralContainerStatuses[0].state.running.startedAt}")
+			return strings.HasPrefix(out, "debugger ") && len(out) > len("debugger "), out
+		})
+		if got := k.mustKubectl(t, "exec", "target", "-c", "debugger", "--", "echo", "hi"); got != "hi\n" {
+			t.Errorf("exec in the debugger = %q", got)
+		}
+		testserver.EventuallyWithin(t, 10*time.Second, "the debugger's log", func() (bool, string) {
+			out, _, _ := k.kubectl(t, "logs", "target", "-c", "debugger")
+			return out == "debugging\n", out
+		})
+		if got := jsonpath(t, "target", "{.metadata.generation}"); got != "2" {
+			t.Errorf("metadata.generation = %s, want 2: adding an ephemeral container changes the spec", got)
+		}
+		// The same pod without its debugger, through the subresource: refused.
+		var pod map[string]any
+		if err := json.Unmarshal([]byte(k.mustKubectl(t, "get", "pod", "target", "-o", "json")), &pod); err != nil {
+			t.Fatal(err)
+		}
+		delete(pod["spec"].(map[string]any), "ephemeralContainers")
+		data, _ := json.Marshal(pod)
+		removed := string(data)
+		_, stderr, code := k.kubectl(t, "replace", "--raw", "/api/v1/namespaces/default/pods/target/ephemeralcontainers", "-f", k.manifest(t, "removed.json", removed))
+		if code == 0 || !strings.Contains(stderr, `existing ephemeral containers "debugger" may not be removed`) {
+			t.Errorf("removing the debugger: exit %d, stderr %s", code, stderr)
+		}
+		if _, stderr, code := k.kubectl(t, "apply", "-f", k.manifest(t, "eph.yaml", ephemeralOnCreatePod)); code == 0 ||
+			!strings.Contains(stderr, "spec.ephemeralContainers: Forbidden: cannot be set on create") {
+			t.Errorf("a pod created with an ephemeral container: exit %d, stderr %s", code, stderr)
+		}
 	})
 
 	t.Run("an image volume shows the image's files, read-only", func(t *testing.T) {

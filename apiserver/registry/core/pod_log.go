@@ -99,11 +99,17 @@ func podNode(q *apiserver.Request, pod *corev1.Pod) (*corev1.Node, error) {
 	return obj.(*corev1.Node), nil
 }
 
-// logContainer picks the container: the one named, or the only one.
+// logContainer picks the container: the one named (an ephemeral one too),
+// or the only one.
 func logContainer(pod *corev1.Pod, name string) (string, error) {
 	var names []string
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		names = append(names, c.Name)
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers { // `kubectl debug`'s: named, never the default
 		if c.Name == name {
 			return name, nil
 		}

@@ -24,9 +24,10 @@ var Pods = &apiserver.Resource{
 	GroupVersion: v1, Name: "pods", Kind: "Pod", Namespaced: true,
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
-	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource, execSubresource, attachSubresource, portForwardSubresource},
-	New:          func() runtime.Object { return &corev1.Pod{} },
-	NewList:      func() runtime.Object { return &corev1.PodList{} },
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource, execSubresource, attachSubresource, portForwardSubresource,
+		ephemeralContainersSubresource},
+	New:     func() runtime.Object { return &corev1.Pod{} },
+	NewList: func() runtime.Object { return &corev1.PodList{} },
 	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)
 		// Step 3: a new pod is Pending until a kubelet reports otherwise.
@@ -47,6 +48,8 @@ var Pods = &apiserver.Resource{
 		errs := ValidatePodSpec(&pod.Spec, field.NewPath("spec"))
 		if old != nil {
 			errs = append(errs, validatePodSpecUpdate(&pod.Spec, &old.(*corev1.Pod).Spec)...)
+		} else if len(pod.Spec.EphemeralContainers) > 0 { // only pods/ephemeralcontainers adds them
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
 		}
 		return errs
 	},
