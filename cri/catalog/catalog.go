@@ -155,7 +155,7 @@ func PullError(ref string) error {
 			"failed to do request: Head %q: dial tcp: lookup %s: no such host",
 			ref, ref, "https://"+host+"/v2/"+repo+"/manifests/"+tag, h)
 	}
-	if tag == "doesnotexist" || tag == "nonexistent" || tag == "404" { // the last two, Kubernetes' tests
+	if tag == "doesnotexist" || tag == "nonexistent" || tag == "non-existent" || tag == "404" { // the last three, Kubernetes' tests
 		return fmt.Errorf("failed to pull and unpack image %q: failed to resolve reference %q: %s: %w",
 			ref, ref, ref, ErrNotFound)
 	}

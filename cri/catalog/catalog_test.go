@@ -332,6 +332,8 @@ func TestPullError(t *testing.T) {
 		{ref: "docker.io/library/nginx@sha256:0a399eb16751829e1af26fea27b20c3ec28d7ab1fb72182879dcae1cca21206a"},
 		{ref: "docker.io/library/nginx:doesnotexist", notFound: true,
 			want: `failed to pull and unpack image "docker.io/library/nginx:doesnotexist": failed to resolve reference "docker.io/library/nginx:doesnotexist": docker.io/library/nginx:doesnotexist: not found`},
+		{ref: "docker.io/library/foo:non-existent", notFound: true, // the DaemonSet rollback conformance spec's
+			want: `failed to pull and unpack image "docker.io/library/foo:non-existent": failed to resolve reference "docker.io/library/foo:non-existent": docker.io/library/foo:non-existent: not found`},
 		{ref: "gcr.io/google_samples/gb-redisslave:nonexistent", notFound: true,
 			want: `failed to pull and unpack image "gcr.io/google_samples/gb-redisslave:nonexistent": failed to resolve reference "gcr.io/google_samples/gb-redisslave:nonexistent": gcr.io/google_samples/gb-redisslave:nonexistent: not found`},
 		{ref: "webserver:404", notFound: true,
