@@ -164,14 +164,14 @@ type Object interface {
 // says it still exists, is the same object, and is not being deleted. One
 // being deleted, or deleted and made anew under the same name, must take
 // no pod the garbage collector would then have to chase.
-func RecheckDeletion(c *client.Client, r client.Resource, owner Object, kind string) func(context.Context) error {
+func RecheckDeletion(c *client.Client, r client.Resource, owner Object) func(context.Context) error {
 	return func(ctx context.Context) error {
 		fresh := &metav1.PartialObjectMetadata{}
 		if err := c.Get(ctx, r, owner.GetNamespace(), owner.GetName(), fresh); err != nil {
 			return err
 		}
 		if fresh.UID != owner.GetUID() {
-			return fmt.Errorf("original %s %s is gone: got uid %s, wanted %s", kind, client.KeyOf(owner), fresh.UID, owner.GetUID())
+			return fmt.Errorf("original %s %s is gone: got uid %s, wanted %s", r.Kind, client.KeyOf(owner), fresh.UID, owner.GetUID())
 		}
 		if fresh.DeletionTimestamp != nil {
 			return fmt.Errorf("%s has just been deleted at %v", client.KeyOf(owner), fresh.DeletionTimestamp)

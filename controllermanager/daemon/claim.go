@@ -28,7 +28,7 @@ func (c *Controller) daemonPods(ctx context.Context, ds *appsv1.DaemonSet) ([]*c
 
 // canAdopt is asked before the first adoption of a pod or a revision.
 func (c *Controller) canAdopt(ds *appsv1.DaemonSet) func(context.Context) error {
-	return controller.RecheckDeletion(c.client, client.DaemonSets, ds, "DaemonSet")
+	return controller.RecheckDeletion(c.client, client.DaemonSets, ds)
 }
 
 // nodesToDaemonPods groups the DaemonSet's pods by the node they are for.

@@ -25,6 +25,6 @@ func (c *Controller) claimPods(ctx context.Context, job *batchv1.Job) ([]*corev1
 		return nil, fmt.Errorf("job %s selector: %w", client.KeyOf(job), err)
 	}
 	return controller.PodClaim{Client: c.client, Pods: c.pods.Cache(), Owner: job, Kind: controllerKind, Selector: sel,
-		CanAdopt:   controller.RecheckDeletion(c.client, client.Jobs, job, "Job"),
+		CanAdopt:   controller.RecheckDeletion(c.client, client.Jobs, job),
 		Finalizers: []string{batchv1.JobTrackingFinalizer}, Log: c.log}.Claim(ctx)
 }

@@ -106,7 +106,7 @@ func (c *Controller) cachedClaim(ns string) func(name string) *corev1.Persistent
 
 // canAdopt is checked once before a set adopts a pod or a revision.
 func (c *Controller) canAdopt(set *appsv1.StatefulSet) func(context.Context) error {
-	return controller.RecheckDeletion(c.client, client.StatefulSets, set, "StatefulSet")
+	return controller.RecheckDeletion(c.client, client.StatefulSets, set)
 }
 
 // claimPods returns the pods the set controls, after Kubernetes'
