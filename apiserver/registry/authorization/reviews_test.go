@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,6 +39,13 @@ func startRBAC(t *testing.T) *testserver.Server {
 			t.Fatalf("create %s: %d", o.path, code)
 		}
 	}
+	// The authorizer learns of roles and bindings through separate
+	// watches: the binding may arrive before its role.
+	jane := authorization.Attributes{User: authenticationv1.UserInfo{Username: "jane"}, Verb: "list", ResourceRequest: true, Resource: "pods", Namespace: "default"}
+	testserver.Eventually(t, "the authorizer to know pod-reader", func() (bool, string) {
+		d, reason, _ := p.Authorize(t.Context(), jane)
+		return d == authorization.Allow, reason
+	})
 	return s
 }
 
