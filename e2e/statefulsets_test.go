@@ -295,6 +295,60 @@ func TestStatefulSets(t *testing.T) {
 		}
 	})
 
+	// The conformance spec "should recreate evicted statefulset": a pod
+	// pinned to node01 asks for a host port another pod holds there; the
+	// kubelet rejects it, the controller replaces it, again and again,
+	// until the holder goes.
+	t.Run("a pod the kubelet rejects is replaced until it fits", func(t *testing.T) {
+		k.mustKubectl(t, "apply", "-f", k.manifest(t, "holder.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: holder
+spec:
+  nodeName: node01
+  containers:
+  - name: nginx
+    image: nginx:1.25
+    ports:
+    - {containerPort: 21017, hostPort: 21017}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: pinned
+spec:
+  serviceName: nginx
+  replicas: 1
+  selector:
+    matchLabels: {app: pinned}
+  template:
+    metadata:
+      labels: {app: pinned}
+    spec:
+      nodeName: node01
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        ports:
+        - {containerPort: 21017, hostPort: 21017}
+`))
+		testserver.EventuallyWithin(t, 60*time.Second, "pinned-0 rejected and recreated", func() (bool, string) {
+			hist.mu.Lock()
+			defer hist.mu.Unlock()
+			return slices.Contains(hist.log, "gone pinned-0") && hist.log[len(hist.log)-1] != "gone pinned-0", strings.Join(hist.log, ", ")
+		})
+		events := k.mustKubectl(t, "get", "events", "--field-selector", "involvedObject.name=pinned-0,reason=NodePorts", "-o", "jsonpath={.items[0].message}")
+		if events != "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports" {
+			t.Errorf("pinned-0's NodePorts event: %q", events)
+		}
+		k.mustKubectl(t, "delete", "pod", "holder")
+		testserver.EventuallyWithin(t, 60*time.Second, "pinned-0 runs once the port is free", func() (bool, string) {
+			out, _, _ := k.kubectl(t, "get", "pod", "pinned-0", "-o", "jsonpath={.status.phase}")
+			return out == "Running", out
+		})
+		k.mustKubectl(t, "delete", "sts", "pinned")
+	})
+
 	t.Run("deleting the set deletes its pods and keeps the claims", func(t *testing.T) {
 		k.mustKubectl(t, "delete", "sts", "web")
 		testserver.EventuallyWithin(t, 60*time.Second, "the set's pods gone", func() (bool, string) {

@@ -38,6 +38,14 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		return err // retried
 	}
 	if sb == nil {
+		if _, failed := k.failure(pod.UID); !failed {
+			if r, err := k.admitPod(ctx, pod); err != nil || r != nil { // admission.go
+				if r != nil {
+					return k.rejectPod(ctx, pod, r)
+				}
+				return err // retried
+			}
+		}
 		k.log.Info("pod bound to this node: starting it", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "containers", len(pod.Spec.Containers))
 		stored, err := k.reportStatus(ctx, pod, nil, nil)
 		if err != nil || stored == nil {
@@ -53,6 +61,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
+	k.noteAdmitted(pod) // as it is now; an earlier kubelet's pod, too
 	if f, failed := k.failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}

@@ -27,7 +27,8 @@ import (
 //     port, one identity, under which each node's own requests go
 //     impersonated as that node (identity.go);
 //   - one Services informer, for the service variables of every
-//     container (envvars.go);
+//     container (envvars.go), and one of its nodes, which admission
+//     checks pods against (admission.go);
 //   - one watch of the ClusterTrustBundles and one of its nodes'
 //     PodCertificateRequests, for projected volumes
 //     (clustertrustbundles.go, podcertificates.go);
@@ -45,6 +46,7 @@ type Fleet struct {
 	runtime  *runtimeService
 	informer *client.Informer
 	services *client.Informer // every Service, for containers' env (envvars.go)
+	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// configMaps and secrets are every ConfigMap and Secret, for
 	// containers' env and volumes (objects.go); nil for a kubelet whose
 	// identity may not list them, which reads each (identity.go).
@@ -149,9 +151,9 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	}
 	// Step 12: the kubelet list-watches only the pods bound to its node
 	// (a fleet: to any node, and keeps those of its own).
-	selector := "spec.nodeName=" + names[0]
+	selector, nodeSelector := "spec.nodeName="+names[0], "metadata.name="+names[0]
 	if len(names) > 1 {
-		selector = "spec.nodeName!="
+		selector, nodeSelector = "spec.nodeName!=", ""
 	}
 	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
@@ -159,6 +161,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
+		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
 		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
 	f.watchPodCertificates(selector, base.Clock, log)
@@ -261,7 +264,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
-	informers := []*client.Informer{f.informer, f.services, f.trustBundles.informer, f.certificateRequests}
+	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.informer, f.certificateRequests}
 	if f.configMaps != nil {
 		informers = append(informers, f.configMaps, f.secrets)
 	}

@@ -66,9 +66,12 @@ type Config struct {
 	// is the cluster's domain ("" means DefaultClusterDomain), and
 	// ResolverConfig the node's resolv.conf, node-absolute ("" means
 	// DefaultResolverConfig), which a pod of dnsPolicy Default gets (dns.go).
-	ClusterDNS     []netip.Addr
-	ClusterDomain  string
-	ResolverConfig string
+	ClusterDNS    []netip.Addr
+	ClusterDomain string
+	// AllowedUnsafeSysctls are the sysctls beyond the safe set that pods
+	// may set here (--allowed-unsafe-sysctls; sysctls.go).
+	AllowedUnsafeSysctls []string
+	ResolverConfig       string
 	// NFSRoot stands for the NFS servers: an nfs volume of server S and
 	// path P is NFSRoot/S/P, shared by whoever mounts it. "" refuses nfs
 	// volumes.
@@ -123,6 +126,9 @@ type Kubelet struct {
 	clock       clock.WithTickerAndDelayedExecution
 	log         *slog.Logger
 
+	// admitMu makes admissions one at a time (admission.go).
+	admitMu sync.Mutex
+
 	// terminating holds the pods whose containers are being stopped
 	// (pods.go), each by its own goroutine.
 	mu          sync.Mutex
@@ -130,9 +136,10 @@ type Kubelet struct {
 	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
 	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
 	pullErrors  map[string]string
-	failures    map[types.UID]podFailure // pods the kubelet failed (deadline.go)
-	static      map[string]*staticPod    // by mirror key (staticpods.go)
-	mirrorUIDs  map[types.UID]types.UID  // a static pod's hash → its mirror's UID
+	failures    map[types.UID]podFailure  // pods the kubelet failed (deadline.go)
+	admitted    map[types.UID]*corev1.Pod // the pods let in that hold the node's resources and ports (admission.go)
+	static      map[string]*staticPod     // by mirror key (staticpods.go)
+	mirrorUIDs  map[types.UID]types.UID   // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
 	// lease is the Lease last written, renewed by the heartbeat loop
@@ -245,6 +252,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		mounted:       map[types.UID]bool{},
 		pullErrors:    map[string]string{},
 		failures:      map[types.UID]podFailure{},
+		admitted:      map[types.UID]*corev1.Pod{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
 		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected

@@ -40,12 +40,20 @@ func (k *Kubelet) restoreImages(images []corev1.ContainerImage) {
 	}
 }
 
-// restorePods takes back the pods of the node's earlier kubelet.
+// restorePods takes back the pods of the node's earlier kubelet. Those
+// that may still run hold their resources and ports before any new pod
+// is admitted (admission.go), whatever the runtime.
 func (k *Kubelet) restorePods(ctx context.Context) {
+	pods := k.fleet.podsOf(k.cfg.NodeName)
+	for _, pod := range pods {
+		if ranHere(pod) && !podFinished(pod) && !isMirror(pod) {
+			k.noteAdmitted(pod)
+		}
+	}
 	if k.runtime.inProcess == nil {
 		return
 	}
-	for _, pod := range k.fleet.podsOf(k.cfg.NodeName) {
+	for _, pod := range pods {
 		if isMirror(pod) { // a static pod ran under its hash
 			pod = pod.DeepCopy()
 			pod.UID = runtimeUID(pod)

@@ -40,6 +40,7 @@ func main() {
 	podCIDR := flag.String("pod-cidr", "", "range of the node's pod IPs (default: 10.244.N.0/24, N as for --node-ip)")
 	clusterDNS := flag.String("cluster-dns", kubelet.DefaultClusterDNS.String(), "the cluster DNS Service's IPs, comma-separated: the nameservers of pods of dnsPolicy ClusterFirst (\"\": none, such pods get the node's DNS)")
 	clusterDomain := flag.String("cluster-domain", kubelet.DefaultClusterDomain, "the cluster's DNS domain, which pods search after their namespace's")
+	unsafeSysctls := flag.String("allowed-unsafe-sysctls", "", "sysctls beyond the safe set that pods may set on this node, names or prefix* patterns, comma-separated: \"kernel.msg*,net.core.somaxconn\"; namespaced ones only")
 	statusInterval := flag.Duration("status-interval", 10*time.Second, "how often the node status and lease are renewed")
 	runtimeEndpoint := flag.String("container-runtime-endpoint", "", "the CRI runtime's socket, unix:///path/to/runtime.sock (default: start mkube's runtime in this process, on a private socket)")
 	pullDelay := flag.Duration("image-pull-delay", 300*time.Millisecond, "how long an image pull takes in the in-process runtime (an external runtime has its own --image-pull-delay)")
@@ -120,6 +121,9 @@ func main() {
 	// saying why, rather than wait for the API server.
 	if *nodes < 1 {
 		fail("--nodes: %d: want at least 1", *nodes)
+	}
+	if cfg.AllowedUnsafeSysctls, err = kubelet.ParseAllowedUnsafeSysctls(*unsafeSysctls); err != nil {
+		fail("%v", err)
 	}
 	cfg.NodeStatusReportFrequency = *reportFrequency
 	if *nodes > 1 {

@@ -34,13 +34,14 @@ func componentRoles() []rbacv1.ClusterRole {
 		)},
 		// A kubelet fleet's shared watches: every pod bound to a node (a
 		// field selector spec.nodeName!= no real kubelet may ask), and
-		// every Service, ConfigMap, Secret, claim and volume, cached once
-		// for thousands of nodes; and the events its nodes report. Each
+		// every Service, ConfigMap, Secret, claim, volume and node (which
+		// admission checks pods against), cached once for thousands of
+		// nodes; and the events its nodes report. Each
 		// node's own requests go impersonated, through the Node
 		// authorizer (package authorization/node).
 		{ObjectMeta: defaultMeta("mkube:kubelet-fleet"), Rules: rules(
 			rule("list", "watch").groups(core).resources("pods", "services", "configmaps", "secrets",
-				"persistentvolumeclaims", "persistentvolumes"),
+				"persistentvolumeclaims", "persistentvolumes", "nodes"),
 			// The trust bundles its pods mount, and the certificate
 			// requests of any of its nodes (spec.nodeName!=).
 			rule("list", "watch").groups(certificates).resources("clustertrustbundles", "podcertificaterequests"),

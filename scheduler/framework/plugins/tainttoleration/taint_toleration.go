@@ -53,6 +53,10 @@ import (
 // Name is the plugin's name in kube-scheduler.
 const Name = "TaintToleration"
 
+// ErrReasonNotMatch is Kubernetes' reason when the kubelet's admission
+// finds a NoExecute taint the pod does not tolerate (kubelet/admission.go).
+const ErrReasonNotMatch = "node(s) had taints that the pod didn't tolerate"
+
 const preScoreStateKey framework.StateKey = "PreScore" + Name
 
 // TaintToleration is the plugin.

@@ -1,0 +1,152 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/testserver"
+	"github.com/mkube/mkube/scheduler/framework"
+)
+
+// admissionPod is a pod for node01 with one container, shaped by opts.
+func admissionPod(name string, opts ...func(*corev1.Pod)) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{NodeName: "node01", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	for _, o := range opts {
+		o(pod)
+	}
+	return pod
+}
+
+func hostPort(port int32, proto corev1.Protocol) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: proto})
+	}
+}
+
+func requests(cpu, memory string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+	}
+}
+
+func TestAdmissionRunsTheSchedulersGeneralFilters(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01", Labels: map[string]string{"disktype": "ssd"}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectPreferNoSchedule}}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"),
+			corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("2"),
+			"example.com/gpu": resource.MustParse("1")}}}
+	tainted := node.DeepCopy()
+	tainted.Spec.Taints = append(tainted.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoExecute})
+	holding := admissionPod("holder", hostPort(21017, ""), requests("600m", "256Mi"))
+	tests := []struct {
+		name            string
+		node            *corev1.Node
+		running         []*corev1.Pod
+		pod             *corev1.Pod
+		reason, message string
+	}{
+		{"a pod that fits is admitted", node, []*corev1.Pod{holding}, admissionPod("p", hostPort(8080, ""), requests("400m", "512Mi")), "", ""},
+		{"a host port another pod holds is refused", node, []*corev1.Pod{holding}, admissionPod("p", hostPort(21017, corev1.ProtocolTCP)),
+			"NodePorts", "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"},
+		{"the same port over UDP is free", node, []*corev1.Pod{holding}, admissionPod("p", hostPort(21017, corev1.ProtocolUDP)), "", ""},
+		{"cpu beyond what is free", node, []*corev1.Pod{holding}, admissionPod("p", requests("500m", "1Mi")),
+			"OutOfcpu", "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000"},
+		{"memory beyond what is free", node, []*corev1.Pod{holding}, admissionPod("p", requests("1m", "800Mi")),
+			"OutOfmemory", "Node didn't have enough resource: memory, requested: 838860800, used: 268435456, capacity: 1073741824"},
+		{"more pods than the node takes", node, []*corev1.Pod{holding, admissionPod("second")}, admissionPod("p"),
+			"OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"},
+		{"resources come before ports", node, []*corev1.Pod{holding}, admissionPod("p", hostPort(21017, ""), requests("2", "1Mi")),
+			"OutOfcpu", "Node didn't have enough resource: cpu, requested: 2000, used: 600, capacity: 1000"},
+		{"an extended resource beyond what the node has", node, nil, admissionPod("p", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{"example.com/gpu": resource.MustParse("2")}
+		}), "OutOfexample.com/gpu", "Node didn't have enough resource: example.com/gpu, requested: 2, used: 0, capacity: 1"},
+		{"an extended resource the node does not offer is left out", node, nil, admissionPod("p", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{"example.com/fpga": resource.MustParse("1")}
+		}), "", ""},
+		{"a nodeSelector the node's labels match", node, nil, admissionPod("p", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"disktype": "ssd"} }), "", ""},
+		{"a nodeSelector they do not", node, nil, admissionPod("p", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"disktype": "hdd"} }),
+			"NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"},
+		{"another node's pod", node, nil, admissionPod("p", func(p *corev1.Pod) { p.Spec.NodeName = "node02" }),
+			"NodeName", "Predicate NodeName failed: node(s) didn't match the requested node name"},
+		{"a PreferNoSchedule taint keeps nothing out", node, nil, admissionPod("p"), "", ""},
+		{"an untolerated NoExecute taint does", tainted, nil, admissionPod("p"),
+			"TaintToleration", "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"},
+		{"unless the pod tolerates it", tainted, nil, admissionPod("p", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+		}), "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			info := framework.NewNodeInfo()
+			info.SetNode(tc.node)
+			for _, p := range tc.running {
+				info.AddPodInfo(framework.NewPodInfo(p))
+			}
+			var reason, message string
+			if r := generalFilter(tc.pod, info); r != nil {
+				reason, message = r.reason, r.message
+			}
+			if reason != tc.reason || message != tc.message {
+				t.Errorf("got %q %q\nwant %q %q", reason, message, tc.reason, tc.message)
+			}
+		})
+	}
+}
+
+// A pod created with spec.nodeName (no scheduler looked) asking for a
+// host port another pod holds is rejected by the kubelet, as Kubernetes
+// does it; once the holder is gone, a new pod with that port runs. A
+// restarted kubelet counts the pods it finds running.
+func TestTheKubeletRejectsAPodWhoseHostPortIsTaken(t *testing.T) {
+	c := testCluster(t)
+	ctx := context.Background()
+	stop := startKubelet(t, c, t.TempDir())
+	create := func(name string) {
+		t.Helper()
+		pod := admissionPod(name, hostPort(21017, ""))
+		pod.UID = ""
+		if err := c.Create(ctx, client.Pods, "default", pod, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(name string, want corev1.PodPhase) func() (bool, string) {
+		return func() (bool, string) {
+			p := getPod(t, c, name)
+			return p.Status.Phase == want, fmt.Sprintf("phase %s reason %q", p.Status.Phase, p.Status.Reason)
+		}
+	}
+	create("holder")
+	testserver.Eventually(t, "holder is Running", phase("holder", corev1.PodRunning))
+
+	// After a restart, the kubelet knows holder holds the port.
+	stop()
+	startKubelet(t, c, t.TempDir())
+	create("second")
+	testserver.Eventually(t, "second is rejected", phase("second", corev1.PodFailed))
+	st := getPod(t, c, "second").Status
+	if st.Reason != "NodePorts" || st.Message != "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports" ||
+		len(st.ContainerStatuses) != 0 || st.PodIP != "" {
+		t.Errorf("status of the rejected pod: %+v", st)
+	}
+	testserver.Eventually(t, "second has a NodePorts event", hasEvents(t, c, "second", "NodePorts"))
+
+	if err := c.Delete(ctx, client.Pods, "default", "holder", nil); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "holder is gone", func() (bool, string) {
+		err := c.Get(ctx, client.Pods, "default", "holder", &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get holder: %v", err)
+	})
+	create("third")
+	testserver.Eventually(t, "third, asking the freed port, runs", phase("third", corev1.PodRunning))
+}
