@@ -54,7 +54,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		writeError(w, apierrors.NewNotFound(res.GroupResource(), info.Name+"/"+info.Subresource))
-	case !slices.Contains(sub.Verbs, info.Verb):
+	case !slices.Contains(sub.Verbs, info.Verb) && !(sub.AnyMethod && info.Verb == ""):
 		writeError(w, apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb))
 	default:
 		sub.Serve(q)

@@ -145,7 +145,11 @@ type Subresource struct {
 	Name                 string
 	Group, Version, Kind string
 	Verbs                []string
-	Serve                func(q *Request)
+	// AnyMethod takes, beyond the verbs' methods, those that have no verb
+	// (OPTIONS): a proxy's. Kubernetes' request info gives them none, so
+	// only RBAC's "*" allows them.
+	AnyMethod bool
+	Serve     func(q *Request)
 	// Update, for a subresource that writes part of an object
 	// (WritesSubresource: a CSR's approval), is its update strategy: from
 	// the stored object and the client's, the object to store, or the

@@ -43,6 +43,8 @@ func (k *Kubelet) serve(ctx context.Context, ln net.Listener) {
 	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/fail-probes", k.serveFailProbes)
 	mux.HandleFunc("GET /mkube/faults/{namespace}/{pod}/{container}/process", k.serveInspectProcess)
 	mux.HandleFunc("POST /mkube/faults/freeze", k.serveFreeze)
+	// The control plane's route to the pod network (podnetwork_route.go).
+	mux.HandleFunc(podNetworkRoute+"{scheme}/{ip}/{port}/{path...}", k.servePodNetwork)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	// Go's profiles, as the kubelet's debugging handlers serve them
 	// (enableDebuggingHandlers, on by default): what a fleet spends its CPU on.

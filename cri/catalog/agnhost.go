@@ -25,7 +25,8 @@ import (
 // `agnhost grpc-health-checking` (agnhost_grpc.go), its volume tests
 // `agnhost mounttest` (agnhost_mounttest.go) and its [sig-node]
 // Containers tests `agnhost entrypoint-tester`, its admission webhook
-// tests `agnhost webhook` (agnhost_webhook.go). mkube simulates these
+// tests `agnhost webhook` (agnhost_webhook.go), its proxy tests `agnhost
+// porter` (agnhost_porter.go). mkube simulates these
 // and pause.
 func agnhostImage() Image {
 	img := alpineImage()
@@ -33,10 +34,11 @@ func agnhostImage() Image {
 	img.Ports = []int32{80, 5000, 8080, 8081, 9376}
 	img.Programs = map[string]shell.Program{"agnhost": agnhost, "agnhost-2": agnhost}
 	img.Serve = agnhostServe
-	// The porter's test certificate, at / as the image's Dockerfile ADDs
-	// it: Kubernetes' StatefulSet specs probe readiness with GET
+	// The porter's test certificate and key, at / as the image's
+	// Dockerfile ADDs them: Kubernetes' StatefulSet specs probe readiness with GET
 	// /localhost.crt on test-webserver, and break the probe by moving it.
 	img.Files["/localhost.crt"] = agnhostLocalhostCert
+	img.Files["/localhost.key"] = agnhostLocalhostKey // the porter's TLS ports serve with it (agnhost_porter.go)
 	return img
 }
 
@@ -60,6 +62,37 @@ EJt+HtJvrCo9ZHacmC865eoJZG6sG2Ul64IItRYDZbr55UKViJ8r81Q67nNCv/8D
 f4/K2f+miPVaTMLAll6zCT78I+3iSPPO3yCmL/2Udp4a10Jqrfv+hbf8t4DUcqlz
 4XFrUHspRDZcGXFILnAsNOpfK7UmUU0wkbFghkI=
 -----END CERTIFICATE-----
+`
+
+// agnhostLocalhostKey is test/images/agnhost/porter/localhost.key, the
+// test certificate's key, public as the image is.
+const agnhostLocalhostKey = `-----BEGIN RSA PRIVATE KEY-----
+MIIEogIBAAKCAQEAnduibxYcYVMZsSx7aTpuEBDGOfEm+XTf4OeCuettNRe7rPDW
+T9ueTXVkd8hk+mcajJIRZguocGJGIy8bBGAYC7cau1/eZ94ieOzVp5cV6lpdzspG
+bhvP9/DcAHC8lD2snD35dvzNmoFSmgtnOONQNOTbak0BL1cyNFI5S0vM8Rgfl8vr
+US8nsUPu3CKdpRtkBRC+DWewsQu3zu35uj3rinqn7PvuDpMFro897NWd3OZHcXRU
+8dVEs8532CrBugVyGGjfPrxk1viucqDV/Ju5o49ebAEoNGRpAwDOWcNV7bjqvHo7
+rCBskq/Fpe+J6Nwow+5nQQOPHOhYeOeHqiiI5QIDAQABAoIBAG1wRmWTQ6upjAdL
+2mcyjflvV6315NpOz6NBfVzdvcFwKbmU4k9M56u1tihg8riy4DISViOT83uudgeQ
+cb+Pyzvb/plmtm72DpodP2ZHlXb6nUxu6XMOrxiqkCtx/Rscwt0zDg8S5ou2GokX
+XMGQvhtdikxhBHBImFKzqmrsKzH9O3oalpXCHTIHd2aDMkmrMbdjS+SSPBl6yjoz
+9abnaztO4b0k76Un/648z17Z9R+OvqUvWLCxCL8XBfGd5kEIS3XLB2NlItKpsMPw
+BTbYp45NaPiQOlgcNeeLZxPatSZ8WUB/28dvWzdGc2n/ybZFZlKxG0IvmjBwI97a
+vkMSl8UCgYEA0WNFh9jpz3nKngbrOHx3vy6HkI7jots3kW8Lcml1uRInOOG6nerl
+m0SSP/tBm4vMK0lzwlDfaTPP6UqvHnB4KI9dg3PvuDTskxC1MrmE/ZXspUHNFlCa
+T5UZgXwd6KUv0bc+93KIAY/QiriYmE0DeK6vU+YDBgA4pqcywyotK4sCgYEAwP+/
+OBajqNJqspiKo6UveKCHo0+L6+rrQiE3wAKH37I901NFQLBzKBtXGB+DhdrqQuYh
+V+DfiXktkf3fqSz4lK5eomIrw+jxPVfgIDHjPUSJoya8sxPUv5E5Vu7dv6EcinE1
+fssMGDzs4lcV2GT3bng5T9bgK1rjc191iCOva08CgYBy9Flb946FxYujrpC89jiX
+0WfDyW7YHhon0hsquRNUg87cv7DAuhFMaR0R21NtnhZ9PVo8OEIvc66VmdcCkySk
+v/DLFn9pVkT7iJSyQH/u6Lx/Dd0WfzH4txbFq+qPqwDR1hTPrSVWFiqbvjSoiL97
+JgxDt2e5h62ScQDBfQpHeQKBgHZocdjniuE4t117WROtdMJ9OrpnQ2Eqb8vStXGI
+G/SSVnwgyow1tXEV1QlnzDmDZdZFeo9/16VwQxUevOn+PUR69nSJ5m/7qoYIM+mM
+se4U7py6V2tG72/YmWVMh5/aKLiHXFq+GF2Gg48Z/r0UtPmBqSfinQX8bS+LkYBE
+5IrhAoGAOfnnAOAjSqKTZF5L7CJJHBYYowtcdgKdBfELWP+eWRgXPWS7sWuAE670
+STDfr0KxnkrMOGv0SPpN7qVh9zPrFtfXzLkj67g7ydxUIN55cgDoPFLpCVRX87HU
+nbVwcbxVjeBqQ1CyN329adNI1LsnPqy59LzBxDM/JWa47A6Y7Vc=
+-----END RSA PRIVATE KEY-----
 `
 
 // agnhostExitOnSignal is how the binary ends on SIGTERM. pause handles
@@ -109,6 +142,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		port := intFlag(args[1:], "port", 9376)
 		goLog(p, fmt.Sprintf("Serving on port %d.", port))
 		ports = []int32{int32(port)}
+	case "porter": // serves each SERVE_PORT_<n>'s value over HTTP on port n (agnhost_porter.go)
+		ports = porterPorts(p.Environ())
 	case "pause":
 		fmt.Fprintln(out, "Paused")
 	default:
@@ -201,6 +236,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":
 		serveWebhook(c, conn, flags)
+	case "porter":
+		servePorter(c, port, conn, flags)
 	case "serve-hostname":
 		serveHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			goLog(c.Process, "HTTP request from "+r.RemoteAddr)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -369,6 +370,9 @@ func (p *Process) shellName() string {
 // ("/agnhost-2", "sh"): its os.Args[0], which a Program does not get
 // among its arguments.
 func (p *Process) Arg0() string { return p.arg0 }
+
+// Environ is the process's environment, NAME=value, as os.Environ.
+func (p *Process) Environ() []string { return slices.Clone(p.env) }
 
 // Getenv is a variable's value, "" if unset.
 func (p *Process) Getenv(name string) string {

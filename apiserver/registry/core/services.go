@@ -50,7 +50,7 @@ func mustCIDR(s string) *net.IPNet {
 var Services = &apiserver.Resource{
 	GroupVersion: v1, Name: "services", Kind: "Service", Namespaced: true,
 	ShortNames: []string{"svc"}, Categories: []string{"all"},
-	Subresources: []apiserver.Subresource{apiserver.StatusSubresource},
+	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, serviceProxySubresource},
 	// Kubernetes' service status strategy keeps only the spec.
 	StatusWritesMetadata: true,
 	New:                  func() runtime.Object { return &corev1.Service{} },
