@@ -168,7 +168,7 @@ func validateLimitResourceName(t corev1.LimitType, name corev1.ResourceName, pat
 		if !isStandardContainerResourceName(name) {
 			errs = append(errs, field.Invalid(path, name, "must be a standard resource for containers"))
 		}
-	} else if !isNativeResource(name) && !isExtendedResourceName(name) {
+	} else if !isNativeResource(name) && !IsExtendedResourceName(name) {
 		errs = append(errs, field.Invalid(path, name, "doesn't follow extended resource name standard"))
 	}
 	return errs
@@ -219,9 +219,9 @@ func isNativeResource(name corev1.ResourceName) bool {
 	return !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
 }
 
-// isExtendedResourceName: a device plugin's resource (example.com/gpu),
+// IsExtendedResourceName: a device plugin's (or a DeviceClass's) resource (example.com/gpu),
 // whose quota name requests.<name> is still a qualified name.
-func isExtendedResourceName(name corev1.ResourceName) bool {
+func IsExtendedResourceName(name corev1.ResourceName) bool {
 	if isNativeResource(name) || strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
 		return false
 	}

@@ -44,13 +44,7 @@ func ValidatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	if na := spec.NodeAffinity; na != nil && na.Required == nil {
 		errs = append(errs, field.Required(p.Child("nodeAffinity", "required"), "must specify required node constraints"))
 	} else if na != nil {
-		terms := p.Child("nodeAffinity", "required", "nodeSelectorTerms")
-		if len(na.Required.NodeSelectorTerms) == 0 {
-			errs = append(errs, field.Required(terms, "must have at least one node selector term"))
-		}
-		for i, t := range na.Required.NodeSelectorTerms {
-			errs = append(errs, validateNodeSelectorTerm(t, terms.Index(i))...)
-		}
+		errs = append(errs, ValidateNodeSelector(na.Required, p.Child("nodeAffinity", "required"))...)
 	}
 	errs = append(errs, validateVolumeSource(spec, p)...)
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
@@ -117,7 +111,7 @@ func validateVolumeSource(spec *corev1.PersistentVolumeSpec, p *field.Path) fiel
 		case s.NFS != nil:
 			errs = append(errs, validateNFS(s.NFS, sp)...)
 		case s.CSI != nil:
-			errs = append(errs, validateCSIDriverName(s.CSI.Driver, sp.Child("driver"))...)
+			errs = append(errs, ValidateCSIDriverName(s.CSI.Driver, sp.Child("driver"))...)
 			if s.CSI.VolumeHandle == "" {
 				errs = append(errs, field.Required(sp.Child("volumeHandle"), ""))
 			}
@@ -154,9 +148,9 @@ func validateNFS(n *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateCSIDriverName is Kubernetes' ValidateCSIDriverName: a DNS
+// ValidateCSIDriverName is Kubernetes' ValidateCSIDriverName: a DNS
 // subdomain of at most 63 characters, whatever its case.
-func validateCSIDriverName(name string, p *field.Path) field.ErrorList {
+func ValidateCSIDriverName(name string, p *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}

@@ -232,13 +232,7 @@ func validateAffinity(a *corev1.Affinity, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	na := path.Child("nodeAffinity")
 	if req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-		p := na.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-		if len(req.NodeSelectorTerms) == 0 {
-			errs = append(errs, field.Required(p, "must have at least one node selector term"))
-		}
-		for i, t := range req.NodeSelectorTerms {
-			errs = append(errs, validateNodeSelectorTerm(t, p.Index(i))...)
-		}
+		errs = append(errs, ValidateNodeSelector(req, na.Child("requiredDuringSchedulingIgnoredDuringExecution"))...)
 	}
 	for i, pt := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
 		p := na.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
@@ -246,6 +240,21 @@ func validateAffinity(a *corev1.Affinity, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("weight"), pt.Weight, "must be in the range 1-100"))
 		}
 		errs = append(errs, validateNodeSelectorTerm(pt.Preference, p.Child("preference"))...)
+	}
+	return errs
+}
+
+// ValidateNodeSelector is Kubernetes' ValidateNodeSelector: at least one
+// term, each a valid term. Pods' required node affinity, a volume's node
+// affinity and the nodes a ResourceSlice's devices are on are all one.
+func ValidateNodeSelector(sel *corev1.NodeSelector, path *field.Path) field.ErrorList {
+	terms := path.Child("nodeSelectorTerms")
+	var errs field.ErrorList
+	if len(sel.NodeSelectorTerms) == 0 {
+		errs = append(errs, field.Required(terms, "must have at least one node selector term"))
+	}
+	for i, t := range sel.NodeSelectorTerms {
+		errs = append(errs, validateNodeSelectorTerm(t, terms.Index(i))...)
 	}
 	return errs
 }

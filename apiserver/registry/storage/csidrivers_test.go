@@ -40,7 +40,7 @@ func TestEveryClusterListsMkubesDriverAndKubectlGetShowsKubernetesColumns(t *tes
 	if code := s.Do(http.MethodPost, csiDrivers, "application/json", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)
 	}
-	columns, rows := tableOf(t, s, csiDrivers)
+	columns, rows := testserver.TableOf(t, s, csiDrivers)
 	if columns != "Name AttachRequired PodInfoOnMount StorageCapacity TokenRequests RequiresRepublish Modes Age" {
 		t.Fatalf("columns: %s", columns)
 	}
@@ -71,23 +71,23 @@ func TestACSIDriverIsValidatedAsKubernetesDoes(t *testing.T) {
 		t.Fatalf("changing podInfoOnMount: %d", code)
 	}
 	one := csiDrivers + "/fast.example.com"
-	expectRejections(t, s, []rejection{
-		post("the name is a DNS subdomain", csiDrivers, csiDriver("Fast_Driver", ""), "metadata.name", "a lowercase RFC 1123 subdomain"),
-		post("fsGroupPolicy is one Kubernetes knows", csiDrivers, csiDriver("x", `"fsGroupPolicy":"Always"`),
+	testserver.ExpectRejections(t, s, []testserver.Rejection{
+		testserver.Post("the name is a DNS subdomain", csiDrivers, csiDriver("Fast_Driver", ""), "metadata.name", "a lowercase RFC 1123 subdomain"),
+		testserver.Post("fsGroupPolicy is one Kubernetes knows", csiDrivers, csiDriver("x", `"fsGroupPolicy":"Always"`),
 			"spec.fsGroupPolicy", `Unsupported value: "Always"`),
-		post("so is a lifecycle mode", csiDrivers, csiDriver("x", `"volumeLifecycleModes":["Inline"]`),
+		testserver.Post("so is a lifecycle mode", csiDrivers, csiDriver("x", `"volumeLifecycleModes":["Inline"]`),
 			"spec.volumeLifecycleModes", `Unsupported value: "Inline"`),
-		post("one token per audience", csiDrivers, csiDriver("x", `"tokenRequests":[{"audience":"a"},{"audience":"a"}]`),
+		testserver.Post("one token per audience", csiDrivers, csiDriver("x", `"tokenRequests":[{"audience":"a"},{"audience":"a"}]`),
 			"spec.tokenRequests[1].audience", `Duplicate value: "a"`),
-		post("a token lives at least 10 minutes", csiDrivers, csiDriver("x", `"tokenRequests":[{"audience":"a","expirationSeconds":60}]`),
+		testserver.Post("a token lives at least 10 minutes", csiDrivers, csiDriver("x", `"tokenRequests":[{"audience":"a","expirationSeconds":60}]`),
 			"spec.tokenRequests[0].expirationSeconds", "may not specify a duration less than 10 minutes"),
-		post("the allocatable count is refreshed at most every 10 seconds", csiDrivers, csiDriver("x", `"nodeAllocatableUpdatePeriodSeconds":5`),
+		testserver.Post("the allocatable count is refreshed at most every 10 seconds", csiDrivers, csiDriver("x", `"nodeAllocatableUpdatePeriodSeconds":5`),
 			"spec.nodeAllocatableUpdatePeriodSeconds", "must be greater than or equal to 10 seconds"),
-		post("tokens in secrets need tokens", csiDrivers, csiDriver("x", `"serviceAccountTokenInSecrets":true`),
+		testserver.Post("tokens in secrets need tokens", csiDrivers, csiDriver("x", `"serviceAccountTokenInSecrets":true`),
 			"spec.serviceAccountTokenInSecrets", "serviceAccountTokenInSecrets is set but no tokenRequests are specified"),
-		mergePatch("attachRequired is fixed, at Kubernetes' path attachedRequired", one, `{"spec":{"attachRequired":false}}`,
+		testserver.MergePatch("attachRequired is fixed, at Kubernetes' path attachedRequired", one, `{"spec":{"attachRequired":false}}`,
 			"spec.attachedRequired", "field is immutable"),
-		mergePatch("so are the lifecycle modes", one, `{"spec":{"volumeLifecycleModes":["Ephemeral"]}}`,
+		testserver.MergePatch("so are the lifecycle modes", one, `{"spec":{"volumeLifecycleModes":["Ephemeral"]}}`,
 			"spec.volumeLifecycleModes", "field is immutable"),
 	})
 }

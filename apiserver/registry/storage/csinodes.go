@@ -75,7 +75,7 @@ func validateCSINode(n *storagev1.CSINode) field.ErrorList {
 }
 
 func validateCSINodeDriver(d storagev1.CSINodeDriver, seen sets.Set[string], path *field.Path) field.ErrorList {
-	errs := validateCSIDriverName(d.Name, path.Child("name"))
+	errs := ValidateCSIDriverName(d.Name, path.Child("name"))
 	nodeID := path.Child("nodeID")
 	if d.NodeID == "" {
 		errs = append(errs, field.Required(nodeID, ""))
@@ -108,10 +108,11 @@ func validateCSINodeDriver(d storagev1.CSINodeDriver, seen sets.Set[string], pat
 	return errs
 }
 
-// validateCSIDriverName is Kubernetes' ValidateCSIDriverName: required,
+// ValidateCSIDriverName is Kubernetes' ValidateCSIDriverName: required,
 // at most 63 characters, and a DNS subdomain once lower-cased
-// ("Hostpath.CSI.k8s.io" is accepted).
-func validateCSIDriverName(name string, path *field.Path) field.ErrorList {
+// ("Hostpath.CSI.k8s.io" is accepted). DRA drivers' names follow the
+// same rule.
+func ValidateCSIDriverName(name string, path *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(path, "")}
 	}

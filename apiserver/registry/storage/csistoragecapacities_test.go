@@ -26,7 +26,7 @@ func TestACSIStorageCapacityIsValidatedAsKubernetesDoesAndKubectlGetShowsIt(t *t
 			t.Fatalf("create %s: %d", name, code)
 		}
 	}
-	columns, rows := tableOf(t, s, capacities)
+	columns, rows := testserver.TableOf(t, s, capacities)
 	if columns != "Name StorageClassName Capacity" {
 		t.Fatalf("columns: %s", columns)
 	}
@@ -38,14 +38,14 @@ func TestACSIStorageCapacityIsValidatedAsKubernetesDoesAndKubectlGetShowsIt(t *t
 		t.Fatalf("changing the capacity: %d", code)
 	}
 
-	expectRejections(t, s, []rejection{
-		post("a class's name is required", capacities, capacity("x", zoneA), "storageClassName", "a lowercase RFC 1123 subdomain"),
-		post("a capacity is not negative", capacities, capacity("x", zoneA+`,"storageClassName":"fast","capacity":"-1Gi"`),
+	testserver.ExpectRejections(t, s, []testserver.Rejection{
+		testserver.Post("a class's name is required", capacities, capacity("x", zoneA), "storageClassName", "a lowercase RFC 1123 subdomain"),
+		testserver.Post("a capacity is not negative", capacities, capacity("x", zoneA+`,"storageClassName":"fast","capacity":"-1Gi"`),
 			"capacity", "must be greater than or equal to 0"),
-		post("the topology is a valid selector", capacities, capacity("x", `"storageClassName":"fast","nodeTopology":{"matchExpressions":[{"key":"zone","operator":"Near"}]}`),
+		testserver.Post("the topology is a valid selector", capacities, capacity("x", `"storageClassName":"fast","nodeTopology":{"matchExpressions":[{"key":"zone","operator":"Near"}]}`),
 			"nodeTopology.matchExpressions[0].operator", `Invalid value: "Near": not a valid selector operator`),
-		mergePatch("the class is fixed", capacities+"/fast-a", `{"storageClassName":"slow"}`, "storageClassName", "field is immutable"),
-		mergePatch("so is the topology", capacities+"/fast-a", `{"nodeTopology":{"matchLabels":{"topology.kubernetes.io/zone":"b"}}}`,
+		testserver.MergePatch("the class is fixed", capacities+"/fast-a", `{"storageClassName":"slow"}`, "storageClassName", "field is immutable"),
+		testserver.MergePatch("so is the topology", capacities+"/fast-a", `{"nodeTopology":{"matchLabels":{"topology.kubernetes.io/zone":"b"}}}`,
 			"nodeTopology", "field is immutable"),
 	})
 }

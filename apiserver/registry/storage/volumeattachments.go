@@ -60,7 +60,7 @@ var VolumeAttachments = &apiserver.Resource{
 // are not checked here.
 func validateVolumeAttachment(va *storagev1.VolumeAttachment) field.ErrorList {
 	spec := field.NewPath("spec")
-	errs := validateCSIDriverName(va.Spec.Attacher, spec.Child("attacher"))
+	errs := ValidateCSIDriverName(va.Spec.Attacher, spec.Child("attacher"))
 	errs = append(errs, validateVolumeAttachmentSource(&va.Spec.Source, spec.Child("source"))...)
 	for _, msg := range apivalidation.NameIsDNSSubdomain(va.Spec.NodeName, false) {
 		errs = append(errs, field.Invalid(spec.Child("nodeName"), va.Spec.NodeName, msg))
@@ -110,7 +110,7 @@ func validateInlineVolumeSpec(spec *corev1.PersistentVolumeSpec, path *field.Pat
 	if csi := spec.CSI; csi == nil {
 		errs = append(errs, field.Required(path.Child("csi"), "has to be specified "+inline))
 	} else {
-		errs = append(errs, validateCSIDriverName(csi.Driver, path.Child("csi", "driver"))...)
+		errs = append(errs, ValidateCSIDriverName(csi.Driver, path.Child("csi", "driver"))...)
 		if csi.VolumeHandle == "" {
 			errs = append(errs, field.Required(path.Child("csi", "volumeHandle"), ""))
 		}

@@ -33,7 +33,7 @@ func TestAVolumeAttachmentsStatusIsTheAttachersAndKubectlGetShowsIt(t *testing.T
 		`{"status":{"attached":true,"attachmentMetadata":{"devicePath":"/dev/xvdb"}}}`, &va); code != http.StatusOK || !va.Status.Attached {
 		t.Fatalf("status patch: %d %+v", code, va.Status)
 	}
-	columns, rows := tableOf(t, s, volumeAttachments)
+	columns, rows := testserver.TableOf(t, s, volumeAttachments)
 	if columns != "Name Attacher PV Node Attached Age" {
 		t.Fatalf("columns: %s", columns)
 	}
@@ -51,26 +51,26 @@ func TestAVolumeAttachmentIsValidatedAsKubernetesDoes(t *testing.T) {
 		return volumeAttachment("x", `"attacher":"a.example.com","nodeName":"node01","source":{"inlineVolumeSpec":{`+pv+`}}`, "")
 	}
 	const csi = `"csi":{"driver":"a.example.com","volumeHandle":"h"}`
-	expectRejections(t, s, []rejection{
-		post("an attacher is required", volumeAttachments, volumeAttachment("x", `"nodeName":"node01","source":{"persistentVolumeName":"pv"}`, ""),
+	testserver.ExpectRejections(t, s, []testserver.Rejection{
+		testserver.Post("an attacher is required", volumeAttachments, volumeAttachment("x", `"nodeName":"node01","source":{"persistentVolumeName":"pv"}`, ""),
 			"spec.attacher", "Required value"),
-		post("an attacher is a driver's name", volumeAttachments, volumeAttachment("x", `"attacher":"kubernetes.io/aws-ebs","nodeName":"n","source":{"persistentVolumeName":"pv"}`, ""),
+		testserver.Post("an attacher is a driver's name", volumeAttachments, volumeAttachment("x", `"attacher":"kubernetes.io/aws-ebs","nodeName":"n","source":{"persistentVolumeName":"pv"}`, ""),
 			"spec.attacher", "a lowercase RFC 1123 subdomain"),
-		post("a source is required", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","nodeName":"n","source":{}`, ""),
+		testserver.Post("a source is required", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","nodeName":"n","source":{}`, ""),
 			"spec.source", "must specify exactly one of inlineVolumeSpec and persistentVolumeName"),
-		post("but only one", volumeAttachments, volumeAttachment("x",
+		testserver.Post("but only one", volumeAttachments, volumeAttachment("x",
 			`"attacher":"a.example.com","nodeName":"n","source":{"persistentVolumeName":"pv","inlineVolumeSpec":{`+csi+`}}`, ""),
 			"spec.source", "Forbidden: must specify exactly one"),
-		post("a node's name is required", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","source":{"persistentVolumeName":"pv"}`, ""),
+		testserver.Post("a node's name is required", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","source":{"persistentVolumeName":"pv"}`, ""),
 			"spec.nodeName", "a lowercase RFC 1123 subdomain"),
-		post("a volume's name is a DNS subdomain", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","nodeName":"n","source":{"persistentVolumeName":"PV_1"}`, ""),
+		testserver.Post("a volume's name is a DNS subdomain", volumeAttachments, volumeAttachment("x", `"attacher":"a.example.com","nodeName":"n","source":{"persistentVolumeName":"PV_1"}`, ""),
 			"spec.source.persistentVolumeName", "a lowercase RFC 1123 subdomain"),
-		post("an inline volume is a CSI one", volumeAttachments, inline(`"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/x"}`),
+		testserver.Post("an inline volume is a CSI one", volumeAttachments, inline(`"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/x"}`),
 			"spec.source.inlineVolumeSpec.csi", "has to be specified in the context of inline volumes"),
-		post("without capacity", volumeAttachments, inline(csi+`,"accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}`),
+		testserver.Post("without capacity", volumeAttachments, inline(csi+`,"accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}`),
 			"spec.source.inlineVolumeSpec.capacity", "may not be specified in the context of inline volumes"),
-		post("and kept when released", volumeAttachments, inline(csi+`,"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Delete"`),
+		testserver.Post("and kept when released", volumeAttachments, inline(csi+`,"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Delete"`),
 			"spec.source.inlineVolumeSpec.persistentVolumeReclaimPolicy", "may only be Retain in the context of inline volumes"),
-		mergePatch("the spec is fixed", volumeAttachments+"/va-1", `{"spec":{"nodeName":"node02"}}`, "spec", "field is immutable"),
+		testserver.MergePatch("the spec is fixed", volumeAttachments+"/va-1", `{"spec":{"nodeName":"node02"}}`, "spec", "field is immutable"),
 	})
 }

@@ -20,7 +20,7 @@ func TestAVolumeAttributesClassIsValidatedAsKubernetesDoesAndKubectlGetShowsIt(t
 	if code := s.Do(http.MethodPost, attributesClasses, "application/json", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)
 	}
-	columns, rows := tableOf(t, s, attributesClasses)
+	columns, rows := testserver.TableOf(t, s, attributesClasses)
 	if columns != "Name DriverName Age" || len(rows) != 1 || rows[0][0] != "gold" || rows[0][1] != "ebs.csi.aws.com" {
 		t.Fatalf("columns %s, rows %v", columns, rows)
 	}
@@ -30,15 +30,15 @@ func TestAVolumeAttributesClassIsValidatedAsKubernetesDoesAndKubectlGetShowsIt(t
 	}
 
 	one := attributesClasses + "/gold"
-	expectRejections(t, s, []rejection{
-		post("a driver is required", attributesClasses, attributesClass("x", `"parameters":{"iops":"1"}`), "driverName", "Required value"),
-		post("a driver's name is a qualified name", attributesClasses, attributesClass("x", `"driverName":"ebs csi","parameters":{"iops":"1"}`),
+	testserver.ExpectRejections(t, s, []testserver.Rejection{
+		testserver.Post("a driver is required", attributesClasses, attributesClass("x", `"parameters":{"iops":"1"}`), "driverName", "Required value"),
+		testserver.Post("a driver's name is a qualified name", attributesClasses, attributesClass("x", `"driverName":"ebs csi","parameters":{"iops":"1"}`),
 			"driverName", "name part must consist of"),
-		post("a class has parameters", attributesClasses, attributesClass("x", `"driverName":"ebs.csi.aws.com"`),
+		testserver.Post("a class has parameters", attributesClasses, attributesClass("x", `"driverName":"ebs.csi.aws.com"`),
 			"parameters", "must contain at least one key/value pair"),
-		post("with names", attributesClasses, attributesClass("x", `"driverName":"ebs.csi.aws.com","parameters":{"":"1"}`),
+		testserver.Post("with names", attributesClasses, attributesClass("x", `"driverName":"ebs.csi.aws.com","parameters":{"":"1"}`),
 			"parameters", "field can not be empty."),
-		mergePatch("the driver is fixed", one, `{"driverName":"pd.csi.storage.gke.io"}`, "driverName", "updates to driverName are forbidden."),
-		mergePatch("so are the parameters", one, `{"parameters":{"iops":"6000"}}`, "parameters", "updates to parameters are forbidden."),
+		testserver.MergePatch("the driver is fixed", one, `{"driverName":"pd.csi.storage.gke.io"}`, "driverName", "updates to driverName are forbidden."),
+		testserver.MergePatch("so are the parameters", one, `{"parameters":{"iops":"6000"}}`, "parameters", "updates to parameters are forbidden."),
 	})
 }
