@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/node"
 	"github.com/mkube/mkube/apiserver/registry/policy"
 	"github.com/mkube/mkube/apiserver/registry/rbac"
+	"github.com/mkube/mkube/apiserver/registry/resource"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
 	"github.com/mkube/mkube/apiserver/registry/storage"
 )
@@ -92,6 +93,11 @@ var Resources = []*apiserver.Resource{
 	admissionregistration.ValidatingAdmissionPolicyBindings,
 	admissionregistration.MutatingAdmissionPolicies,
 	admissionregistration.MutatingAdmissionPolicyBindings,
+	resource.DeviceClasses,
+	resource.ResourceClaims,
+	resource.ResourceClaimTemplates,
+	resource.ResourceSlices,
+	resource.DeviceTaintRules,
 }
 
 // New is a registry of every kind, for apiserver.Config.
