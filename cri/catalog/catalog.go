@@ -64,11 +64,12 @@ var images = map[string]func() Image{
 	"e2e-test-images/busybox":    busyboxImage, // the busybox of Kubernetes' Job tests, default command sh
 	"e2e-test-images/nonewprivs": nonewprivsImage,
 	// Kubernetes' own builds of the everyday images, which its tests run.
-	"e2e-test-images/nginx":  nginxImage,
-	"e2e-test-images/httpd":  httpdImage,
-	"e2e-test-images/kitten": kittenImage, // an image volume's content in Kubernetes' tests
-	"goproxy":                goproxyImage,
-	"etcd":                   etcdImage, // registry.k8s.io/etcd, of the docs' gRPC probe example
+	"e2e-test-images/nginx":    nginxImage,
+	"e2e-test-images/httpd":    httpdImage,
+	"e2e-test-images/kitten":   updateDemoImage("kitten"), // kubectl's update demo, and an image volume's content in Kubernetes' tests
+	"e2e-test-images/nautilus": updateDemoImage("nautilus"),
+	"goproxy":                  goproxyImage,
+	"etcd":                     etcdImage, // registry.k8s.io/etcd, of the docs' gRPC probe example
 }
 
 // sizes are the images' sizes as `crictl images` shows them on a real
@@ -79,7 +80,7 @@ var sizes = map[string]uint64{
 	"nginx": 72 << 20, "httpd": 58 << 20, "redis": 45 << 20, "mysql": 170 << 20, "postgres": 155 << 20,
 	"busybox": 2 << 20, "alpine": 4 << 20, "ubuntu": 29 << 20, "debian": 49 << 20,
 	"pause": 320 << 10, "polinux/stress": 4 << 20, "e2e-test-images/agnhost": 51 << 20, "e2e-test-images/nonewprivs": 4 << 20,
-	"e2e-test-images/busybox": 2 << 20, "e2e-test-images/nginx": 72 << 20, "e2e-test-images/httpd": 58 << 20, "e2e-test-images/kitten": 52 << 20, "goproxy": 5 << 20,
+	"e2e-test-images/busybox": 2 << 20, "e2e-test-images/nginx": 72 << 20, "e2e-test-images/httpd": 58 << 20, "e2e-test-images/kitten": 52 << 20, "e2e-test-images/nautilus": 52 << 20, "goproxy": 5 << 20,
 	"etcd": 57 << 20,
 }
 

@@ -271,3 +271,19 @@ func TestAgnhostTestWebserverAndServeHostname(t *testing.T) {
 		t.Errorf("serve-hostname: %d %q", resp.StatusCode, body)
 	}
 }
+
+// kubectl's update demo reads each pod's data.json through pods/proxy to
+// see which of its two images the pod runs.
+func TestTheUpdateDemoImagesNameThemselvesInDataJSON(t *testing.T) {
+	for _, animal := range []string{"kitten", "nautilus"} {
+		ref := "registry.k8s.io/e2e-test-images/" + animal + ":1.7"
+		img := Lookup(ref)
+		argv := append(append([]string{}, img.Entrypoint...), img.Cmd...) // the image's own command
+		c := start(t, ref, argv, nil, 0)
+		waitUntil(t, "listening on 80", func() bool { return c.p.Listening(80) })
+		resp, body := do(t, c, ref, argv, 80, "GET", "/data.json")
+		if want := `"image": "` + animal + `.jpg"`; resp.StatusCode != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: GET /data.json = %d %q, want %s", animal, resp.StatusCode, body, want)
+		}
+	}
+}

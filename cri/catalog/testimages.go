@@ -33,14 +33,19 @@ func nnp(_ context.Context, p *shell.Process, _ []string, out io.Writer) (int, e
 	return 0, nil
 }
 
-// kittenImage is registry.k8s.io/e2e-test-images/kitten: agnhost with a
-// picture of a kitten and a JSON file naming it at its root, served by
-// CMD ["test-webserver"]. Kubernetes' ImageVolume test mounts it as a
-// volume and reads data.json and etc/os-release from it.
-func kittenImage() Image {
-	img := agnhostImage()
-	img.Cmd = []string{"test-webserver"}
-	img.Files["/kitten.jpg"] = "\xff\xd8\xff\xe0 JFIF (a kitten)"
-	img.Files["/data.json"] = "{\n  \"image\": \"kitten.jpg\"\n}\n"
-	return img
+// updateDemoImage is registry.k8s.io/e2e-test-images/kitten or
+// nautilus, the two images of kubectl's "update demo": agnhost with a
+// picture of the animal and a JSON file naming it at its root, served by
+// CMD ["test-webserver"] on port 80. Kubernetes' kubectl tests read
+// data.json through pods/proxy to see which image a pod runs; its
+// ImageVolume test mounts kitten as a volume and reads data.json and
+// etc/os-release from it.
+func updateDemoImage(animal string) func() Image {
+	return func() Image {
+		img := agnhostImage()
+		img.Cmd = []string{"test-webserver"}
+		img.Files["/"+animal+".jpg"] = "\xff\xd8\xff\xe0 JFIF (a " + animal + ")"
+		img.Files["/data.json"] = "{\n  \"image\": \"" + animal + ".jpg\"\n}\n"
+		return img
+	}
 }
