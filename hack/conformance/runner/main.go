@@ -22,7 +22,9 @@ func main() {
 	skip := flag.String("skip", "", "specs not to run: a regexp on their full names")
 	parallel := flag.Int("parallel", 2, "specs running at once (the [Serial] ones always run alone)")
 	nodes := flag.Int("nodes", 3, "kubelets to start")
-	timeout := flag.Duration("timeout", 4*time.Minute, "each spec's ginkgo timeout")
+	// Six minutes: the probe specs that check a container is *not*
+	// restarted watch it for four minutes once it runs.
+	timeout := flag.Duration("timeout", 6*time.Minute, "each spec's ginkgo timeout")
 	slowTimeout := flag.Duration("slow-timeout", 12*time.Minute, "the timeout of [Slow] specs, if longer")
 	out := flag.String("out", "", "where reports and logs go (default: a new temporary directory)")
 	flag.Parse()
