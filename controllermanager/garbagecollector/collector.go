@@ -17,7 +17,9 @@ import (
 	"context"
 	"log/slog"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mkube/mkube/client"
@@ -76,7 +78,7 @@ func New(d controller.Deps, o Options) *Collector {
 		inf.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 		inf.AddHandler(client.Handler{
 			OnAdd:    func(obj runtime.Object) { gc.enqueue(res, obj) },
-			OnUpdate: func(_, obj runtime.Object) { gc.enqueue(res, obj) },
+			OnUpdate: func(old, obj runtime.Object) { gc.ownersChanged(old, obj); gc.enqueue(res, obj) },
 			OnDelete: func(obj runtime.Object) { gc.ownerDeleted(obj) },
 		})
 	}
@@ -105,6 +107,22 @@ func (gc *Collector) ownerDeleted(obj runtime.Object) {
 		gc.queue.Add(dep)
 	}
 	// An owner deleted in the foreground waits for this object: look again.
+	gc.queueOwners(m)
+}
+
+// ownersChanged queues the owners old named when obj's ownerReferences
+// differ: an owner waiting for old to go may have stopped depending on it.
+func (gc *Collector) ownersChanged(old, obj runtime.Object) {
+	om, err1 := meta.Accessor(old)
+	m, err2 := meta.Accessor(obj)
+	if err1 != nil || err2 != nil || equality.Semantic.DeepEqual(om.GetOwnerReferences(), m.GetOwnerReferences()) {
+		return
+	}
+	gc.queueOwners(om)
+}
+
+// queueOwners queues each owner m names, of a kind this collector watches.
+func (gc *Collector) queueOwners(m metav1.Object) {
 	for _, ref := range m.GetOwnerReferences() {
 		if res, ok := gc.resourceFor(ref); ok {
 			key := ref.Name

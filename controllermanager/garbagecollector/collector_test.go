@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/controllermanager"
@@ -338,6 +339,44 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 		testserver.Eventually(t, "the dependent and its owner are gone", func() (bool, string) {
 			podGone, ownerGone := gone(t, c, client.Pods, "nonblocking-dependent"), gone(t, c, client.ReplicaSets, owner.Name)
 			return podGone && ownerGone, fmt.Sprintf("dependent gone=%v, owner gone=%v", podGone, ownerGone)
+		})
+	})
+
+	t.Run("owners in a circle deleted in the foreground all go", func(t *testing.T) {
+		// Kubernetes' "should not be blocked by dependency circle": pod1
+		// is owned by pod3, pod3 by pod2, pod2 by pod1, each reference
+		// blocking, and pod1 is deleted in the foreground.
+		names := []string{"circle-1", "circle-2", "circle-3"}
+		uids := map[string]types.UID{}
+		for _, name := range names {
+			createPod(t, c, name)
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.Pods, "default", name, p); err != nil {
+				t.Fatal(err)
+			}
+			uids[name] = p.UID
+		}
+		for i, name := range names {
+			owner := names[(i+len(names)-1)%len(names)] // 1 ← 3, 2 ← 1, 3 ← 2
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.Pods, "default", name, p); err != nil {
+				t.Fatal(err)
+			}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: owner, UID: uids[owner],
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			if err := c.Update(ctx, client.Pods, "default", name, p, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deleteObject(t, c, client.Pods, "circle-1", metav1.DeletePropagationForeground)
+		testserver.Eventually(t, "the three pods are gone", func() (bool, string) {
+			var left []string
+			for _, name := range names {
+				if !gone(t, c, client.Pods, name) {
+					left = append(left, name)
+				}
+			}
+			return len(left) == 0, fmt.Sprintf("left: %v", left)
 		})
 	})
 

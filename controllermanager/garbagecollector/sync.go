@@ -78,6 +78,24 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 	if m.GetDeletionTimestamp() != nil {
 		return nil // already on its way out
 	}
+	if foreground && gc.hasDependentDeletingForeground(m.GetUID()) {
+		// Kubernetes' cycle breaking (attemptToDeleteItem): owners that
+		// own each other in a circle (pod1 owns pod2 owns pod3 owns pod1)
+		// would each wait, in the foreground, for the next one forever.
+		// An object whose owner waits for it and whose own dependent
+		// already waits for its dependents stops blocking its owners
+		// first; its owner can then go, and the circle unwinds.
+		unblocked, err := gc.unblockOwnerRefs(ctx, mon.res, obj)
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return nil // changed or gone: its event brings it back
+		}
+		if err != nil {
+			return fmt.Errorf("unblock the owners of %s %s: %w", mon.res.Name, client.KeyOf(obj), err)
+		}
+		gc.log.Info("ownerReferences made non-blocking: a dependent is also deleting in the foreground, a possible cycle",
+			"resource", mon.res.Name, "object", client.KeyOf(obj))
+		m, _ = meta.Accessor(unblocked)
+	}
 	// Only the object as we judged it: if it changed since (a user, or
 	// our own orphaning, removed the ownerReference), the delete is a
 	// Conflict and the change's event brings it back to be judged again.
@@ -193,24 +211,68 @@ func (gc *Collector) orphanDependents(ctx context.Context, mon *monitor, owner r
 // the foregroundDeletion finalizer goes and the owner with it.
 func (gc *Collector) deleteDependentsFirst(ctx context.Context, mon *monitor, owner runtime.Object) error {
 	om, _ := meta.Accessor(owner)
-	deps := gc.dependents(string(om.GetUID()))
-	if len(deps) == 0 {
-		return gc.removeFinalizer(ctx, mon.res, owner, metav1.FinalizerDeleteDependents)
-	}
-	for _, dep := range deps {
+	blocking := 0
+	for _, dep := range gc.dependents(string(om.GetUID())) {
 		dmon := gc.monitored[dep.resource]
 		obj, ok := dmon.informer.Cache().Get(dep.key)
 		if !ok {
 			continue
 		}
+		if blocksOwner(obj, om.GetUID()) {
+			blocking++
+		}
 		if err := gc.deleteIfOrphaned(ctx, dmon, obj); err != nil {
 			return err
 		}
 	}
-	// Each dependent's DELETED event requeues this owner (ownerDeleted),
-	// so there is nothing to retry: the last one finishes the deletion.
-	gc.log.Info("waiting for dependents to be deleted", "resource", mon.res.Name, "object", client.KeyOf(owner), "dependents", len(deps))
+	// Only the dependents with blockOwnerDeletion keep the owner
+	// (processDeletingDependentsItem); the others are deleted all the same.
+	if blocking == 0 {
+		return gc.removeFinalizer(ctx, mon.res, owner, metav1.FinalizerDeleteDependents)
+	}
+	// Each dependent's DELETED event, or its reference ceasing to block,
+	// requeues this owner (ownerDeleted, ownersChanged), so there is
+	// nothing to retry: the last one finishes the deletion.
+	gc.log.Info("waiting for dependents to be deleted", "resource", mon.res.Name, "object", client.KeyOf(owner), "dependents", blocking)
 	return nil
+}
+
+// blocksOwner: obj's reference to the owner uid has blockOwnerDeletion.
+func blocksOwner(obj runtime.Object, uid types.UID) bool {
+	m, _ := meta.Accessor(obj)
+	return slices.ContainsFunc(m.GetOwnerReferences(), func(r metav1.OwnerReference) bool {
+		return r.UID == uid && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion
+	})
+}
+
+// hasDependentDeletingForeground: one of the objects uid owns is itself
+// waiting for its dependents.
+func (gc *Collector) hasDependentDeletingForeground(uid types.UID) bool {
+	for _, dep := range gc.dependents(string(uid)) {
+		if obj, ok := gc.monitored[dep.resource].informer.Cache().Get(dep.key); ok {
+			m, _ := meta.Accessor(obj)
+			if m.GetDeletionTimestamp() != nil && pendingFinalizer(m) == metav1.FinalizerDeleteDependents {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unblockOwnerRefs sets blockOwnerDeletion to false in each of obj's
+// ownerReferences that has it (unblockOwnerReferences), and returns obj
+// as stored.
+func (gc *Collector) unblockOwnerRefs(ctx context.Context, res client.Resource, obj runtime.Object) (runtime.Object, error) {
+	fresh := obj.DeepCopyObject()
+	m, _ := meta.Accessor(fresh)
+	refs := m.GetOwnerReferences()
+	for i := range refs {
+		if refs[i].BlockOwnerDeletion != nil && *refs[i].BlockOwnerDeletion {
+			refs[i].BlockOwnerDeletion = new(bool)
+		}
+	}
+	m.SetOwnerReferences(refs)
+	return fresh, gc.client.Update(ctx, res, m.GetNamespace(), m.GetName(), fresh, fresh)
 }
 
 // dropOwnerRef removes the reference to uid from obj's ownerReferences.
