@@ -39,18 +39,27 @@ func listPage(ctx context.Context, st *Storage, f *filter, limit int64, cont str
 		if err == nil {
 			err = json.Unmarshal(raw, &tok)
 		}
-		if err != nil || tok.Rev <= 0 {
+		if err != nil || tok.Rev == 0 || tok.Rev < latestRev {
 			return page{}, badRequest("continue key is not valid: %q", cont)
 		}
-		opts.Rev, opts.After = tok.Rev, tok.After
+		opts.After = tok.After
+		if tok.Rev != latestRev {
+			opts.Rev = tok.Rev
+		}
 	}
 	var out page
 	for {
 		opts.Limit = limit
 		objs, res, err := st.List(ctx, f.namespace, opts)
 		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				return page{}, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			if (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && cont != "" {
+				// The first page's revision is compacted away: the 410
+				// carries a token that goes on from the same key at the
+				// latest revision, for a client that accepts an
+				// inconsistent list (Kubernetes' handleCompactedErrorForPaging).
+				expired := apierrors.NewResourceExpired(inconsistentContinue)
+				expired.ErrStatus.ListMeta.Continue = encodeToken(continueToken{Rev: latestRev, After: opts.After})
+				return page{}, expired
 			}
 			return page{}, err
 		}
@@ -76,6 +85,15 @@ func listPage(ctx context.Context, st *Storage, f *filter, limit int64, cont str
 		}
 	}
 }
+
+// latestRev in a continue token means the latest revision: the token a
+// 410 gives for an inconsistent continuation.
+const latestRev = -1
+
+const inconsistentContinue = "The provided continue parameter is too old to display a consistent list result. " +
+	"You can start a new list without the continue parameter, or use the continue token in this response to retrieve " +
+	"the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that " +
+	"were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 
 func encodeToken(t continueToken) string {
 	raw, _ := json.Marshal(t)

@@ -297,6 +297,37 @@ func TestListPagination(t *testing.T) {
 	}
 }
 
+// Kubernetes' "continue listing from the last key if the original version
+// has been compacted away": the 410 carries a token that goes on at the
+// latest revision, from where the first page ended.
+func TestAListWhoseRevisionIsCompactedGoesOnInconsistently(t *testing.T) {
+	s := newTestServer(t)
+	for i := range 5 {
+		s.createPod(fmt.Sprintf("p%d", i), "web")
+	}
+	var first corev1.PodList
+	s.Do("GET", "/api/v1/namespaces/default/pods?limit=2", "", "", &first)
+	s.createPod("p5", "web") // after the first page: an inconsistent list sees it
+	rev, _ := s.Store.Revision(context.Background())
+	if err := s.Store.Compact(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	var expired metav1.Status
+	if code := s.Do("GET", "/api/v1/namespaces/default/pods?limit=2&continue="+first.Continue, "", "", &expired); code != http.StatusGone ||
+		expired.Reason != metav1.StatusReasonExpired || expired.Continue == "" || !strings.Contains(expired.Message, "use the continue token in this response") {
+		t.Fatalf("got %d %s %q, continue %q", code, expired.Reason, expired.Message, expired.Continue)
+	}
+	var second corev1.PodList
+	if code := s.Do("GET", "/api/v1/namespaces/default/pods?limit=2&continue="+expired.Continue, "", "", &second); code != http.StatusOK {
+		t.Fatalf("the inconsistent continuation: %d", code)
+	}
+	if len(second.Items) != 2 || second.Items[0].Name != "p2" || second.ResourceVersion == first.ResourceVersion ||
+		second.RemainingItemCount == nil || *second.RemainingItemCount != 2 {
+		t.Fatalf("second page: %d items from %s at rv %s (first %s), remaining %v", len(second.Items), second.Items[0].Name,
+			second.ResourceVersion, first.ResourceVersion, second.RemainingItemCount)
+	}
+}
+
 // watchLines opens a watch and returns a channel of decoded events.
 func (s *testServer) watch(ctx context.Context, query string) <-chan map[string]any {
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/v1/namespaces/default/pods?watch=true&"+query, nil)

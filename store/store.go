@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/utils/clock"
 )
@@ -147,6 +148,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (List
 		ops = append(ops, clientv3.WithLimit(opts.Limit))
 	}
 	resp, err := s.client.Get(ctx, start, ops...)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return ListResult{}, &CompactedError{Requested: opts.Rev} // the next page of a list begun before a compaction
+	}
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list %s: %w", prefix, err)
 	}

@@ -162,6 +162,23 @@ func TestWatchFromACompactedRevisionFails(t *testing.T) {
 	}
 }
 
+// The next page of a list begun before a compaction cannot be read at
+// the first page's revision.
+func TestListAtACompactedRevisionFails(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	key := store.Key("pods", "default", "web")
+	rev, _ := s.Create(ctx, key, []byte("a"))
+	later, _ := s.Update(ctx, key, []byte("b"), rev)
+	if err := s.Compact(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	var ce *store.CompactedError
+	if _, err := s.List(ctx, store.Prefix("pods", ""), store.ListOptions{Rev: rev}); !errors.As(err, &ce) || ce.Requested != rev {
+		t.Fatalf("got %v, want CompactedError for %d", err, rev)
+	}
+}
+
 func TestCompactorCompactsToThePreviousTicksRevision(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := clocktesting.NewFakeClock(time.Now())
