@@ -26,6 +26,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/resource"
 	"github.com/mkube/mkube/apiserver/registry/scheduling"
 	"github.com/mkube/mkube/apiserver/registry/storage"
+	"github.com/mkube/mkube/apiserver/registry/storagemigration"
 )
 
 // Resources is every kind, one line each.
@@ -98,6 +99,7 @@ var Resources = []*apiserver.Resource{
 	resource.ResourceClaimTemplates,
 	resource.ResourceSlices,
 	resource.DeviceTaintRules,
+	storagemigration.StorageVersionMigrations,
 }
 
 // New is a registry of every kind, for apiserver.Config.
