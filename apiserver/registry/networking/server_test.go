@@ -21,27 +21,6 @@ const (
 	ipAddressesPath = "/apis/networking.k8s.io/v1/ipaddresses"
 )
 
-// table GETs path as kubectl get does and returns its column names and
-// the cells of its rows.
-func table(t *testing.T, s *testserver.Server, path string) (string, [][]any) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	var tab metav1.Table
-	if code := s.DoRequest(req, &tab); code != http.StatusOK {
-		t.Fatalf("get %s: %d", path, code)
-	}
-	var cols []string
-	for _, c := range tab.ColumnDefinitions {
-		cols = append(cols, c.Name)
-	}
-	var rows [][]any
-	for _, r := range tab.Rows {
-		rows = append(rows, r.Cells)
-	}
-	return strings.Join(cols, " "), rows
-}
-
 func TestAnIngressGetsTheDefaultClassAndItsControllerWritesTheStatus(t *testing.T) {
 	s := testserver.StartServer(t)
 	classes := []string{
@@ -53,7 +32,7 @@ func TestAnIngressGetsTheDefaultClassAndItsControllerWritesTheStatus(t *testing.
 			t.Fatalf("create class: %d", code)
 		}
 	}
-	cols, rows := table(t, s, classesPath)
+	cols, rows := testserver.TableOf(t, s, classesPath)
 	if cols != "Name Controller Parameters Age" || len(rows) != 2 || rows[0][0] != "nginx (default)" ||
 		rows[0][2] != "IngressParameters.k8s.example.com/external-lb" || rows[1][2] != "<none>" {
 		t.Fatalf("kubectl get ingressclass: %s %v", cols, rows)
@@ -78,7 +57,7 @@ func TestAnIngressGetsTheDefaultClassAndItsControllerWritesTheStatus(t *testing.
 		t.Fatalf("after the status patch: annotations %v, status %v, rules %d (the spec is kept)",
 			ing.Annotations, ing.Status.LoadBalancer, len(ing.Spec.Rules))
 	}
-	cols, rows = table(t, s, ingressesPath)
+	cols, rows = testserver.TableOf(t, s, ingressesPath)
 	if cols != "Name Class Hosts Address Ports Age" || len(rows) != 1 {
 		t.Fatalf("kubectl get ingress: %s %v", cols, rows)
 	}
@@ -112,7 +91,7 @@ func TestTheDefaultServiceCIDRHoldsTheServicesClusterIPs(t *testing.T) {
 	if !cidr.Contains(net.ParseIP(svc.Spec.ClusterIP)) {
 		t.Fatalf("the Service got %s, outside the default ServiceCIDR %s", svc.Spec.ClusterIP, cidr)
 	}
-	cols, rows := table(t, s, serviceCIDRPath)
+	cols, rows := testserver.TableOf(t, s, serviceCIDRPath)
 	if cols != "Name CIDRs Age" || len(rows) != 1 || rows[0][1] != networking.ServiceClusterIPRange {
 		t.Fatalf("kubectl get servicecidr: %s %v", cols, rows)
 	}
@@ -124,7 +103,7 @@ func TestIPAddressesAreNamedByTheirAddress(t *testing.T) {
 	if code := s.Do(http.MethodPost, ipAddressesPath, "application/json", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)
 	}
-	cols, rows := table(t, s, ipAddressesPath)
+	cols, rows := testserver.TableOf(t, s, ipAddressesPath)
 	if cols != "Name ParentRef" || len(rows) != 1 || rows[0][0] != "fe80::42:1dff:fe84:f9e2" || rows[0][1] != "myresources.mygroup/foo/bar" {
 		t.Fatalf("kubectl get ipaddress: %s %v", cols, rows)
 	}
