@@ -104,19 +104,8 @@ func validateRequestRef(ref string, names requestNames, path *field.Path) field.
 // validateRequestRefs is a list of references, unique, at most as many
 // as a claim may have requests.
 func validateRequestRefs(refs []string, names requestNames, path *field.Path) field.ErrorList {
-	if len(refs) > resourcev1.DeviceRequestsMaxSize {
-		return field.ErrorList{field.TooMany(path, len(refs), resourcev1.DeviceRequestsMaxSize)}
-	}
-	var errs field.ErrorList
-	seen := sets.New[string]()
-	for i, ref := range refs {
-		if seen.Has(ref) {
-			errs = append(errs, field.Duplicate(path.Index(i), ref))
-		}
-		seen.Insert(ref)
-		errs = append(errs, validateRequestRef(ref, names, path.Index(i))...)
-	}
-	return errs
+	return validateSet(refs, resourcev1.DeviceRequestsMaxSize, func(ref string) string { return ref },
+		func(ref string, p *field.Path) field.ErrorList { return validateRequestRef(ref, names, p) }, path)
 }
 
 // validateClaimSpec is Kubernetes' validateResourceClaimSpec.
@@ -124,51 +113,24 @@ func validateClaimSpec(spec *resourcev1.ResourceClaimSpec, path *field.Path) fie
 	devices := path.Child("devices")
 	claim := &spec.Devices
 	names := requestNamesOf(claim)
-	var errs field.ErrorList
-
-	requests := devices.Child("requests")
-	if len(claim.Requests) > resourcev1.DeviceRequestsMaxSize {
-		errs = append(errs, field.TooMany(requests, len(claim.Requests), resourcev1.DeviceRequestsMaxSize))
-	}
-	seen := sets.New[string]()
-	for i, r := range claim.Requests {
-		p := requests.Index(i)
-		if seen.Has(r.Name) {
-			errs = append(errs, field.Duplicate(p, r.Name))
-		}
-		seen.Insert(r.Name)
-		errs = append(errs, validateRequest(r, p)...)
-	}
-
-	constraints := devices.Child("constraints")
-	if len(claim.Constraints) > resourcev1.DeviceConstraintsMaxSize {
-		errs = append(errs, field.TooMany(constraints, len(claim.Constraints), resourcev1.DeviceConstraintsMaxSize))
-	}
-	for i, c := range claim.Constraints {
-		p := constraints.Index(i)
-		errs = append(errs, validateRequestRefs(c.Requests, names, p.Child("requests"))...)
+	errs := validateSet(claim.Requests, resourcev1.DeviceRequestsMaxSize, func(r resourcev1.DeviceRequest) string { return r.Name },
+		validateRequest, devices.Child("requests"))
+	errs = append(errs, validateList(claim.Constraints, resourcev1.DeviceConstraintsMaxSize, func(c resourcev1.DeviceConstraint, p *field.Path) field.ErrorList {
+		errs := validateRequestRefs(c.Requests, names, p.Child("requests"))
 		switch {
 		case c.MatchAttribute != nil && c.DistinctAttribute != nil:
-			errs = append(errs, field.Invalid(p, nil, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
+			return append(errs, field.Invalid(p, nil, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
 		case c.MatchAttribute != nil:
-			errs = append(errs, validateFullyQualifiedName(string(*c.MatchAttribute), p.Child("matchAttribute"))...)
+			return append(errs, validateFullyQualifiedName(string(*c.MatchAttribute), p.Child("matchAttribute"))...)
 		case c.DistinctAttribute != nil:
-			errs = append(errs, validateFullyQualifiedName(string(*c.DistinctAttribute), p.Child("distinctAttribute"))...)
-		default:
-			errs = append(errs, field.Required(p, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
+			return append(errs, validateFullyQualifiedName(string(*c.DistinctAttribute), p.Child("distinctAttribute"))...)
 		}
-	}
-
-	config := devices.Child("config")
-	if len(claim.Config) > resourcev1.DeviceConfigMaxSize {
-		errs = append(errs, field.TooMany(config, len(claim.Config), resourcev1.DeviceConfigMaxSize))
-	}
-	for i, c := range claim.Config {
-		p := config.Index(i)
-		errs = append(errs, validateRequestRefs(c.Requests, names, p.Child("requests"))...)
-		errs = append(errs, validateDeviceConfiguration(c.DeviceConfiguration, p)...)
-	}
-	return errs
+		return append(errs, field.Required(p, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
+	}, devices.Child("constraints"))...)
+	return append(errs, validateList(claim.Config, resourcev1.DeviceConfigMaxSize, func(c resourcev1.DeviceClaimConfiguration, p *field.Path) field.ErrorList {
+		errs := validateRequestRefs(c.Requests, names, p.Child("requests"))
+		return append(errs, validateDeviceConfiguration(c.DeviceConfiguration, p)...)
+	}, devices.Child("config"))...)
 }
 
 // validateRequest: a request asks for exactly one kind of device, or for
@@ -182,30 +144,25 @@ func validateRequest(r resourcev1.DeviceRequest, path *field.Path) field.ErrorLi
 		return append(errs, field.Invalid(path, nil, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
 	case r.Exactly != nil:
 		e := r.Exactly
-		p := path.Child("exactly")
-		errs = append(errs, validateDeviceClassName(e.DeviceClassName, p.Child("deviceClassName"))...)
-		errs = append(errs, validateSelectors(e.Selectors, p.Child("selectors"))...)
-		errs = append(errs, validateAllocationMode(e.AllocationMode, e.Count, p)...)
-		return append(errs, validateTolerations(e.Tolerations, p.Child("tolerations"))...)
+		return append(errs, validateDeviceChoice(e.DeviceClassName, e.Selectors, e.AllocationMode, e.Count, e.Tolerations, path.Child("exactly"))...)
 	}
-	alternatives := path.Child("firstAvailable")
-	if len(r.FirstAvailable) > resourcev1.FirstAvailableDeviceRequestMaxSize {
-		errs = append(errs, field.TooMany(alternatives, len(r.FirstAvailable), resourcev1.FirstAvailableDeviceRequestMaxSize))
-	}
-	seen := sets.New[string]()
-	for i, sub := range r.FirstAvailable {
-		p := alternatives.Index(i)
-		if seen.Has(sub.Name) {
-			errs = append(errs, field.Duplicate(p, sub.Name))
-		}
-		seen.Insert(sub.Name)
-		errs = append(errs, validateDNSLabel(sub.Name, p.Child("name"))...)
-		errs = append(errs, validateDeviceClassName(sub.DeviceClassName, p.Child("deviceClassName"))...)
-		errs = append(errs, validateSelectors(sub.Selectors, p.Child("selectors"))...)
-		errs = append(errs, validateAllocationMode(sub.AllocationMode, sub.Count, p)...)
-		errs = append(errs, validateTolerations(sub.Tolerations, p.Child("tolerations"))...)
-	}
-	return errs
+	return append(errs, validateSet(r.FirstAvailable, resourcev1.FirstAvailableDeviceRequestMaxSize,
+		func(sub resourcev1.DeviceSubRequest) string { return sub.Name },
+		func(sub resourcev1.DeviceSubRequest, p *field.Path) field.ErrorList {
+			errs := validateDNSLabel(sub.Name, p.Child("name"))
+			return append(errs, validateDeviceChoice(sub.DeviceClassName, sub.Selectors, sub.AllocationMode, sub.Count, sub.Tolerations, p)...)
+		}, path.Child("firstAvailable"))...)
+}
+
+// validateDeviceChoice is what a request asks for, exactly or as one of
+// its alternatives: devices of a class, the selectors they match, how
+// many, and the taints they may have.
+func validateDeviceChoice(class string, selectors []resourcev1.DeviceSelector, mode resourcev1.DeviceAllocationMode, count int64,
+	tolerations []resourcev1.DeviceToleration, path *field.Path) field.ErrorList {
+	errs := validateDeviceClassName(class, path.Child("deviceClassName"))
+	errs = append(errs, validateSelectors(selectors, path.Child("selectors"))...)
+	errs = append(errs, validateAllocationMode(mode, count, path)...)
+	return append(errs, validateTolerations(tolerations, path.Child("tolerations"))...)
 }
 
 var allocationModes = []resourcev1.DeviceAllocationMode{resourcev1.DeviceAllocationModeAll, resourcev1.DeviceAllocationModeExactCount}
@@ -231,21 +188,15 @@ func validateAllocationMode(mode resourcev1.DeviceAllocationMode, count int64, p
 // kube-apiserver compiles it, so a typo is refused on write rather than
 // matching nothing at scheduling.
 func validateSelectors(selectors []resourcev1.DeviceSelector, path *field.Path) field.ErrorList {
-	if len(selectors) > resourcev1.DeviceSelectorsMaxSize {
-		return field.ErrorList{field.TooMany(path, len(selectors), resourcev1.DeviceSelectorsMaxSize)}
-	}
-	var errs field.ErrorList
-	for i, s := range selectors {
-		p := path.Index(i).Child("cel")
+	return validateList(selectors, resourcev1.DeviceSelectorsMaxSize, func(s resourcev1.DeviceSelector, p *field.Path) field.ErrorList {
 		if s.CEL == nil {
-			errs = append(errs, field.Required(p, ""))
-			continue
+			return field.ErrorList{field.Required(p.Child("cel"), "")}
 		}
-		if err := compileSelector(s.CEL.Expression, p.Child("expression")); err != nil {
-			errs = append(errs, err)
+		if err := compileSelector(s.CEL.Expression, p.Child("cel", "expression")); err != nil {
+			return field.ErrorList{err}
 		}
-	}
-	return errs
+		return nil
+	}, path)
 }
 
 // newExpressions is the CEL environment of expressions written now (not
@@ -286,30 +237,28 @@ var (
 // validateTolerations is Kubernetes' validateDeviceToleration for each:
 // as a pod's tolerations of node taints, for devices' taints.
 func validateTolerations(ts []resourcev1.DeviceToleration, path *field.Path) field.ErrorList {
-	if len(ts) > resourcev1.DeviceTolerationsMaxLength {
-		return field.ErrorList{field.TooMany(path, len(ts), resourcev1.DeviceTolerationsMaxLength)}
-	}
+	return validateList(ts, resourcev1.DeviceTolerationsMaxLength, validateToleration, path)
+}
+
+func validateToleration(t resourcev1.DeviceToleration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for i, t := range ts {
-		p := path.Index(i)
-		if t.Key != "" {
-			errs = append(errs, metav1validation.ValidateLabelName(t.Key, p.Child("key"))...)
+	if t.Key != "" {
+		errs = append(errs, metav1validation.ValidateLabelName(t.Key, path.Child("key"))...)
+	}
+	switch t.Operator {
+	case resourcev1.DeviceTolerationOpExists:
+		if t.Value != "" {
+			errs = append(errs, field.Invalid(path.Child("value"), t.Value, "must be empty for operator `Exists`"))
 		}
-		switch t.Operator {
-		case resourcev1.DeviceTolerationOpExists:
-			if t.Value != "" {
-				errs = append(errs, field.Invalid(p.Child("value"), t.Value, "must be empty for operator `Exists`"))
-			}
-		case resourcev1.DeviceTolerationOpEqual:
-			errs = append(errs, validateLabelValue(t.Value, p.Child("value"))...)
-		case "":
-			errs = append(errs, field.Required(p.Child("operator"), ""))
-		default:
-			errs = append(errs, field.NotSupported(p.Child("operator"), t.Operator, tolerationOperators))
-		}
-		if t.Effect != "" && !taintEffects.Has(t.Effect) {
-			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect, sets.List(taintEffects)))
-		}
+	case resourcev1.DeviceTolerationOpEqual:
+		errs = append(errs, validateLabelValue(t.Value, path.Child("value"))...)
+	case "":
+		errs = append(errs, field.Required(path.Child("operator"), ""))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, tolerationOperators))
+	}
+	if t.Effect != "" && !taintEffects.Has(t.Effect) {
+		errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, sets.List(taintEffects)))
 	}
 	return errs
 }

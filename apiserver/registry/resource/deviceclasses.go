@@ -36,13 +36,9 @@ func validateDeviceClassSpec(spec, old *resourcev1.DeviceClassSpec, path *field.
 	if old == nil || !equality.Semantic.DeepEqual(spec.Selectors, old.Selectors) {
 		errs = append(errs, validateSelectors(spec.Selectors, path.Child("selectors"))...)
 	}
-	config := path.Child("config")
-	if n := len(spec.Config); n > resourcev1.DeviceConfigMaxSize {
-		errs = append(errs, field.TooMany(config, n, resourcev1.DeviceConfigMaxSize))
-	}
-	for i, c := range spec.Config {
-		errs = append(errs, validateDeviceConfiguration(c.DeviceConfiguration, config.Index(i))...)
-	}
+	errs = append(errs, validateList(spec.Config, resourcev1.DeviceConfigMaxSize, func(c resourcev1.DeviceClassConfiguration, p *field.Path) field.ErrorList {
+		return validateDeviceConfiguration(c.DeviceConfiguration, p)
+	}, path.Child("config"))...)
 	if name := spec.ExtendedResourceName; name != nil && !core.IsExtendedResourceName(corev1.ResourceName(*name)) {
 		errs = append(errs, field.Invalid(path.Child("extendedResourceName"), *name, "must be a valid extended resource name"))
 	}

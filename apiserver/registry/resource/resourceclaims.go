@@ -88,27 +88,8 @@ func updateClaimStatus(cur, next runtime.Object) (runtime.Object, field.ErrorLis
 func validateClaimStatus(c, old *resourcev1.ResourceClaim) field.ErrorList {
 	status := field.NewPath("status")
 	reserved := status.Child("reservedFor")
-	var errs field.ErrorList
-	if n := len(c.Status.ReservedFor); n > resourcev1.ResourceClaimReservedForMaxSize {
-		errs = append(errs, field.TooMany(reserved, n, resourcev1.ResourceClaimReservedForMaxSize))
-	}
-	uids := sets.New[types.UID]()
-	for i, ref := range c.Status.ReservedFor {
-		p := reserved.Index(i)
-		if uids.Has(ref.UID) {
-			errs = append(errs, field.Duplicate(p, ref))
-		}
-		uids.Insert(ref.UID)
-		if ref.Resource == "" {
-			errs = append(errs, field.Required(p.Child("resource"), ""))
-		}
-		if ref.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), ""))
-		}
-		if ref.UID == "" {
-			errs = append(errs, field.Required(p.Child("uid"), ""))
-		}
-	}
+	errs := validateSet(c.Status.ReservedFor, resourcev1.ResourceClaimReservedForMaxSize,
+		func(ref resourcev1.ResourceClaimConsumerReference) types.UID { return ref.UID }, validateConsumer, reserved)
 	if len(c.Status.ReservedFor) > 0 {
 		if c.Status.Allocation == nil {
 			errs = append(errs, field.Forbidden(reserved, "may not be specified when `allocated` is not set"))
@@ -125,22 +106,32 @@ func validateClaimStatus(c, old *resourcev1.ResourceClaim) field.ErrorList {
 	return errs
 }
 
+// validateConsumer: a pod (or other object) using the claim, by resource,
+// name and uid.
+func validateConsumer(ref resourcev1.ResourceClaimConsumerReference, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if ref.Resource == "" {
+		errs = append(errs, field.Required(path.Child("resource"), ""))
+	}
+	if ref.Name == "" {
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	}
+	if ref.UID == "" {
+		errs = append(errs, field.Required(path.Child("uid"), ""))
+	}
+	return errs
+}
+
 // validateAllocation: each result is a device of a driver's pool, for
 // one of the claim's requests.
 func validateAllocation(a *resourcev1.AllocationResult, names requestNames, path *field.Path) field.ErrorList {
-	results := path.Child("devices", "results")
-	var errs field.ErrorList
-	if n := len(a.Devices.Results); n > resourcev1.AllocationResultsMaxSize {
-		errs = append(errs, field.TooMany(results, n, resourcev1.AllocationResultsMaxSize))
-	}
-	for i, r := range a.Devices.Results {
-		p := results.Index(i)
-		errs = append(errs, validateRequestRef(r.Request, names, p.Child("request"))...)
+	errs := validateList(a.Devices.Results, resourcev1.AllocationResultsMaxSize, func(r resourcev1.DeviceRequestAllocationResult, p *field.Path) field.ErrorList {
+		errs := validateRequestRef(r.Request, names, p.Child("request"))
 		errs = append(errs, validateDriverName(r.Driver, p.Child("driver"))...)
 		errs = append(errs, validatePoolName(r.Pool, p.Child("pool"))...)
 		errs = append(errs, validateDNSLabel(r.Device, p.Child("device"))...)
-		errs = append(errs, validateTolerations(r.Tolerations, p.Child("tolerations"))...)
-	}
+		return append(errs, validateTolerations(r.Tolerations, p.Child("tolerations"))...)
+	}, path.Child("devices", "results"))
 	config := path.Child("devices", "config")
 	for i, c := range a.Devices.Config {
 		p := config.Index(i)

@@ -115,20 +115,9 @@ func validateSliceSpec(spec, old *resourcev1.ResourceSliceSpec, path *field.Path
 	if usesAdvancedFeatures(spec) {
 		max = resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures
 	}
-	if len(spec.Devices) > max {
-		errs = append(errs, field.TooMany(devices, len(spec.Devices), max))
-	}
-	names := sets.New[string]()
 	perDevice := ptr.Deref(spec.PerDeviceNodeSelection, false)
-	for i, d := range spec.Devices {
-		p := devices.Index(i)
-		if names.Has(d.Name) {
-			errs = append(errs, field.Duplicate(p, d.Name))
-		}
-		names.Insert(d.Name)
-		errs = append(errs, validateDevice(d, perDevice, p)...)
-	}
-	return errs
+	return append(errs, validateSet(spec.Devices, max, func(d resourcev1.Device) string { return d.Name },
+		func(d resourcev1.Device, p *field.Path) field.ErrorList { return validateDevice(d, perDevice, p) }, devices)...)
 }
 
 // validateTrueOrUnset: a boolean that only means something when true.
@@ -155,20 +144,10 @@ func usesAdvancedFeatures(spec *resourcev1.ResourceSliceSpec) bool {
 }
 
 func validateCounterSets(counterSets []resourcev1.CounterSet, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(counterSets); n > resourcev1.ResourceSliceMaxCounterSets {
-		errs = append(errs, field.TooMany(path, n, resourcev1.ResourceSliceMaxCounterSets))
-	}
-	names := sets.New[string]()
-	for i, cs := range counterSets {
-		p := path.Index(i)
-		if names.Has(cs.Name) {
-			errs = append(errs, field.Duplicate(p.Child("name"), cs.Name))
-		}
-		names.Insert(cs.Name)
-		errs = append(errs, validateCounterRef(cs.Name, cs.Counters, resourcev1.ResourceSliceMaxCountersPerCounterSet, p)...)
-	}
-	return errs
+	return validateSet(counterSets, resourcev1.ResourceSliceMaxCounterSets, func(cs resourcev1.CounterSet) string { return cs.Name },
+		func(cs resourcev1.CounterSet, p *field.Path) field.ErrorList {
+			return validateCounterRef(cs.Name, cs.Counters, resourcev1.ResourceSliceMaxCountersPerCounterSet, p)
+		}, path)
 }
 
 // validateCounterRef: a set of counters (or a device's consumption of one
@@ -216,20 +195,13 @@ func validateDevice(d resourcev1.Device, perDevice bool, path *field.Path) field
 			errs = append(errs, field.Forbidden(p.Child("requestPolicy"), "allowMultipleAllocations must be true"))
 		}
 	}
-	taints := path.Child("taints")
-	if n := len(d.Taints); n > resourcev1.DeviceTaintsMaxLength {
-		errs = append(errs, field.TooMany(taints, n, resourcev1.DeviceTaintsMaxLength))
-	}
-	for i, t := range d.Taints {
-		errs = append(errs, validateDeviceTaint(t, nil, taints.Index(i))...)
-	}
-	consumes := path.Child("consumesCounters")
-	if n := len(d.ConsumesCounters); n > resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice {
-		errs = append(errs, field.TooMany(consumes, n, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice))
-	}
-	for i, c := range d.ConsumesCounters {
-		errs = append(errs, validateCounterRef(c.CounterSet, c.Counters, resourcev1.ResourceSliceMaxCountersPerDeviceCounterConsumption, consumes.Index(i))...)
-	}
+	errs = append(errs, validateList(d.Taints, resourcev1.DeviceTaintsMaxLength, func(t resourcev1.DeviceTaint, p *field.Path) field.ErrorList {
+		return validateDeviceTaint(t, nil, p)
+	}, path.Child("taints"))...)
+	errs = append(errs, validateList(d.ConsumesCounters, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice,
+		func(c resourcev1.DeviceCounterConsumption, p *field.Path) field.ErrorList {
+			return validateCounterRef(c.CounterSet, c.Counters, resourcev1.ResourceSliceMaxCountersPerDeviceCounterConsumption, p)
+		}, path.Child("consumesCounters"))...)
 
 	if !perDevice {
 		if d.NodeName != nil || d.NodeSelector != nil || d.AllNodes != nil {
