@@ -37,10 +37,12 @@ import (
 // its own i/o timeout first, as on a real node.
 const arpTimeout = 3 * time.Second
 
-// podNetworkServer serves the PodNetwork service on s.
+// podNetworkServer serves the PodNetwork service on s: to the kubelet on
+// the CRI socket, or, if peer, to the other nodes' runtimes (routes.go).
 type podNetworkServer struct {
 	runtimev1.UnimplementedPodNetworkServer
-	s *Server
+	s    *Server
+	peer bool
 }
 
 // Dial carries one connection. The client's first frame names where to
@@ -62,7 +64,16 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
 	}
 	ctx := stream.Context()
-	conn, err := n.s.dialPod(ctx, dst.GetIp(), dst.GetPort())
+	var conn net.Conn
+	if src := first.GetSource(); src != "" { // a peer's pod (routes.go)
+		addr, perr := netip.ParseAddr(src)
+		if perr != nil || !addr.Is4() {
+			return status.Errorf(codes.InvalidArgument, "source %q is not an IPv4 address", src)
+		}
+		conn, err = n.s.dialPodFrom(ctx, addr, dst.GetIp(), dst.GetPort())
+	} else {
+		conn, err = n.s.dialPod(ctx, dst.GetIp(), dst.GetPort())
+	}
 	if err != nil {
 		return err
 	}

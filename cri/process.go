@@ -136,7 +136,8 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes(),
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
-		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs()})
+		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),
+		Dial:        s.dialerOf(sb)}) // outbound.go
 	if !img.Known {
 		// An image the catalog does not know serves the ports its pod
 		// declares, as the app it stands for would.

@@ -34,6 +34,10 @@ type Options struct {
 	// and hostPath volumes live (volumes.go). "" mounts no volumes (the
 	// containers' mounts are only recorded).
 	NodeRoot string
+	// PeerAddress is the host:port at which the other nodes' runtimes
+	// reach this one's pods (ServePeers), "" if they cannot: its pods are
+	// reachable from this node only.
+	PeerAddress string
 }
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
@@ -64,6 +68,7 @@ type Server struct {
 
 	faults faultState    // injected faults (faults.go), with their own lock
 	memory memoryVolumes // emptyDirs of medium Memory (tmpfs.go), with their own lock
+	routes *routeTable   // to the other nodes' pods (routes.go), with its own lock
 
 	// streaming serves exec, attach and port-forward (streaming.go); nil
 	// until ServeStreaming runs. Guarded by mu.
@@ -80,7 +85,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, clock: opts.Clock, log: opts.Log, ips: ips,
-		records: newRecords(), images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
+		records: newRecords(), routes: newRouteTable(), images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}
@@ -100,6 +105,20 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	runtimeapi.RegisterImageServiceServer(g, s)
 	runtimev1.RegisterFaultsServer(g, faultsServer{s: s})         // mkube's own, beside CRI (faults.go)
 	runtimev1.RegisterPodNetworkServer(g, podNetworkServer{s: s}) // and the pod network (network.go)
+	return s.serveGRPC(ctx, g, l, "CRI")
+}
+
+// ServePeers answers the other nodes' runtimes on l, the pod network's
+// peer address (routes.go), until ctx ends: only PodNetwork's Dial,
+// which connects only to this runtime's own sandboxes.
+func (s *Server) ServePeers(ctx context.Context, l net.Listener) error {
+	g := grpc.NewServer(grpc.StreamInterceptor(s.waitWhileFrozenStream))
+	runtimev1.RegisterPodNetworkServer(g, podNetworkServer{s: s, peer: true})
+	return s.serveGRPC(ctx, g, l, "pod network peers")
+}
+
+// serveGRPC serves g on l until ctx ends, then stops it gracefully.
+func (s *Server) serveGRPC(ctx context.Context, g *grpc.Server, l net.Listener, what string) error {
 	// One goroutine stops g: when ctx ends, or when g.Serve has failed
 	// (Serve closes servedc). It closes stoppedc once g is stopped, and
 	// Serve waits for that, so no goroutine outlives the call.
@@ -120,7 +139,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	close(servedc)
 	<-stoppedc
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("serve CRI: %w", err)
+		return fmt.Errorf("serve %s: %w", what, err)
 	}
 	return nil
 }

@@ -276,9 +276,9 @@ func livenessMux(c Running) http.Handler {
 
 // netexecMux is `agnhost netexec`'s HTTP server, which logs each request
 // on stderr with Go's logger. Its /healthz is 200 once its UDP server
-// has started (never, with --udp-port=-1: 412). The endpoints that end
-// the process or dial out (/exit, /shutdown, /dial, /upload) are not
-// simulated and say so.
+// has started (never, with --udp-port=-1: 412). /dial connects out from
+// the pod (agnhost_dial.go). The endpoints that end the process or take
+// a file (/exit, /shutdown, /upload) are not simulated and say so.
 func netexecMux(c Running, udp bool) http.Handler {
 	p := c.Process
 	mux := http.NewServeMux()
@@ -329,7 +329,8 @@ func netexecMux(c Running, udp bool) http.Handler {
 		http.Redirect(w, r, location, n)
 	})
 	mux.HandleFunc("/shell", func(w http.ResponseWriter, r *http.Request) { netexecShell(c, w, r) })
-	for _, route := range []string{"/exit", "/shutdown", "/dial", "/upload"} {
+	mux.HandleFunc("/dial", func(w http.ResponseWriter, r *http.Request) { netexecDial(c, w, r) })
+	for _, route := range []string{"/exit", "/shutdown", "/upload"} {
 		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
 			goLog(p, "GET "+route)
 			http.Error(w, "mkube does not simulate netexec's "+route, http.StatusNotImplemented)

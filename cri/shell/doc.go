@@ -14,7 +14,8 @@
 // exit, echo, printf, env, printenv, cat, ls, touch, rm, mkdir, test, [, [[, expr,
 // true, false, date, hostname and hexdump -C, tar for kubectl cp, id
 // (id.go), wc, grep, cut and awk '{print $1}' (textutils.go), sysctl and ip link
-// (kernel.go). An unknown program exits 127 with "sh: X: not found", as a
+// (kernel.go), and the network clients curl, wget and nc (net.go), which
+// connect from the pod's network namespace. An unknown program exits 127 with "sh: X: not found", as a
 // shell would.
 //
 // A process may have a standard input (kubectl exec -i, a container with

@@ -29,6 +29,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"touch": touch, "rm": rm, "mv": mv, "dd": dd, "mkdir": mkdir, "test": test, "[": bracket, "[[": doubleBracket, "expr": expr,
 		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail, "id": id,
 		"wc": wc, "awk": awk, "grep": grep, "cut": cut, "sysctl": sysctl, "ip": ip,
+		"curl": curl, "wget": wget, "nc": nc, // net.go
 	}
 }
 

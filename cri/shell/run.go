@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path"
 	"slices"
 	"strings"
@@ -29,6 +30,10 @@ type Process struct {
 	// not gain privileges, as by a setuid binary (allowPrivilegeEscalation
 	// false).
 	Privileged, NoNewPrivs bool
+	// Dial connects to "host:port" over TCP from the container's network
+	// namespace (curl, wget, nc: net.go); nil: the container has no
+	// network, and every connection fails.
+	Dial func(ctx context.Context, address string) (net.Conn, error)
 
 	env      []string // NAME=value, in the order the container was given them
 	status   int      // $?
@@ -60,12 +65,13 @@ type Options struct {
 	Identity    Identity // zero: root
 	Privileged  bool     // see Process
 	NoNewPrivs  bool
+	Dial        func(ctx context.Context, address string) (net.Conn, error) // see Process
 }
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
 	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, Identity: o.Identity,
-		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs,
+		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs, Dial: o.Dial,
 		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
 		res: resources{limit: o.MemoryLimit}}
 	if p.Clock == nil {

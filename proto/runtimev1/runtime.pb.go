@@ -33,6 +33,148 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetRoutesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Routes        []*Route               `protobuf:"bytes,1,rep,name=routes,proto3" json:"routes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRoutesRequest) Reset() {
+	*x = SetRoutesRequest{}
+	mi := &file_proto_runtime_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRoutesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRoutesRequest) ProtoMessage() {}
+
+func (x *SetRoutesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRoutesRequest.ProtoReflect.Descriptor instead.
+func (*SetRoutesRequest) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetRoutesRequest) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
+// Route sends connections to the IPs of pod_cidr to the runtime at
+// peer, a host:port serving PodNetwork.
+type Route struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PodCidr       string                 `protobuf:"bytes,1,opt,name=pod_cidr,json=podCidr,proto3" json:"pod_cidr,omitempty"`
+	Peer          string                 `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Route) Reset() {
+	*x = Route{}
+	mi := &file_proto_runtime_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Route) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Route) ProtoMessage() {}
+
+func (x *Route) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Route.ProtoReflect.Descriptor instead.
+func (*Route) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Route) GetPodCidr() string {
+	if x != nil {
+		return x.PodCidr
+	}
+	return ""
+}
+
+func (x *Route) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+type SetRoutesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PeerAddress   string                 `protobuf:"bytes,1,opt,name=peer_address,json=peerAddress,proto3" json:"peer_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRoutesResponse) Reset() {
+	*x = SetRoutesResponse{}
+	mi := &file_proto_runtime_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRoutesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRoutesResponse) ProtoMessage() {}
+
+func (x *SetRoutesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRoutesResponse.ProtoReflect.Descriptor instead.
+func (*SetRoutesResponse) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SetRoutesResponse) GetPeerAddress() string {
+	if x != nil {
+		return x.PeerAddress
+	}
+	return ""
+}
+
 type CrashRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -43,7 +185,7 @@ type CrashRequest struct {
 
 func (x *CrashRequest) Reset() {
 	*x = CrashRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[0]
+	mi := &file_proto_runtime_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +197,7 @@ func (x *CrashRequest) String() string {
 func (*CrashRequest) ProtoMessage() {}
 
 func (x *CrashRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[0]
+	mi := &file_proto_runtime_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +210,7 @@ func (x *CrashRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashRequest.ProtoReflect.Descriptor instead.
 func (*CrashRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{0}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CrashRequest) GetContainerId() string {
@@ -93,7 +235,7 @@ type CrashResponse struct {
 
 func (x *CrashResponse) Reset() {
 	*x = CrashResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[1]
+	mi := &file_proto_runtime_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -105,7 +247,7 @@ func (x *CrashResponse) String() string {
 func (*CrashResponse) ProtoMessage() {}
 
 func (x *CrashResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[1]
+	mi := &file_proto_runtime_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -118,7 +260,7 @@ func (x *CrashResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashResponse.ProtoReflect.Descriptor instead.
 func (*CrashResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{1}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{4}
 }
 
 type OOMKillRequest struct {
@@ -130,7 +272,7 @@ type OOMKillRequest struct {
 
 func (x *OOMKillRequest) Reset() {
 	*x = OOMKillRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[2]
+	mi := &file_proto_runtime_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -142,7 +284,7 @@ func (x *OOMKillRequest) String() string {
 func (*OOMKillRequest) ProtoMessage() {}
 
 func (x *OOMKillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[2]
+	mi := &file_proto_runtime_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -155,7 +297,7 @@ func (x *OOMKillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OOMKillRequest.ProtoReflect.Descriptor instead.
 func (*OOMKillRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{2}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *OOMKillRequest) GetContainerId() string {
@@ -173,7 +315,7 @@ type OOMKillResponse struct {
 
 func (x *OOMKillResponse) Reset() {
 	*x = OOMKillResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[3]
+	mi := &file_proto_runtime_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -185,7 +327,7 @@ func (x *OOMKillResponse) String() string {
 func (*OOMKillResponse) ProtoMessage() {}
 
 func (x *OOMKillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[3]
+	mi := &file_proto_runtime_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -198,7 +340,7 @@ func (x *OOMKillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OOMKillResponse.ProtoReflect.Descriptor instead.
 func (*OOMKillResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{3}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{6}
 }
 
 type FailProbesRequest struct {
@@ -211,7 +353,7 @@ type FailProbesRequest struct {
 
 func (x *FailProbesRequest) Reset() {
 	*x = FailProbesRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[4]
+	mi := &file_proto_runtime_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -223,7 +365,7 @@ func (x *FailProbesRequest) String() string {
 func (*FailProbesRequest) ProtoMessage() {}
 
 func (x *FailProbesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[4]
+	mi := &file_proto_runtime_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -236,7 +378,7 @@ func (x *FailProbesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailProbesRequest.ProtoReflect.Descriptor instead.
 func (*FailProbesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{4}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FailProbesRequest) GetContainerId() string {
@@ -261,7 +403,7 @@ type FailProbesResponse struct {
 
 func (x *FailProbesResponse) Reset() {
 	*x = FailProbesResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[5]
+	mi := &file_proto_runtime_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -273,7 +415,7 @@ func (x *FailProbesResponse) String() string {
 func (*FailProbesResponse) ProtoMessage() {}
 
 func (x *FailProbesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[5]
+	mi := &file_proto_runtime_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -286,7 +428,7 @@ func (x *FailProbesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailProbesResponse.ProtoReflect.Descriptor instead.
 func (*FailProbesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{5}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{8}
 }
 
 type FreezeRequest struct {
@@ -298,7 +440,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[6]
+	mi := &file_proto_runtime_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +452,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[6]
+	mi := &file_proto_runtime_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +465,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{6}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FreezeRequest) GetFrozen() bool {
@@ -341,7 +483,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[7]
+	mi := &file_proto_runtime_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +495,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[7]
+	mi := &file_proto_runtime_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +508,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{7}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
 }
 
 type InspectProcessRequest struct {
@@ -378,7 +520,7 @@ type InspectProcessRequest struct {
 
 func (x *InspectProcessRequest) Reset() {
 	*x = InspectProcessRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[8]
+	mi := &file_proto_runtime_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +532,7 @@ func (x *InspectProcessRequest) String() string {
 func (*InspectProcessRequest) ProtoMessage() {}
 
 func (x *InspectProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[8]
+	mi := &file_proto_runtime_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +545,7 @@ func (x *InspectProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectProcessRequest.ProtoReflect.Descriptor instead.
 func (*InspectProcessRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{8}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InspectProcessRequest) GetContainerId() string {
@@ -431,7 +573,7 @@ type InspectProcessResponse struct {
 
 func (x *InspectProcessResponse) Reset() {
 	*x = InspectProcessResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[9]
+	mi := &file_proto_runtime_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +585,7 @@ func (x *InspectProcessResponse) String() string {
 func (*InspectProcessResponse) ProtoMessage() {}
 
 func (x *InspectProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[9]
+	mi := &file_proto_runtime_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +598,7 @@ func (x *InspectProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectProcessResponse.ProtoReflect.Descriptor instead.
 func (*InspectProcessResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{9}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InspectProcessResponse) GetState() string {
@@ -517,7 +659,7 @@ type TakeProbeFailureRequest struct {
 
 func (x *TakeProbeFailureRequest) Reset() {
 	*x = TakeProbeFailureRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +671,7 @@ func (x *TakeProbeFailureRequest) String() string {
 func (*TakeProbeFailureRequest) ProtoMessage() {}
 
 func (x *TakeProbeFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +684,7 @@ func (x *TakeProbeFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeProbeFailureRequest.ProtoReflect.Descriptor instead.
 func (*TakeProbeFailureRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TakeProbeFailureRequest) GetContainerId() string {
@@ -561,7 +703,7 @@ type TakeProbeFailureResponse struct {
 
 func (x *TakeProbeFailureResponse) Reset() {
 	*x = TakeProbeFailureResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[11]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +715,7 @@ func (x *TakeProbeFailureResponse) String() string {
 func (*TakeProbeFailureResponse) ProtoMessage() {}
 
 func (x *TakeProbeFailureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[11]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +728,7 @@ func (x *TakeProbeFailureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeProbeFailureResponse.ProtoReflect.Descriptor instead.
 func (*TakeProbeFailureResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{11}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TakeProbeFailureResponse) GetFail() bool {
@@ -606,14 +748,17 @@ type DialFrame struct {
 	Data    []byte   `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
 	// close_write says the server's side sent all it will (a TCP FIN):
 	// the client reads end-of-file after the data before it.
-	CloseWrite    bool `protobuf:"varint,3,opt,name=close_write,json=closeWrite,proto3" json:"close_write,omitempty"`
+	CloseWrite bool `protobuf:"varint,3,opt,name=close_write,json=closeWrite,proto3" json:"close_write,omitempty"`
+	// source is, in a peer runtime's first frame, the IP of the pod the
+	// connection comes from; unset, it comes from the node.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DialFrame) Reset() {
 	*x = DialFrame{}
-	mi := &file_proto_runtime_proto_msgTypes[12]
+	mi := &file_proto_runtime_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +770,7 @@ func (x *DialFrame) String() string {
 func (*DialFrame) ProtoMessage() {}
 
 func (x *DialFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[12]
+	mi := &file_proto_runtime_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +783,7 @@ func (x *DialFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DialFrame.ProtoReflect.Descriptor instead.
 func (*DialFrame) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{12}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DialFrame) GetAddress() *Address {
@@ -662,6 +807,13 @@ func (x *DialFrame) GetCloseWrite() bool {
 	return false
 }
 
+func (x *DialFrame) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // Address is an IP address and TCP port.
 type Address struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -673,7 +825,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_proto_runtime_proto_msgTypes[13]
+	mi := &file_proto_runtime_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +837,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[13]
+	mi := &file_proto_runtime_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +850,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{13}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Address) GetIp() string {
@@ -726,7 +878,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_proto_runtime_proto_msgTypes[14]
+	mi := &file_proto_runtime_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +890,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[14]
+	mi := &file_proto_runtime_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +903,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{14}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *File) GetPath() string {
@@ -772,7 +924,14 @@ var File_proto_runtime_proto protoreflect.FileDescriptor
 
 const file_proto_runtime_proto_rawDesc = "" +
 	"\n" +
-	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"N\n" +
+	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"C\n" +
+	"\x10SetRoutesRequest\x12/\n" +
+	"\x06routes\x18\x01 \x03(\v2\x17.mkube.runtime.v1.RouteR\x06routes\"6\n" +
+	"\x05Route\x12\x19\n" +
+	"\bpod_cidr\x18\x01 \x01(\tR\apodCidr\x12\x12\n" +
+	"\x04peer\x18\x02 \x01(\tR\x04peer\"6\n" +
+	"\x11SetRoutesResponse\x12!\n" +
+	"\fpeer_address\x18\x01 \x01(\tR\vpeerAddress\"N\n" +
 	"\fCrashRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\"\x0f\n" +
@@ -800,12 +959,13 @@ const file_proto_runtime_proto_rawDesc = "" +
 	"\x17TakeProbeFailureRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\".\n" +
 	"\x18TakeProbeFailureResponse\x12\x12\n" +
-	"\x04fail\x18\x01 \x01(\bR\x04fail\"u\n" +
+	"\x04fail\x18\x01 \x01(\bR\x04fail\"\x8d\x01\n" +
 	"\tDialFrame\x123\n" +
 	"\aaddress\x18\x01 \x01(\v2\x19.mkube.runtime.v1.AddressR\aaddress\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1f\n" +
 	"\vclose_write\x18\x03 \x01(\bR\n" +
-	"closeWrite\"-\n" +
+	"closeWrite\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"-\n" +
 	"\aAddress\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\".\n" +
@@ -819,10 +979,11 @@ const file_proto_runtime_proto_rawDesc = "" +
 	"FailProbes\x12#.mkube.runtime.v1.FailProbesRequest\x1a$.mkube.runtime.v1.FailProbesResponse\"\x00\x12M\n" +
 	"\x06Freeze\x12\x1f.mkube.runtime.v1.FreezeRequest\x1a .mkube.runtime.v1.FreezeResponse\"\x00\x12e\n" +
 	"\x0eInspectProcess\x12'.mkube.runtime.v1.InspectProcessRequest\x1a(.mkube.runtime.v1.InspectProcessResponse\"\x00\x12k\n" +
-	"\x10TakeProbeFailure\x12).mkube.runtime.v1.TakeProbeFailureRequest\x1a*.mkube.runtime.v1.TakeProbeFailureResponse\"\x002T\n" +
+	"\x10TakeProbeFailure\x12).mkube.runtime.v1.TakeProbeFailureRequest\x1a*.mkube.runtime.v1.TakeProbeFailureResponse\"\x002\xac\x01\n" +
 	"\n" +
 	"PodNetwork\x12F\n" +
-	"\x04Dial\x12\x1b.mkube.runtime.v1.DialFrame\x1a\x1b.mkube.runtime.v1.DialFrame\"\x00(\x010\x01B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
+	"\x04Dial\x12\x1b.mkube.runtime.v1.DialFrame\x1a\x1b.mkube.runtime.v1.DialFrame\"\x00(\x010\x01\x12V\n" +
+	"\tSetRoutes\x12\".mkube.runtime.v1.SetRoutesRequest\x1a#.mkube.runtime.v1.SetRoutesResponse\"\x00B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
 
 var (
 	file_proto_runtime_proto_rawDescOnce sync.Once
@@ -836,46 +997,52 @@ func file_proto_runtime_proto_rawDescGZIP() []byte {
 	return file_proto_runtime_proto_rawDescData
 }
 
-var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_proto_runtime_proto_goTypes = []any{
-	(*CrashRequest)(nil),             // 0: mkube.runtime.v1.CrashRequest
-	(*CrashResponse)(nil),            // 1: mkube.runtime.v1.CrashResponse
-	(*OOMKillRequest)(nil),           // 2: mkube.runtime.v1.OOMKillRequest
-	(*OOMKillResponse)(nil),          // 3: mkube.runtime.v1.OOMKillResponse
-	(*FailProbesRequest)(nil),        // 4: mkube.runtime.v1.FailProbesRequest
-	(*FailProbesResponse)(nil),       // 5: mkube.runtime.v1.FailProbesResponse
-	(*FreezeRequest)(nil),            // 6: mkube.runtime.v1.FreezeRequest
-	(*FreezeResponse)(nil),           // 7: mkube.runtime.v1.FreezeResponse
-	(*InspectProcessRequest)(nil),    // 8: mkube.runtime.v1.InspectProcessRequest
-	(*InspectProcessResponse)(nil),   // 9: mkube.runtime.v1.InspectProcessResponse
-	(*TakeProbeFailureRequest)(nil),  // 10: mkube.runtime.v1.TakeProbeFailureRequest
-	(*TakeProbeFailureResponse)(nil), // 11: mkube.runtime.v1.TakeProbeFailureResponse
-	(*DialFrame)(nil),                // 12: mkube.runtime.v1.DialFrame
-	(*Address)(nil),                  // 13: mkube.runtime.v1.Address
-	(*File)(nil),                     // 14: mkube.runtime.v1.File
+	(*SetRoutesRequest)(nil),         // 0: mkube.runtime.v1.SetRoutesRequest
+	(*Route)(nil),                    // 1: mkube.runtime.v1.Route
+	(*SetRoutesResponse)(nil),        // 2: mkube.runtime.v1.SetRoutesResponse
+	(*CrashRequest)(nil),             // 3: mkube.runtime.v1.CrashRequest
+	(*CrashResponse)(nil),            // 4: mkube.runtime.v1.CrashResponse
+	(*OOMKillRequest)(nil),           // 5: mkube.runtime.v1.OOMKillRequest
+	(*OOMKillResponse)(nil),          // 6: mkube.runtime.v1.OOMKillResponse
+	(*FailProbesRequest)(nil),        // 7: mkube.runtime.v1.FailProbesRequest
+	(*FailProbesResponse)(nil),       // 8: mkube.runtime.v1.FailProbesResponse
+	(*FreezeRequest)(nil),            // 9: mkube.runtime.v1.FreezeRequest
+	(*FreezeResponse)(nil),           // 10: mkube.runtime.v1.FreezeResponse
+	(*InspectProcessRequest)(nil),    // 11: mkube.runtime.v1.InspectProcessRequest
+	(*InspectProcessResponse)(nil),   // 12: mkube.runtime.v1.InspectProcessResponse
+	(*TakeProbeFailureRequest)(nil),  // 13: mkube.runtime.v1.TakeProbeFailureRequest
+	(*TakeProbeFailureResponse)(nil), // 14: mkube.runtime.v1.TakeProbeFailureResponse
+	(*DialFrame)(nil),                // 15: mkube.runtime.v1.DialFrame
+	(*Address)(nil),                  // 16: mkube.runtime.v1.Address
+	(*File)(nil),                     // 17: mkube.runtime.v1.File
 }
 var file_proto_runtime_proto_depIdxs = []int32{
-	14, // 0: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
-	13, // 1: mkube.runtime.v1.DialFrame.address:type_name -> mkube.runtime.v1.Address
-	0,  // 2: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
-	2,  // 3: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
-	4,  // 4: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
-	6,  // 5: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
-	8,  // 6: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
-	10, // 7: mkube.runtime.v1.Faults.TakeProbeFailure:input_type -> mkube.runtime.v1.TakeProbeFailureRequest
-	12, // 8: mkube.runtime.v1.PodNetwork.Dial:input_type -> mkube.runtime.v1.DialFrame
-	1,  // 9: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
-	3,  // 10: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
-	5,  // 11: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
-	7,  // 12: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
-	9,  // 13: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
-	11, // 14: mkube.runtime.v1.Faults.TakeProbeFailure:output_type -> mkube.runtime.v1.TakeProbeFailureResponse
-	12, // 15: mkube.runtime.v1.PodNetwork.Dial:output_type -> mkube.runtime.v1.DialFrame
-	9,  // [9:16] is the sub-list for method output_type
-	2,  // [2:9] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	1,  // 0: mkube.runtime.v1.SetRoutesRequest.routes:type_name -> mkube.runtime.v1.Route
+	17, // 1: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
+	16, // 2: mkube.runtime.v1.DialFrame.address:type_name -> mkube.runtime.v1.Address
+	3,  // 3: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
+	5,  // 4: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
+	7,  // 5: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
+	9,  // 6: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
+	11, // 7: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
+	13, // 8: mkube.runtime.v1.Faults.TakeProbeFailure:input_type -> mkube.runtime.v1.TakeProbeFailureRequest
+	15, // 9: mkube.runtime.v1.PodNetwork.Dial:input_type -> mkube.runtime.v1.DialFrame
+	0,  // 10: mkube.runtime.v1.PodNetwork.SetRoutes:input_type -> mkube.runtime.v1.SetRoutesRequest
+	4,  // 11: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
+	6,  // 12: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
+	8,  // 13: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
+	10, // 14: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
+	12, // 15: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
+	14, // 16: mkube.runtime.v1.Faults.TakeProbeFailure:output_type -> mkube.runtime.v1.TakeProbeFailureResponse
+	15, // 17: mkube.runtime.v1.PodNetwork.Dial:output_type -> mkube.runtime.v1.DialFrame
+	2,  // 18: mkube.runtime.v1.PodNetwork.SetRoutes:output_type -> mkube.runtime.v1.SetRoutesResponse
+	11, // [11:19] is the sub-list for method output_type
+	3,  // [3:11] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_proto_runtime_proto_init() }
@@ -889,7 +1056,7 @@ func file_proto_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_runtime_proto_rawDesc), len(file_proto_runtime_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

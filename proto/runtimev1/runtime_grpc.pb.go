@@ -351,7 +351,8 @@ var Faults_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	PodNetwork_Dial_FullMethodName = "/mkube.runtime.v1.PodNetwork/Dial"
+	PodNetwork_Dial_FullMethodName      = "/mkube.runtime.v1.PodNetwork/Dial"
+	PodNetwork_SetRoutes_FullMethodName = "/mkube.runtime.v1.PodNetwork/SetRoutes"
 )
 
 // PodNetworkClient is the client API for PodNetwork service.
@@ -379,7 +380,20 @@ type PodNetworkClient interface {
 	// with a RST at once), "connect: no route to host" when no sandbox has
 	// the IP (after the ARP requests for it go unanswered, about 3 s on
 	// Linux, so a client with a shorter timeout sees its own i/o timeout).
+	//
+	// A runtime whose pod network has peers (SetRoutes) connects its own
+	// containers to another node's pods through that node's runtime: it
+	// dials the peer's PodNetwork, naming its pod's IP as the first
+	// frame's source, and the peer connects only to its own sandboxes.
 	Dial(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DialFrame, DialFrame], error)
+	// SetRoutes replaces the routes to the other nodes' pod CIDRs, as a
+	// CNI plugin such as flannel programs the node's routing table from
+	// the Node objects: a connection from a container to an IP in a
+	// route's CIDR goes to that route's peer. It answers with this
+	// runtime's own peer address, which the other nodes' routes name ("" if
+	// it has none: its pods are reachable from this node only). Only the
+	// CRI socket serves it, not the peer address.
+	SetRoutes(ctx context.Context, in *SetRoutesRequest, opts ...grpc.CallOption) (*SetRoutesResponse, error)
 }
 
 type podNetworkClient struct {
@@ -402,6 +416,16 @@ func (c *podNetworkClient) Dial(ctx context.Context, opts ...grpc.CallOption) (g
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PodNetwork_DialClient = grpc.BidiStreamingClient[DialFrame, DialFrame]
+
+func (c *podNetworkClient) SetRoutes(ctx context.Context, in *SetRoutesRequest, opts ...grpc.CallOption) (*SetRoutesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetRoutesResponse)
+	err := c.cc.Invoke(ctx, PodNetwork_SetRoutes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // PodNetworkServer is the server API for PodNetwork service.
 // All implementations must embed UnimplementedPodNetworkServer
@@ -428,7 +452,20 @@ type PodNetworkServer interface {
 	// with a RST at once), "connect: no route to host" when no sandbox has
 	// the IP (after the ARP requests for it go unanswered, about 3 s on
 	// Linux, so a client with a shorter timeout sees its own i/o timeout).
+	//
+	// A runtime whose pod network has peers (SetRoutes) connects its own
+	// containers to another node's pods through that node's runtime: it
+	// dials the peer's PodNetwork, naming its pod's IP as the first
+	// frame's source, and the peer connects only to its own sandboxes.
 	Dial(grpc.BidiStreamingServer[DialFrame, DialFrame]) error
+	// SetRoutes replaces the routes to the other nodes' pod CIDRs, as a
+	// CNI plugin such as flannel programs the node's routing table from
+	// the Node objects: a connection from a container to an IP in a
+	// route's CIDR goes to that route's peer. It answers with this
+	// runtime's own peer address, which the other nodes' routes name ("" if
+	// it has none: its pods are reachable from this node only). Only the
+	// CRI socket serves it, not the peer address.
+	SetRoutes(context.Context, *SetRoutesRequest) (*SetRoutesResponse, error)
 	mustEmbedUnimplementedPodNetworkServer()
 }
 
@@ -441,6 +478,9 @@ type UnimplementedPodNetworkServer struct{}
 
 func (UnimplementedPodNetworkServer) Dial(grpc.BidiStreamingServer[DialFrame, DialFrame]) error {
 	return status.Error(codes.Unimplemented, "method Dial not implemented")
+}
+func (UnimplementedPodNetworkServer) SetRoutes(context.Context, *SetRoutesRequest) (*SetRoutesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetRoutes not implemented")
 }
 func (UnimplementedPodNetworkServer) mustEmbedUnimplementedPodNetworkServer() {}
 func (UnimplementedPodNetworkServer) testEmbeddedByValue()                    {}
@@ -470,13 +510,36 @@ func _PodNetwork_Dial_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PodNetwork_DialServer = grpc.BidiStreamingServer[DialFrame, DialFrame]
 
+func _PodNetwork_SetRoutes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetRoutesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PodNetworkServer).SetRoutes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PodNetwork_SetRoutes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PodNetworkServer).SetRoutes(ctx, req.(*SetRoutesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PodNetwork_ServiceDesc is the grpc.ServiceDesc for PodNetwork service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var PodNetwork_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "mkube.runtime.v1.PodNetwork",
 	HandlerType: (*PodNetworkServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "SetRoutes",
+			Handler:    _PodNetwork_SetRoutes_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Dial",

@@ -1,0 +1,114 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// netexecDialTimeout is agnhost's HTTP client timeout for /dial.
+const netexecDialTimeout = 5 * time.Second
+
+// netexecDial is `agnhost netexec`'s /dial?request=R&host=H&port=P
+// &protocol=http&tries=N: the pod itself GETs http://H:P/R, N times,
+// and answers {"responses": [...]} and {"errors": [...]} as JSON.
+// Kubernetes' networking e2e tests check pod-to-pod connectivity with
+// it (a test pod asks its netexec to dial every endpoint), and its
+// lifecycle-hook tests have the kubelet ask a netexec sidecar to reach
+// the hook's handler. The connection comes from the pod, through its
+// network namespace (shell.Process.Dial), so the target sees the pod's
+// IP. Only HTTP is simulated: udp and sctp are 400s, as an unknown
+// protocol is to agnhost.
+func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
+	p := c.Process
+	q := r.URL.Query()
+	host, port, request, protocol, tryParam := q.Get("host"), q.Get("port"), q.Get("request"), q.Get("protocol"), q.Get("tries")
+	goLog(p, fmt.Sprintf("GET /dial?host=%s&protocol=%s&port=%s&request=%s&tries=%s", host, protocol, port, request, tryParam))
+	tries := 1
+	if tryParam != "" {
+		n, err := strconv.Atoi(tryParam)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("tries parameter is invalid. %v", err), http.StatusBadRequest)
+			return
+		}
+		tries = n
+	}
+	if request == "" {
+		http.Error(w, "request parameter not specified. <nil>", http.StatusBadRequest)
+		return
+	}
+	switch strings.ToLower(protocol) {
+	case "", "http":
+	case "udp", "sctp":
+		http.Error(w, fmt.Sprintf("unsupported protocol. %s (mkube's pod network carries TCP only)", protocol), http.StatusBadRequest)
+		return
+	default:
+		http.Error(w, fmt.Sprintf("unsupported protocol. %s", protocol), http.StatusBadRequest)
+		return
+	}
+	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
+	if err != nil || addr.IP == nil {
+		http.Error(w, fmt.Sprintf("host and/or port param are invalid. %v", err), http.StatusBadRequest)
+		return
+	}
+	var responses, errs []string
+	var response string
+	for range tries {
+		if response, err = dialHTTP(r.Context(), c, addr.String(), request); err != nil {
+			errs = append(errs, fmt.Sprintf("reading from udp connection failed. err:'%v'", err))
+		} else {
+			responses = append(responses, response)
+		}
+	}
+	// As agnhost's: the responses are reported if the last try had one.
+	output := map[string][]string{}
+	if response != "" {
+		output["responses"] = responses
+	}
+	if len(errs) > 0 {
+		output["errors"] = errs
+	}
+	body, _ := json.Marshal(output)
+	w.Write(body)
+}
+
+// dialHTTP GETs http://addr/request from the pod, within agnhost's
+// timeout on the pod's clock.
+func dialHTTP(ctx context.Context, c Running, addr, request string) (string, error) {
+	p := c.Process
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := p.Clock.NewTimer(netexecDialTimeout)
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
+		if p.Dial == nil {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
+		}
+		return p.Dial(ctx, address)
+	}}
+	defer transport.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/%s", addr, request), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := (&http.Client{Transport: transport}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
+}

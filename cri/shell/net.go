@@ -1,0 +1,96 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The network clients of a container: curl (curl.go), busybox's wget
+// (wget.go) and nc (nc.go). They connect through Process.Dial, the
+// container's network namespace, which the runtime gives (cri's
+// outbound.go): to the pod's own localhost, to pods on the node and, by
+// the pod network's routes, to pods on other nodes. Their timeouts run on
+// the process's clock, and their messages are the real programs' own.
+
+// dial connects to "host:port" from the container.
+func (p *Process) dial(ctx context.Context, address string) (net.Conn, error) {
+	if p.Dial == nil { // no network: only a loopback device
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}
+	}
+	return p.Dial(ctx, address)
+}
+
+// withTimeout is ctx, cancelled after d of the process's clock (d <= 0:
+// never); expired says whether the timeout, not ctx, ended it.
+func (p *Process) withTimeout(ctx context.Context, d time.Duration) (_ context.Context, expired func() bool, cancel context.CancelFunc) {
+	ctx, cancel = context.WithCancel(ctx)
+	var fired atomic.Bool
+	if d > 0 {
+		t := p.Clock.NewTimer(d)
+		go func() {
+			select {
+			case <-t.C():
+				fired.Store(true)
+				cancel()
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}()
+	}
+	return ctx, fired.Load, cancel
+}
+
+// dialFailure is how a connection failed, as the clients tell it apart.
+type dialFailure int
+
+const (
+	otherFailure dialFailure = iota
+	unresolved               // a name: there is no cluster DNS yet
+	refused                  // nothing listens on the port
+	unreachable              // no pod has the IP
+	timedOut
+)
+
+func classify(err error) dialFailure {
+	var dns *net.DNSError
+	var nerr net.Error
+	switch {
+	case errors.As(err, &dns):
+		return unresolved
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return refused
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return unreachable
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
+		return timedOut
+	}
+	return otherFailure
+}
+
+// strerror is the C library's text for how a connection failed, which
+// busybox prints.
+func strerror(f dialFailure, err error) string {
+	switch f {
+	case refused:
+		return "Connection refused"
+	case unreachable:
+		return "No route to host"
+	case timedOut:
+		return "Connection timed out"
+	}
+	return err.Error()
+}
+
+// seconds parses a timeout option's value: whole or fractional seconds.
+func seconds(s string) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1e9 {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
