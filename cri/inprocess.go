@@ -21,29 +21,41 @@ type InProcess struct {
 	Endpoint string // "unix:///tmp/mkube-cri-1234/runtime.sock"
 	srv      *Server
 	stopc    chan struct{} // closed by Stop: ends Serve
-	servedc  chan error    // Serve's and ServeStreaming's results, sent once each returned
+	servedc  chan error    // Serve's, ServeStreaming's and ServePeers' results, sent once each returned
 	dir      string
 }
 
 // StartInProcess starts a Server with opts on a fresh socket in a new
 // temporary directory. Stop ends it and removes the directory.
 func StartInProcess(opts Options) (*InProcess, error) {
+	// The pod network's peer address on loopback: the other nodes'
+	// runtimes, in-process in the other kubelets on this host, reach
+	// this one's pods there.
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("in-process runtime: pod network: %w", err)
+	}
+	opts.PeerAddress = pl.Addr().String()
 	srv, err := New(opts)
 	if err != nil {
+		pl.Close()
 		return nil, err
 	}
 	// A FROM-scratch container image has no /tmp: make it, as a shell's
 	// mktemp would need it too.
 	if err := os.MkdirAll(os.TempDir(), 0o1777); err != nil {
+		pl.Close()
 		return nil, fmt.Errorf("in-process runtime: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "mkube-cri-") // short: a socket path has at most 108 bytes
 	if err != nil {
+		pl.Close()
 		return nil, fmt.Errorf("in-process runtime: %w", err)
 	}
 	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
 	l, err := Listen(endpoint)
 	if err != nil {
+		pl.Close()
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -51,15 +63,17 @@ func StartInProcess(opts Options) (*InProcess, error) {
 	// kubelet, in this process, is its only client.
 	sl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		pl.Close()
 		l.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("in-process runtime: streaming server: %w", err)
 	}
-	p := &InProcess{Endpoint: endpoint, srv: srv, stopc: make(chan struct{}), servedc: make(chan error, 2), dir: dir}
+	p := &InProcess{Endpoint: endpoint, srv: srv, stopc: make(chan struct{}), servedc: make(chan error, 3), dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-p.stopc; cancel() }()
 	go func() { p.servedc <- srv.Serve(ctx, l) }()
 	go func() { p.servedc <- srv.ServeStreaming(ctx, sl) }()
+	go func() { p.servedc <- srv.ServePeers(ctx, pl) }()
 	return p, nil
 }
 
@@ -67,7 +81,7 @@ func StartInProcess(opts Options) (*InProcess, error) {
 // directory. Call it once.
 func (p *InProcess) Stop() error {
 	close(p.stopc)
-	err := errors.Join(<-p.servedc, <-p.servedc) // CRI's and the streaming server's
+	err := errors.Join(<-p.servedc, <-p.servedc, <-p.servedc) // CRI's, the streaming server's and the peers'
 	os.RemoveAll(p.dir)
 	return err
 }

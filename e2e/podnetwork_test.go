@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,5 +70,80 @@ func TestPodNetworkProbesShowInNginxsAccessLog(t *testing.T) {
 	})
 	if out := k.mustKubectl(t, "get", "pod", "wrong-port", "-o", "jsonpath={.status.containerStatuses[0].ready}"); out != "false" {
 		t.Errorf("wrong-port ready = %q, want false", out)
+	}
+}
+
+// podNetworkAcrossNodes: a netexec server on node02 and a netexec
+// client on node01.
+const podNetworkAcrossNodes = `apiVersion: v1
+kind: Pod
+metadata:
+  name: server
+spec:
+  nodeName: node02
+  containers:
+  - name: netexec
+    image: registry.k8s.io/e2e-test-images/agnhost:2.53
+    args: ["netexec", "--http-port=8080"]
+    readinessProbe:
+      httpGet: {path: /hostname, port: 8080}
+      periodSeconds: 1
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: client
+spec:
+  nodeName: node01
+  containers:
+  - name: netexec
+    image: registry.k8s.io/e2e-test-images/agnhost:2.53
+    args: ["netexec", "--http-port=8080"]
+    readinessProbe:
+      httpGet: {path: /hostname, port: 8080}
+      periodSeconds: 1
+`
+
+// Every pod reaches every other pod at its IP, across nodes, without NAT
+// (Kubernetes' network model): each kubelet writes its runtime's peer
+// address on its Node and routes the other nodes' pod CIDRs to theirs,
+// as flannel's daemon does. The kubelets here have their nodes' own
+// identities, which may read every Node by mkube:pod-network.
+func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
+	c := startClusterWith(t, clusterFlags{secure: true}, kubeletNode{name: "node01"}, kubeletNode{name: "node02"})
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "pods.yaml", podNetworkAcrossNodes))
+	k.mustKubectl(t, "wait", "--for=condition=Ready", "pod/server", "pod/client", "--timeout=60s")
+	serverIP := k.mustKubectl(t, "get", "pod", "server", "-o", "jsonpath={.status.podIP}")
+	clientIP := k.mustKubectl(t, "get", "pod", "client", "-o", "jsonpath={.status.podIP}")
+	for _, node := range []string{"node01", "node02"} {
+		peer := k.mustKubectl(t, "get", "node", node, "-o", `jsonpath={.metadata.annotations.mkube\.io/pod-network-peer}`)
+		if !strings.HasPrefix(peer, "127.0.0.1:") {
+			t.Errorf("%s's pod network peer = %q, want its runtime's loopback address", node, peer)
+		}
+	}
+
+	// The server sees the client's own pod IP.
+	testserver.EventuallyWithin(t, 30*time.Second, "curl from node01 to node02", func() (bool, string) {
+		out, errOut, _ := k.kubectl(t, "exec", "client", "--", "curl", "-sS", "--max-time", "5", "http://"+serverIP+":8080/clientip")
+		return strings.HasPrefix(out, clientIP+":"), out + errOut
+	})
+	if out := k.mustKubectl(t, "exec", "server", "--", "wget", "-qO-", "http://"+clientIP+":8080/hostname"); out != "client" {
+		t.Errorf("wget from node02 to node01 = %q, want client", out)
+	}
+	if _, errOut, code := k.kubectl(t, "exec", "server", "--", "nc", "-zv", clientIP, "8080"); code != 0 || !strings.Contains(errOut, clientIP+" ("+clientIP+":8080) open") {
+		t.Errorf("nc -zv from node02 to node01: %q exit %d", errOut, code)
+	}
+	// netexec's /dial, as Kubernetes' networking tests check pods.
+	dial := "http://127.0.0.1:8080/dial?request=hostname&protocol=http&host=" + serverIP + "&port=8080&tries=1"
+	if out := k.mustKubectl(t, "exec", "client", "--", "curl", "-g", "-q", "-s", dial); out != `{"responses":["server"]}` {
+		t.Errorf("/dial from client to server = %s", out)
+	}
+	if out, errOut, _ := k.kubectl(t, "exec", "client", "--", "curl", "-sS", "http://"+serverIP+":9/"); !strings.Contains(errOut, "curl: (7) Failed to connect to "+serverIP+" port 9") {
+		t.Errorf("curl to a closed port on node02: %q %q", out, errOut)
+	}
+	log, _ := os.ReadFile(c.logs["kubelet-node01"])
+	if !strings.Contains(string(log), "pod network: routes to the other nodes' pods") {
+		t.Errorf("node01's kubelet did not log its routes:\n%s", log)
 	}
 }

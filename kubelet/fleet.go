@@ -47,6 +47,12 @@ type Fleet struct {
 	informer *client.Informer
 	services *client.Informer // every Service, for containers' env (envvars.go)
 	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
+	// routes keeps the runtime's routes to the other nodes' pods, from
+	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a
+	// single kubelet (podnetwork_routes.go). nil: the runtime has no
+	// peer address.
+	routes    *podNetworkRoutes
+	peerNodes *client.Informer
 	// configMaps and secrets are every ConfigMap and Secret, for
 	// containers' env and volumes (objects.go); nil for a kubelet whose
 	// identity may not list them, which reads each (identity.go).
@@ -170,6 +176,14 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		f.secrets = client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log)
 	}
 	f.watchObjects()
+	if rt.peerAddress != "" { // the other nodes' pods are reachable (podnetwork_routes.go)
+		nodes := f.nodes
+		if len(names) == 1 { // a single kubelet watches its own Node only
+			f.peerNodes = client.NewInformer(c, client.Nodes, "", client.ListOptions{}, log)
+			nodes = f.peerNodes
+		}
+		f.routes = newPodNetworkRoutes(nodes, func(node string) bool { return f.byName[node] != nil }, rt, base.Clock, log)
+	}
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
@@ -276,6 +290,12 @@ func (f *Fleet) Run(ctx context.Context) error {
 	// KUBERNETES_SERVICE_HOST, which in-cluster clients need.
 	if !client.WaitForSync(ctx, informers...) {
 		return nil
+	}
+	if f.peerNodes != nil {
+		wg.Go(func() { f.peerNodes.Run(ctx) })
+	}
+	if f.routes != nil {
+		wg.Go(func() { f.routes.run(ctx) })
 	}
 	wg.Go(func() { f.watchContainerEvents(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })

@@ -58,7 +58,8 @@ func nodeLabels(cfg Config) map[string]string {
 // mergeNode is how a restarted kubelet updates the Node it registered
 // before: its labels and taints are added to what is there, so that labels
 // and taints a user added with kubectl survive the restart, and a podCIDR
-// is set only if the node has none (it is immutable in Kubernetes).
+// is set only if the node has none (it is immutable in Kubernetes). The
+// pod network's peer address is the runtime's now: it may have moved.
 func mergeNode(existing, want *corev1.Node) *corev1.Node {
 	out := existing.DeepCopy()
 	if out.Labels == nil {
@@ -73,6 +74,7 @@ func mergeNode(existing, want *corev1.Node) *corev1.Node {
 	if out.Spec.PodCIDR == "" {
 		out.Spec.PodCIDR, out.Spec.PodCIDRs = want.Spec.PodCIDR, want.Spec.PodCIDRs
 	}
+	setPodNetworkPeer(out, want.Annotations[annotationPodNetworkPeer])
 	return out
 }
 
@@ -114,6 +116,7 @@ func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
 		return err
 	}
 	want := newNode(k.cfg, rt, k.clock.Now())
+	setPodNetworkPeer(want, k.runtime.peerAddress) // podnetwork_routes.go
 	created := &corev1.Node{}
 	err = k.client.Create(ctx, client.Nodes, "", want, created)
 	if err == nil {

@@ -51,6 +51,9 @@ type runtimeService struct {
 	// external one. Only restore.go uses it, to rebuild what the API
 	// server says ran before the kubelet restarted.
 	inProcess *cri.InProcess
+	// peerAddress is where the other nodes' runtimes reach this one's
+	// pods, "" if they cannot (podnetwork_routes.go).
+	peerAddress string
 	// nodeRoot is the nodes' disks (Config.NodeRoot), where the kubelet
 	// reads what containers wrote to their termination-log files.
 	nodeRoot string
@@ -85,6 +88,10 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 		return nil, fmt.Errorf("container runtime %s is not answering: version: %w", endpoint, err)
 	}
 	rs.name, rs.version = v.GetRuntimeName(), v.GetRuntimeName()+"://"+v.GetRuntimeVersion()
+	if err := rs.learnPeerAddress(vctx); err != nil {
+		rs.close()
+		return nil, fmt.Errorf("container runtime %s: pod network: %w", endpoint, err)
+	}
 	return rs, nil
 }
 

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"net"
 	"net/netip"
@@ -29,6 +30,7 @@ func main() {
 	podCIDR := flag.String("pod-cidr", cri.DefaultPodCIDR.String(), "pod sandboxes get their IPs from this IPv4 range")
 	pullDelay := flag.Duration("image-pull-delay", 0, "how long each image pull takes")
 	streamingAddr := flag.String("streaming-address", "127.0.0.1:0", "host:port of the streaming server that exec, attach and port-forward connect to (containerd's stream_server_address and _port): the kubelet must reach it there")
+	peerAddr := flag.String("pod-network-address", "127.0.0.1:0", "host:port at which the other nodes' runtimes reach this node's pods (the pod network's tunnel end, as flannel's VXLAN port): the kubelet writes it on its Node, and the other kubelets route this node's pod CIDR to it")
 	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, shared with the kubelet: node N's / is DIR/N, where the kubelet sets up volumes and hostPath volumes live")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every CRI call")
 	flag.Parse()
@@ -39,7 +41,16 @@ func main() {
 		log.Error("--pod-cidr", "err", err)
 		os.Exit(1)
 	}
-	srv, err := cri.New(cri.Options{PodCIDR: cidr, ImagePullDelay: *pullDelay, Log: log, NodeRoot: *nodeRoot})
+	pl, err := net.Listen("tcp", *peerAddr)
+	if err != nil {
+		log.Error("--pod-network-address", "err", err)
+		os.Exit(1)
+	}
+	advertised := *peerAddr // a name the other nodes resolve, as node01-runtime:10011 in compose
+	if _, port, _ := net.SplitHostPort(advertised); port == "0" {
+		advertised = pl.Addr().String()
+	}
+	srv, err := cri.New(cri.Options{PodCIDR: cidr, ImagePullDelay: *pullDelay, Log: log, NodeRoot: *nodeRoot, PeerAddress: advertised})
 	if err != nil {
 		log.Error("runtime", "err", err)
 		os.Exit(1)
@@ -59,13 +70,15 @@ func main() {
 
 	streamedc := make(chan error, 1) // the streaming server's result; it stops with ctx
 	go func() { streamedc <- srv.ServeStreaming(ctx, sl) }()
-	log.Info("serving CRI", "endpoint", *listen, "podCIDR", cidr, "imagePullDelay", *pullDelay)
+	peeredc := make(chan error, 1) // the pod network peers' server's
+	go func() { peeredc <- srv.ServePeers(ctx, pl) }()
+	log.Info("serving CRI", "endpoint", *listen, "podCIDR", cidr, "podNetworkAddress", advertised, "imagePullDelay", *pullDelay)
 	if err := srv.Serve(ctx, l); err != nil {
 		log.Error("runtime", "err", err)
 		os.Exit(1)
 	}
 	stop()
-	if err := <-streamedc; err != nil {
+	if err := errors.Join(<-streamedc, <-peeredc); err != nil {
 		log.Error("runtime", "err", err)
 		os.Exit(1)
 	}

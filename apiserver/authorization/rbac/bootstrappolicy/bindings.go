@@ -11,6 +11,8 @@ const (
 	Masters         = "system:masters"
 	Authenticated   = "system:authenticated"
 	Unauthenticated = "system:unauthenticated"
+	nodesGroup      = "system:nodes" // every kubelet's
+
 )
 
 // ClusterRoleBindings is the default ClusterRoleBindings. Each binds the
@@ -32,6 +34,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		// mkube's (components.go).
 		clusterBinding("mkube:kube-controller-manager", user(KubeControllerManager)),
 		clusterBinding("mkube:kubelet-fleet", group(KubeletFleets)),
+		clusterBinding("mkube:pod-network", group(nodesGroup)),
 	}, controllerRoleBindings())
 }
 

@@ -47,6 +47,13 @@ func componentRoles() []rbacv1.ClusterRole {
 			rule("list", "watch").groups(certificates).resources("clustertrustbundles", "podcertificaterequests"),
 			eventsRule(),
 		)},
+		// The pod network: each kubelet plays a CNI daemon that routes
+		// the other nodes' pod CIDRs (kubelet/podnetwork_routes.go), and
+		// reads every Node for it, as flannel's ClusterRole lets its
+		// daemon. The Node authorizer allows a node only its own.
+		{ObjectMeta: defaultMeta("mkube:pod-network"), Rules: rules(
+			rule("get", "list", "watch").groups(core).resources("nodes"),
+		)},
 		// The scheduler's part in binding volumes.
 		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(
 			rule(ReadUpdate...).groups(core).resources("persistentvolumes"),
