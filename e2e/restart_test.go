@@ -232,3 +232,62 @@ spec:
 		t.Errorf("badhook's events %q lack FailedPreStopHook", events)
 	}
 }
+
+// A pod's sidecars stop after its app containers, as Kubernetes orders
+// it: the app container's preStop hook is an HTTP GET to the pod's own
+// netexec sidecar, which dials a handler pod on another node. It works
+// only if the sidecar still runs while the hook does, and the pod
+// network carries the sidecar's connection across nodes. (Kubernetes'
+// "prestop http hook" conformance spec, with kubectl.)
+func TestSidecarsStopAfterTheAppContainersPreStop(t *testing.T) {
+	c := startCluster(t, nil, "node01", "node02")
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "handler.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: handler
+spec:
+  nodeName: node02
+  containers:
+  - name: netexec
+    image: registry.k8s.io/e2e-test-images/agnhost:2.53
+    args: [netexec]
+`))
+	k.mustKubectl(t, "wait", "--for=condition=Ready", "pod/handler", "--timeout=60s")
+	handlerIP := k.mustKubectl(t, "get", "pod", "handler", "-o", "jsonpath={.status.podIP}")
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "hooked.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: hooked
+spec:
+  nodeName: node01
+  terminationGracePeriodSeconds: 15
+  initContainers:
+  - name: redirect
+    image: registry.k8s.io/e2e-test-images/agnhost:2.53
+    args: [netexec, --udp-port, "-1"]
+    restartPolicy: Always
+    startupProbe:
+      httpGet:
+        path: /echo?msg=startup
+        port: 8080
+  containers:
+  - name: app
+    image: registry.k8s.io/pause:3.10
+    lifecycle:
+      preStop:
+        httpGet:
+          path: /dial?host=`+handlerIP+`&port=8080&request=echo%3Fmsg%3Dprestop
+          port: 8080
+`))
+	k.mustKubectl(t, "wait", "--for=condition=Ready", "pod/hooked", "--timeout=60s")
+	k.mustKubectl(t, "delete", "pod", "hooked")
+	testserver.EventuallyWithin(t, 30*time.Second, "the preStop hook's request in handler's log", func() (bool, string) {
+		out, _, _ := k.kubectl(t, "logs", "handler")
+		return strings.Contains(out, "GET /echo?msg=prestop"), out
+	})
+	events := k.mustKubectl(t, "get", "events", "--field-selector", "involvedObject.name=hooked", "-o", "jsonpath={.items[*].reason}")
+	if strings.Contains(events, "FailedPreStopHook") {
+		t.Errorf("hooked's events %q: the hook failed", events)
+	}
+}

@@ -433,12 +433,40 @@ func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string
 	}()
 }
 
-// stopContainers stops the pod's running containers, all at once, each
-// with timeout grace: a server that handles SIGTERM exits at once, a
-// PID 1 that does not is killed when the time is up.
+// stopContainers stops the pod's running containers, each with timeout
+// grace: a server that handles SIGTERM exits at once, a PID 1 that does
+// not is killed when the time is up. As Kubernetes orders it (KEP-753),
+// the app containers stop first, all at once; then the sidecars, the
+// last declared first, each once the ones after it have stopped, with
+// what is left of the grace period: a sidecar (a proxy, a log shipper)
+// serves the app containers until they are gone, preStop hooks
+// included.
 func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, grace int64) error {
+	start := k.clock.Now()
+	var regular, sidecars []corev1.Container
+	for _, c := range allContainers(pod) {
+		if isSidecar(c) {
+			sidecars = append(sidecars, c)
+		} else {
+			regular = append(regular, c)
+		}
+	}
+	err := k.stopEach(ctx, pod, sb, regular, grace)
+	for i := len(sidecars) - 1; i >= 0; i-- {
+		left := max(grace-int64(k.clock.Since(start)/time.Second), minimumGracePeriod)
+		err = errors.Join(err, k.stopEach(ctx, pod, sb, sidecars[i:i+1], left))
+	}
+	return err
+}
+
+// minimumGracePeriod is the least a sidecar is given to stop, in
+// seconds, however little of the pod's grace period the others left
+// (the kubelet's minimumGracePeriodInSeconds).
+const minimumGracePeriod = 2
+
+// stopEach stops those of containers that run, all at once.
+func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *podSandbox, containers []corev1.Container, grace int64) error {
 	var stops sync.WaitGroup
-	containers := allContainers(pod)
 	errs := make([]error, len(containers))
 	for i, c := range containers {
 		cur := sb.Containers[c.Name]

@@ -23,7 +23,8 @@ import (
 // liveness HTTP probe example runs `agnhost liveness`; Services and DNS
 // examples run `agnhost netexec`; Kubernetes' own gRPC probe tests run
 // `agnhost grpc-health-checking` (agnhost_grpc.go), its volume tests
-// `agnhost mounttest` (agnhost_mounttest.go) and its [sig-node]
+// `agnhost mounttest` (agnhost_mounttest.go), its PreStop test `agnhost
+// nettest` (agnhost_nettest.go) and its [sig-node]
 // Containers tests `agnhost entrypoint-tester`, its admission webhook
 // tests `agnhost webhook` (agnhost_webhook.go), its proxy tests `agnhost
 // porter` (agnhost_porter.go). mkube simulates these
@@ -122,6 +123,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
 		return grpcHealthChecking(ctx, p, args[1:])
+	case "nettest": // a state that test pods write to (agnhost_nettest.go)
+		return nettest(ctx, p, args[1:])
 	case "mounttest":
 		return mounttest(ctx, p, args[1:], out) // agnhost_mounttest.go
 	case "entrypoint-tester":
@@ -232,6 +235,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveHTTP(conn, logged(c, "", netexecMux(c, intFlag(flags, "udp-port", 8081) != -1), nil))
 	case "grpc-health-checking":
 		grpcHealthServe(c, port, conn, flags)
+	case "nettest":
+		serveHTTP(conn, nettestOf(c).mux())
 	case "test-webserver":
 		serveHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":

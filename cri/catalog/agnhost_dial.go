@@ -82,17 +82,8 @@ func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 // timeout on the pod's clock.
 func dialHTTP(ctx context.Context, c Running, addr, request string) (string, error) {
 	p := c.Process
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
 	defer cancel()
-	timer := p.Clock.NewTimer(netexecDialTimeout)
-	defer timer.Stop()
-	go func() {
-		select {
-		case <-timer.C():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
 		if p.Dial == nil {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
