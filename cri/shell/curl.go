@@ -142,13 +142,9 @@ func parseCurl(ctx context.Context, p *Process, args []string) (*curlRequest, in
 				if !ok {
 					return usage("option -%s: is unknown", letter)
 				}
-				value := a[j+1:]
-				if value == "" {
-					if i+1 >= len(args) {
-						return usage("option -%s: requires parameter", letter)
-					}
-					i++
-					value = args[i]
+				value, ok := optionValue(args, &i, j)
+				if !ok {
+					return usage("option -%s: requires parameter", letter)
 				}
 				if _, code := set(long, value); code != 0 {
 					return nil, code
@@ -210,11 +206,7 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 	if r.data != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	for _, h := range r.headers {
-		if name, value, ok := strings.Cut(h, ":"); ok {
-			req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
-		}
-	}
+	setHeaders(req, r.headers)
 
 	start := p.Clock.Now()
 	// The transport dials on a goroutine of its own, which may outlive

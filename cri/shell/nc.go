@@ -38,13 +38,9 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 				verbose = true
 			case 'n': // numeric only: there is no DNS to skip anyway
 			case 'w':
-				v := a[j+1:]
-				if v == "" {
-					if i+1 >= len(args) {
-						return usage("option requires an argument -- 'w'")
-					}
-					i++
-					v = args[i]
+				v, ok := optionValue(args, &i, j)
+				if !ok {
+					return usage("option requires an argument -- 'w'")
 				}
 				d, ok := seconds(v)
 				if !ok {

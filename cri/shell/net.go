@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -93,4 +95,27 @@ func seconds(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(f * float64(time.Second)), true
+}
+
+// optionValue is the value of the short option at args[*i][j]: the rest
+// of its bundle (-O-, -w1), else the next argument, which it takes; ok
+// is false if there is none.
+func optionValue(args []string, i *int, j int) (value string, ok bool) {
+	if v := args[*i][j+1:]; v != "" {
+		return v, true
+	}
+	if *i+1 >= len(args) {
+		return "", false
+	}
+	*i++
+	return args[*i], true
+}
+
+// setHeaders sets each "Name: value" of -H and --header on req.
+func setHeaders(req *http.Request, headers []string) {
+	for _, h := range headers {
+		if name, value, ok := strings.Cut(h, ":"); ok {
+			req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
 }

@@ -199,3 +199,22 @@ func TestNetworkTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// The clients' option parsers take whatever a user types: no input
+// panics or hangs them (every connection is refused at once here).
+func FuzzNetworkClientOptions(f *testing.F) {
+	for _, s := range []string{`curl -sSfL -o /tmp/x -w '%{http_code}' http://10.244.1.6/`, `curl -m`, `curl -H`, `curl --data @/nope 10.0.0.1`,
+		`wget -qO- -T 1 http://10.244.1.6/`, `wget -O`, `wget --timeout=x a`, `nc -zvw1 10.244.1.6 80`, `nc -w`, `nc host 99999`, `curl ::`} {
+		f.Add(s)
+	}
+	refuse := func(context.Context, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		if !strings.HasPrefix(script, "curl") && !strings.HasPrefix(script, "wget") && !strings.HasPrefix(script, "nc") {
+			return
+		}
+		p := New(Options{Clock: &instantClock{FakeClock: clocktesting.NewFakeClock(epoch)}, FS: NewFS(), Stdout: io.Discard, Stderr: io.Discard, Dial: refuse})
+		p.Script(context.Background(), script)
+	})
+}

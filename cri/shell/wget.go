@@ -79,13 +79,9 @@ func wget(ctx context.Context, p *Process, args []string, out io.Writer) (int, e
 				case 'q':
 					quiet = true
 				case 'O', 'T', 'U':
-					v := a[j+1:]
-					if v == "" {
-						if i+1 >= len(args) {
-							return fail("option requires an argument -- '%c'", c)
-						}
-						i++
-						v = args[i]
+					v, ok := optionValue(args, &i, j)
+					if !ok {
+						return fail("option requires an argument -- '%c'", c)
 					}
 					switch c {
 					case 'O':
@@ -156,11 +152,7 @@ func wget(ctx context.Context, p *Process, args []string, out io.Writer) (int, e
 	if postData != "" {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	for _, h := range headers {
-		if name, value, ok := strings.Cut(h, ":"); ok {
-			req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
-		}
-	}
+	setHeaders(req, headers)
 	transport := &http.Transport{DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
 			conn, err := p.dial(ctx, address)
