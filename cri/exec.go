@@ -80,7 +80,7 @@ func (s *Server) newExec(id string, stdio execIO) (*shell.Process, <-chan struct
 	p := shell.New(shell.Options{Clock: s.clock, FS: c.proc.sh.FS, Stdin: stdio.stdin, Stdout: stdio.stdout, Stderr: stdio.stderr,
 		Env: environment(img, c.config, s.sandboxes[c.sandboxID]), Hostname: c.proc.sh.Hostname, Programs: img.Programs,
 		Identity: c.proc.sh.Identity, Privileged: c.proc.sh.Privileged, NoNewPrivs: c.proc.sh.NoNewPrivs,
-		Dial: c.proc.sh.Dial}) // as the container's process
+		Dial: c.proc.sh.Dial, Lookup: c.proc.sh.Lookup}) // as the container's process
 	return p, c.proc.exited, nil
 }
 

@@ -30,10 +30,28 @@ import (
 // (netexec's /clientip). A host-network pod's comes from the node's
 // bridge address, where the node's own connections to pods come from.
 
-// dialerOf is how the processes of sb's containers connect out.
+// dialerOf is how the processes of sb's containers connect out: a name
+// is first resolved by the cluster DNS (dns_cluster.go), as the C
+// library's getaddrinfo asks the pod's nameserver.
 func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, address string) (net.Conn, error) {
 	src := sb.ip
-	return func(ctx context.Context, address string) (net.Conn, error) { return s.dialOut(ctx, src, address) }
+	lookup := s.lookupOf(sb)
+	return func(ctx context.Context, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err == nil && host != "localhost" {
+			if _, err := netip.ParseAddr(host); err != nil {
+				answer, err := lookup(ctx, host)
+				if err == nil && len(answer.Addrs) == 0 {
+					err = &net.DNSError{Err: "no such host", Name: host, Server: answer.Server.String() + ":53", IsNotFound: true}
+				}
+				if err != nil {
+					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+				}
+				address = net.JoinHostPort(answer.Addrs[0].String(), port)
+			}
+		}
+		return s.dialOut(ctx, src, address)
+	}
 }
 
 // dialOut connects to address, "host:port", from the pod whose IP is src
@@ -51,7 +69,7 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, address string) (n
 		host = "127.0.0.1"
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil { // no cluster DNS: a name resolves to nothing
+	if err != nil { // a name dialerOf did not resolve: the node's own
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
 	}
 	remote := &net.TCPAddr{IP: ip.AsSlice(), Port: port}
@@ -59,6 +77,23 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, address string) (n
 	from := src
 	if !from.IsValid() {
 		from = gateway
+	}
+	// A Service's address goes to one of its endpoints (services.go),
+	// as kube-proxy's DNAT rewrites it before routing.
+	if to, service, ok, err := s.services.translate(from, netip.AddrPortFrom(ip, uint16(port))); ok {
+		if err != nil {
+			s.log.Debug("service proxy: no endpoints", "service", service, "to", remote)
+			return nil, podnet.DialError(remote, err)
+		}
+		s.log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", remote, "endpoint", to)
+		ip, port = to.Addr(), int(to.Port())
+		if !s.opts.PodCIDR.Contains(ip) && s.routes.lookup(ip) == nil {
+			// An endpoint outside the pod network is a host's, as the
+			// API server behind default/kubernetes: the node reaches it
+			// on its own network, as kube-proxy's SNAT does.
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", to.String())
+		}
 	}
 	var conn net.Conn
 	switch peer := s.routes.lookup(ip); {

@@ -66,9 +66,10 @@ type Server struct {
 	ips         *podIPs
 	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
 
-	faults faultState    // injected faults (faults.go), with their own lock
-	memory memoryVolumes // emptyDirs of medium Memory (tmpfs.go), with their own lock
-	routes *routeTable   // to the other nodes' pods (routes.go), with its own lock
+	faults   faultState    // injected faults (faults.go), with their own lock
+	memory   memoryVolumes // emptyDirs of medium Memory (tmpfs.go), with their own lock
+	routes   *routeTable   // to the other nodes' pods (routes.go), with its own lock
+	services *serviceTable // kube-proxy's rules and the cluster DNS (services.go), with its own lock
 
 	// streaming serves exec, attach and port-forward (streaming.go); nil
 	// until ServeStreaming runs. Guarded by mu.
@@ -89,6 +90,7 @@ func New(opts Options) (*Server, error) {
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}
+	s.services = newServiceTable(s.clock)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

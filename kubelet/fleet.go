@@ -53,6 +53,10 @@ type Fleet struct {
 	// peer address.
 	routes    *podNetworkRoutes
 	peerNodes *client.Informer
+	// proxy keeps the runtime's Service rules and cluster DNS, from the
+	// Services, every EndpointSlice and the Nodes (serviceproxy.go).
+	proxy          *serviceProxy
+	endpointSlices *client.Informer
 	// configMaps and secrets are every ConfigMap and Secret, for
 	// containers' env and volumes (objects.go); nil for a kubelet whose
 	// identity may not list them, which reads each (identity.go).
@@ -176,14 +180,18 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		f.secrets = client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log)
 	}
 	f.watchObjects()
-	if rt.peerAddress != "" { // the other nodes' pods are reachable (podnetwork_routes.go)
-		nodes := f.nodes
-		if len(names) == 1 { // a single kubelet watches its own Node only
-			f.peerNodes = client.NewInformer(c, client.Nodes, "", client.ListOptions{}, log)
-			nodes = f.peerNodes
-		}
-		f.routes = newPodNetworkRoutes(nodes, func(node string) bool { return f.byName[node] != nil }, rt, base.Clock, log)
+	// Every Node, for the routes to their pods and their NodePorts: a
+	// fleet's f.nodes are all of them, a single kubelet's its own only.
+	allNodes := f.nodes
+	if len(names) == 1 {
+		f.peerNodes = client.NewInformer(c, client.Nodes, "", client.ListOptions{}, log)
+		allNodes = f.peerNodes
 	}
+	if rt.peerAddress != "" { // the other nodes' pods are reachable (podnetwork_routes.go)
+		f.routes = newPodNetworkRoutes(allNodes, func(node string) bool { return f.byName[node] != nil }, rt, base.Clock, log)
+	}
+	f.endpointSlices = client.NewInformer(c, client.EndpointSlices, "", client.ListOptions{}, log)
+	f.proxy = newServiceProxy(f.services, f.endpointSlices, allNodes, base.ClusterDNS, base.ClusterDomain, rt, base.Clock, log)
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
@@ -291,12 +299,17 @@ func (f *Fleet) Run(ctx context.Context) error {
 	if !client.WaitForSync(ctx, informers...) {
 		return nil
 	}
-	if f.peerNodes != nil {
-		wg.Go(func() { f.peerNodes.Run(ctx) })
+	// The informers a node's identity may lack a binding for run apart:
+	// routes and Service rules wait for them by themselves.
+	for _, inf := range []*client.Informer{f.peerNodes, f.endpointSlices} {
+		if inf != nil {
+			wg.Go(func() { inf.Run(ctx) })
+		}
 	}
 	if f.routes != nil {
-		wg.Go(func() { f.routes.run(ctx) })
+		wg.Go(func() { f.routes.run(ctx, f.routes.nodes) })
 	}
+	wg.Go(func() { f.proxy.run(ctx) })
 	wg.Go(func() { f.watchContainerEvents(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
 	wg.Go(func() { f.runEvictionManager(ctx) })

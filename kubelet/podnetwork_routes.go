@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -42,10 +41,6 @@ import (
 // node's runtime carries connections to its pods.
 const annotationPodNetworkPeer = "mkube.io/pod-network-peer"
 
-// routesRetryInterval is how soon a SetRoutes the runtime refused is
-// tried again.
-const routesRetryInterval = 5 * time.Second
-
 // learnPeerAddress asks the runtime for its peer address. An empty
 // SetRoutes, at connecting, is right: the routes are set again once the
 // Nodes are listed. A runtime without mkube's PodNetwork (Unimplemented)
@@ -78,16 +73,16 @@ func setPodNetworkPeer(node *corev1.Node, peer string) {
 // podNetworkRoutes keeps the runtime's routes to the other nodes' pods
 // in step with the Nodes.
 type podNetworkRoutes struct {
-	nodes   *client.Informer
-	ours    func(node string) bool // the fleet's own nodes: their pods are the runtime's own
-	runtime *runtimeService
-	clock   clock.Clock
-	log     *slog.Logger
-	kick    chan struct{} // a Node's pod CIDR or peer changed
+	*runtimeSync[[]string] // "CIDR via PEER", sorted
+	nodes                  *client.Informer
+	ours                   func(node string) bool // the fleet's own nodes: their pods are the runtime's own
+	runtime                *runtimeService
+	log                    *slog.Logger
 }
 
 func newPodNetworkRoutes(nodes *client.Informer, ours func(string) bool, rs *runtimeService, clk clock.Clock, log *slog.Logger) *podNetworkRoutes {
-	r := &podNetworkRoutes{nodes: nodes, ours: ours, runtime: rs, clock: clk, log: log, kick: make(chan struct{}, 1)}
+	r := &podNetworkRoutes{nodes: nodes, ours: ours, runtime: rs, log: log}
+	r.runtimeSync = newRuntimeSync("pod network: routes", r.want, slices.Equal[[]string], r.push, clk, log)
 	nodes.AddHandler(client.Handler{
 		OnAdd: func(runtime.Object) { r.changed() },
 		OnUpdate: func(old, obj runtime.Object) {
@@ -100,13 +95,6 @@ func newPodNetworkRoutes(nodes *client.Informer, ours func(string) bool, rs *run
 		OnDelete: func(runtime.Object) { r.changed() },
 	})
 	return r
-}
-
-func (r *podNetworkRoutes) changed() {
-	select {
-	case r.kick <- struct{}{}:
-	default: // one is pending: it will read the latest Nodes
-	}
 }
 
 // routesOf is node's routes, "CIDR via PEER", if it has a peer.
@@ -140,46 +128,16 @@ func (r *podNetworkRoutes) want() []string {
 	return out
 }
 
-// run sets the routes once the Nodes are listed, then after each
-// change, until ctx ends. It waits for the Nodes by itself: a kubelet
-// that may not list them (no mkube:pod-network binding) still runs its
-// pods, which then reach only their own node's.
-func (r *podNetworkRoutes) run(ctx context.Context) {
-	if !client.WaitForSync(ctx, r.nodes) {
-		return
+// push gives the runtime the routes.
+func (r *podNetworkRoutes) push(ctx context.Context, routes []string) error {
+	req := &runtimev1.SetRoutesRequest{}
+	for _, route := range routes {
+		cidr, peer, _ := strings.Cut(route, " via ")
+		req.Routes = append(req.Routes, &runtimev1.Route{PodCidr: cidr, Peer: peer})
 	}
-	var set []string
-	first := true
-	r.changed()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.kick:
-		}
-		want := r.want()
-		if !first && slices.Equal(want, set) {
-			continue
-		}
-		req := &runtimev1.SetRoutesRequest{}
-		for _, route := range want {
-			cidr, peer, _ := strings.Cut(route, " via ")
-			req.Routes = append(req.Routes, &runtimev1.Route{PodCidr: cidr, Peer: peer})
-		}
-		cctx, cancel := context.WithTimeout(ctx, runtimeCheckTimeout)
-		_, err := r.runtime.network.SetRoutes(cctx, req)
-		cancel()
-		if err != nil {
-			r.log.Warn("pod network: the runtime refused the routes, retrying", "err", err, "after", routesRetryInterval)
-			select {
-			case <-ctx.Done():
-				return
-			case <-r.clock.After(routesRetryInterval):
-				r.changed()
-			}
-			continue
-		}
-		set, first = want, false
-		r.log.Info("pod network: routes to the other nodes' pods", "routes", want)
+	if _, err := r.runtime.network.SetRoutes(ctx, req); err != nil {
+		return err
 	}
+	r.log.Info("pod network: routes to the other nodes' pods", "routes", routes)
+	return nil
 }

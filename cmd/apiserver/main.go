@@ -183,6 +183,10 @@ func main() {
 			Clock: clock.RealClock{}, Log: log}
 		go k.Run(ctx) // returns when ctx ends
 	}
+	if err := core.CreateClusterDNSService(ctx, srv.StorageFor(core.Services.GroupVersionResource()), log); err != nil {
+		log.Error("create the cluster DNS Service", "err", err)
+		os.Exit(1)
+	}
 
 	addrs := make([]string, len(listeners))
 	for i, ln := range listeners {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ const curlUserAgent = "curl/8.12.1"
 // curlRequest is what curl's options ask for.
 type curlRequest struct {
 	silent, showError, fail, follow, insecure, head, include, verbose bool
-	output, writeOut, method                                          string
+	output, writeOut, method, caCert                                  string
 	headers                                                           []string
 	data                                                              *string
 	maxTime, connectTimeout                                           time.Duration
@@ -32,7 +33,9 @@ type curlRequest struct {
 // curl [OPTIONS] URL... fetches each URL over HTTP(S), as curl 8 does,
 // with what e2e tests and tutorials pass it: -s -S -f -L -k -I -i -v
 // -o FILE -w FORMAT -X METHOD -H HEADER -d DATA (-d @FILE)
-// -m/--max-time and --connect-timeout, bundled as -sSfL; -g and -q
+// -m/--max-time, --connect-timeout and --cacert FILE (the CA bundle
+// that verifies the server, as an in-cluster client passes the service
+// account's ca.crt), bundled as -sSfL; -g and -q
 // change nothing here. Its errors are curl's, with curl's exit codes: 6
 // (no such host), 7 (cannot connect), 22 (-f and an HTTP error), 28
 // (timed out).
@@ -67,7 +70,8 @@ func parseCurl(ctx context.Context, p *Process, args []string) (*curlRequest, in
 		"g": new(bool), "globoff": new(bool), "q": new(bool), "disable": new(bool)}
 	valued := map[string]string{"o": "output", "w": "write-out", "X": "request", "H": "header", "d": "data",
 		"m": "max-time", "output": "output", "write-out": "write-out", "request": "request", "header": "header",
-		"data": "data", "data-raw": "data", "data-binary": "data", "max-time": "max-time", "connect-timeout": "connect-timeout", "url": "url"}
+		"data": "data", "data-raw": "data", "data-binary": "data", "max-time": "max-time", "connect-timeout": "connect-timeout", "url": "url",
+		"cacert": "cacert"}
 	set := func(name, value string) (*curlRequest, int) {
 		switch name {
 		case "output":
@@ -80,6 +84,8 @@ func parseCurl(ctx context.Context, p *Process, args []string) (*curlRequest, in
 			r.headers = append(r.headers, value)
 		case "url":
 			r.urls = append(r.urls, value)
+		case "cacert":
+			r.caCert = value
 		case "data":
 			if file, ok := strings.CutPrefix(value, "@"); ok {
 				var data []byte
@@ -208,6 +214,14 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 	}
 	setHeaders(req, r.headers)
 
+	tlsConfig := &tls.Config{InsecureSkipVerify: r.insecure}
+	if r.caCert != "" {
+		pem, err := p.FS.ReadFile(r.caCert)
+		tlsConfig.RootCAs = x509.NewCertPool()
+		if err != nil || !tlsConfig.RootCAs.AppendCertsFromPEM(pem) {
+			return r.failed(p, 77, "error setting certificate file: %s", r.caCert)
+		}
+	}
 	start := p.Clock.Now()
 	// The transport dials on a goroutine of its own, which may outlive
 	// a cancelled Do.
@@ -219,7 +233,7 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 	dialed.expired = func() bool { return false }
 	transport := &http.Transport{
 		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: r.insecure},
+		TLSClientConfig:   tlsConfig,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1, as curl without --http2
 		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
 			if r.verbose {

@@ -36,7 +36,8 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 				zero = true
 			case 'v':
 				verbose = true
-			case 'n': // numeric only: there is no DNS to skip anyway
+			case 'n': // numeric only: no name is resolved
+			case 't': // TCP, netcat-openbsd's default (agnhost's nc)
 			case 'w':
 				v, ok := optionValue(args, &i, j)
 				if !ok {

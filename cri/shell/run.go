@@ -34,6 +34,10 @@ type Process struct {
 	// namespace (curl, wget, nc: net.go); nil: the container has no
 	// network, and every connection fails.
 	Dial func(ctx context.Context, address string) (net.Conn, error)
+	// Lookup asks the nameserver of the container's /etc/resolv.conf for
+	// name, through its search list (nslookup.go); nil: no nameserver
+	// answers.
+	Lookup func(ctx context.Context, name string) (DNSAnswer, error)
 
 	env      []string // NAME=value, in the order the container was given them
 	status   int      // $?
@@ -66,12 +70,13 @@ type Options struct {
 	Privileged  bool     // see Process
 	NoNewPrivs  bool
 	Dial        func(ctx context.Context, address string) (net.Conn, error) // see Process
+	Lookup      func(ctx context.Context, name string) (DNSAnswer, error)   // see Process
 }
 
 // New makes a process that has not run yet.
 func New(o Options) *Process {
 	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, Identity: o.Identity,
-		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs, Dial: o.Dial,
+		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs, Dial: o.Dial, Lookup: o.Lookup,
 		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
 		res: resources{limit: o.MemoryLimit}}
 	if p.Clock == nil {

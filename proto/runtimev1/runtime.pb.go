@@ -33,6 +33,351 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetServicesRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Services []*Service             `protobuf:"bytes,1,rep,name=services,proto3" json:"services,omitempty"`
+	// The nodes' addresses, on each of which every NodePort is open.
+	NodeIps []string `protobuf:"bytes,2,rep,name=node_ips,json=nodeIps,proto3" json:"node_ips,omitempty"`
+	// The cluster DNS servers (the kubelet's --cluster-dns) and zone
+	// (--cluster-domain, "cluster.local").
+	ClusterDns    []string `protobuf:"bytes,3,rep,name=cluster_dns,json=clusterDns,proto3" json:"cluster_dns,omitempty"`
+	ClusterDomain string   `protobuf:"bytes,4,opt,name=cluster_domain,json=clusterDomain,proto3" json:"cluster_domain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetServicesRequest) Reset() {
+	*x = SetServicesRequest{}
+	mi := &file_proto_runtime_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetServicesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetServicesRequest) ProtoMessage() {}
+
+func (x *SetServicesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetServicesRequest.ProtoReflect.Descriptor instead.
+func (*SetServicesRequest) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetServicesRequest) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
+func (x *SetServicesRequest) GetNodeIps() []string {
+	if x != nil {
+		return x.NodeIps
+	}
+	return nil
+}
+
+func (x *SetServicesRequest) GetClusterDns() []string {
+	if x != nil {
+		return x.ClusterDns
+	}
+	return nil
+}
+
+func (x *SetServicesRequest) GetClusterDomain() string {
+	if x != nil {
+		return x.ClusterDomain
+	}
+	return ""
+}
+
+// Service is one Service with the endpoints of its EndpointSlices.
+type Service struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// None: a headless Service, whose name resolves to its endpoints.
+	ClusterIps  []string `protobuf:"bytes,3,rep,name=cluster_ips,json=clusterIps,proto3" json:"cluster_ips,omitempty"`
+	ExternalIps []string `protobuf:"bytes,4,rep,name=external_ips,json=externalIps,proto3" json:"external_ips,omitempty"`
+	// An ExternalName Service's: its name is a CNAME to it.
+	ExternalName string         `protobuf:"bytes,5,opt,name=external_name,json=externalName,proto3" json:"external_name,omitempty"`
+	Ports        []*ServicePort `protobuf:"bytes,6,rep,name=ports,proto3" json:"ports,omitempty"`
+	// ClientIP session affinity: how long a client keeps its endpoint
+	// (0: no affinity).
+	AffinityTimeoutSeconds int32 `protobuf:"varint,7,opt,name=affinity_timeout_seconds,json=affinityTimeoutSeconds,proto3" json:"affinity_timeout_seconds,omitempty"`
+	// The endpoints DNS publishes: ready ones, and not-ready ones when the
+	// Service publishes them.
+	Endpoints     []*Endpoint `protobuf:"bytes,8,rep,name=endpoints,proto3" json:"endpoints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Service) Reset() {
+	*x = Service{}
+	mi := &file_proto_runtime_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Service) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Service) ProtoMessage() {}
+
+func (x *Service) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Service.ProtoReflect.Descriptor instead.
+func (*Service) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Service) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *Service) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Service) GetClusterIps() []string {
+	if x != nil {
+		return x.ClusterIps
+	}
+	return nil
+}
+
+func (x *Service) GetExternalIps() []string {
+	if x != nil {
+		return x.ExternalIps
+	}
+	return nil
+}
+
+func (x *Service) GetExternalName() string {
+	if x != nil {
+		return x.ExternalName
+	}
+	return ""
+}
+
+func (x *Service) GetPorts() []*ServicePort {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *Service) GetAffinityTimeoutSeconds() int32 {
+	if x != nil {
+		return x.AffinityTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *Service) GetEndpoints() []*Endpoint {
+	if x != nil {
+		return x.Endpoints
+	}
+	return nil
+}
+
+type ServicePort struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Protocol string                 `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Port     int32                  `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
+	NodePort int32                  `protobuf:"varint,4,opt,name=node_port,json=nodePort,proto3" json:"node_port,omitempty"`
+	// Where this port's connections go: its ready endpoints' "ip:port".
+	Backends      []string `protobuf:"bytes,5,rep,name=backends,proto3" json:"backends,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePort) Reset() {
+	*x = ServicePort{}
+	mi := &file_proto_runtime_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePort) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePort) ProtoMessage() {}
+
+func (x *ServicePort) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePort.ProtoReflect.Descriptor instead.
+func (*ServicePort) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ServicePort) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ServicePort) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ServicePort) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *ServicePort) GetNodePort() int32 {
+	if x != nil {
+		return x.NodePort
+	}
+	return 0
+}
+
+func (x *ServicePort) GetBackends() []string {
+	if x != nil {
+		return x.Backends
+	}
+	return nil
+}
+
+type Endpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ip    string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
+	// The pod's hostname under a headless Service that is its subdomain:
+	// HOSTNAME.SERVICE.NAMESPACE.svc.ZONE resolves to ip.
+	Hostname      string `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Endpoint) Reset() {
+	*x = Endpoint{}
+	mi := &file_proto_runtime_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Endpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Endpoint) ProtoMessage() {}
+
+func (x *Endpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Endpoint.ProtoReflect.Descriptor instead.
+func (*Endpoint) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Endpoint) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *Endpoint) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+type SetServicesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetServicesResponse) Reset() {
+	*x = SetServicesResponse{}
+	mi := &file_proto_runtime_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetServicesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetServicesResponse) ProtoMessage() {}
+
+func (x *SetServicesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_runtime_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetServicesResponse.ProtoReflect.Descriptor instead.
+func (*SetServicesResponse) Descriptor() ([]byte, []int) {
+	return file_proto_runtime_proto_rawDescGZIP(), []int{4}
+}
+
 type SetRoutesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Routes        []*Route               `protobuf:"bytes,1,rep,name=routes,proto3" json:"routes,omitempty"`
@@ -42,7 +387,7 @@ type SetRoutesRequest struct {
 
 func (x *SetRoutesRequest) Reset() {
 	*x = SetRoutesRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[0]
+	mi := &file_proto_runtime_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +399,7 @@ func (x *SetRoutesRequest) String() string {
 func (*SetRoutesRequest) ProtoMessage() {}
 
 func (x *SetRoutesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[0]
+	mi := &file_proto_runtime_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +412,7 @@ func (x *SetRoutesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRoutesRequest.ProtoReflect.Descriptor instead.
 func (*SetRoutesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{0}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SetRoutesRequest) GetRoutes() []*Route {
@@ -89,7 +434,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_proto_runtime_proto_msgTypes[1]
+	mi := &file_proto_runtime_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +446,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[1]
+	mi := &file_proto_runtime_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +459,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{1}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Route) GetPodCidr() string {
@@ -140,7 +485,7 @@ type SetRoutesResponse struct {
 
 func (x *SetRoutesResponse) Reset() {
 	*x = SetRoutesResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[2]
+	mi := &file_proto_runtime_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -152,7 +497,7 @@ func (x *SetRoutesResponse) String() string {
 func (*SetRoutesResponse) ProtoMessage() {}
 
 func (x *SetRoutesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[2]
+	mi := &file_proto_runtime_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -165,7 +510,7 @@ func (x *SetRoutesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRoutesResponse.ProtoReflect.Descriptor instead.
 func (*SetRoutesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{2}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SetRoutesResponse) GetPeerAddress() string {
@@ -185,7 +530,7 @@ type CrashRequest struct {
 
 func (x *CrashRequest) Reset() {
 	*x = CrashRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[3]
+	mi := &file_proto_runtime_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -197,7 +542,7 @@ func (x *CrashRequest) String() string {
 func (*CrashRequest) ProtoMessage() {}
 
 func (x *CrashRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[3]
+	mi := &file_proto_runtime_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -210,7 +555,7 @@ func (x *CrashRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashRequest.ProtoReflect.Descriptor instead.
 func (*CrashRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{3}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CrashRequest) GetContainerId() string {
@@ -235,7 +580,7 @@ type CrashResponse struct {
 
 func (x *CrashResponse) Reset() {
 	*x = CrashResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[4]
+	mi := &file_proto_runtime_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -247,7 +592,7 @@ func (x *CrashResponse) String() string {
 func (*CrashResponse) ProtoMessage() {}
 
 func (x *CrashResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[4]
+	mi := &file_proto_runtime_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -260,7 +605,7 @@ func (x *CrashResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrashResponse.ProtoReflect.Descriptor instead.
 func (*CrashResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{4}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{9}
 }
 
 type OOMKillRequest struct {
@@ -272,7 +617,7 @@ type OOMKillRequest struct {
 
 func (x *OOMKillRequest) Reset() {
 	*x = OOMKillRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[5]
+	mi := &file_proto_runtime_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -284,7 +629,7 @@ func (x *OOMKillRequest) String() string {
 func (*OOMKillRequest) ProtoMessage() {}
 
 func (x *OOMKillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[5]
+	mi := &file_proto_runtime_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -297,7 +642,7 @@ func (x *OOMKillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OOMKillRequest.ProtoReflect.Descriptor instead.
 func (*OOMKillRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{5}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OOMKillRequest) GetContainerId() string {
@@ -315,7 +660,7 @@ type OOMKillResponse struct {
 
 func (x *OOMKillResponse) Reset() {
 	*x = OOMKillResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[6]
+	mi := &file_proto_runtime_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +672,7 @@ func (x *OOMKillResponse) String() string {
 func (*OOMKillResponse) ProtoMessage() {}
 
 func (x *OOMKillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[6]
+	mi := &file_proto_runtime_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +685,7 @@ func (x *OOMKillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OOMKillResponse.ProtoReflect.Descriptor instead.
 func (*OOMKillResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{6}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{11}
 }
 
 type FailProbesRequest struct {
@@ -353,7 +698,7 @@ type FailProbesRequest struct {
 
 func (x *FailProbesRequest) Reset() {
 	*x = FailProbesRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[7]
+	mi := &file_proto_runtime_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -365,7 +710,7 @@ func (x *FailProbesRequest) String() string {
 func (*FailProbesRequest) ProtoMessage() {}
 
 func (x *FailProbesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[7]
+	mi := &file_proto_runtime_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -378,7 +723,7 @@ func (x *FailProbesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailProbesRequest.ProtoReflect.Descriptor instead.
 func (*FailProbesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{7}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FailProbesRequest) GetContainerId() string {
@@ -403,7 +748,7 @@ type FailProbesResponse struct {
 
 func (x *FailProbesResponse) Reset() {
 	*x = FailProbesResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[8]
+	mi := &file_proto_runtime_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +760,7 @@ func (x *FailProbesResponse) String() string {
 func (*FailProbesResponse) ProtoMessage() {}
 
 func (x *FailProbesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[8]
+	mi := &file_proto_runtime_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +773,7 @@ func (x *FailProbesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailProbesResponse.ProtoReflect.Descriptor instead.
 func (*FailProbesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{8}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{13}
 }
 
 type FreezeRequest struct {
@@ -440,7 +785,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[9]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +797,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[9]
+	mi := &file_proto_runtime_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +810,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{9}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FreezeRequest) GetFrozen() bool {
@@ -483,7 +828,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +840,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[10]
+	mi := &file_proto_runtime_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +853,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{10}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{15}
 }
 
 type InspectProcessRequest struct {
@@ -520,7 +865,7 @@ type InspectProcessRequest struct {
 
 func (x *InspectProcessRequest) Reset() {
 	*x = InspectProcessRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[11]
+	mi := &file_proto_runtime_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +877,7 @@ func (x *InspectProcessRequest) String() string {
 func (*InspectProcessRequest) ProtoMessage() {}
 
 func (x *InspectProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[11]
+	mi := &file_proto_runtime_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +890,7 @@ func (x *InspectProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectProcessRequest.ProtoReflect.Descriptor instead.
 func (*InspectProcessRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{11}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InspectProcessRequest) GetContainerId() string {
@@ -573,7 +918,7 @@ type InspectProcessResponse struct {
 
 func (x *InspectProcessResponse) Reset() {
 	*x = InspectProcessResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[12]
+	mi := &file_proto_runtime_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +930,7 @@ func (x *InspectProcessResponse) String() string {
 func (*InspectProcessResponse) ProtoMessage() {}
 
 func (x *InspectProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[12]
+	mi := &file_proto_runtime_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +943,7 @@ func (x *InspectProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectProcessResponse.ProtoReflect.Descriptor instead.
 func (*InspectProcessResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{12}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *InspectProcessResponse) GetState() string {
@@ -659,7 +1004,7 @@ type TakeProbeFailureRequest struct {
 
 func (x *TakeProbeFailureRequest) Reset() {
 	*x = TakeProbeFailureRequest{}
-	mi := &file_proto_runtime_proto_msgTypes[13]
+	mi := &file_proto_runtime_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -671,7 +1016,7 @@ func (x *TakeProbeFailureRequest) String() string {
 func (*TakeProbeFailureRequest) ProtoMessage() {}
 
 func (x *TakeProbeFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[13]
+	mi := &file_proto_runtime_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -684,7 +1029,7 @@ func (x *TakeProbeFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeProbeFailureRequest.ProtoReflect.Descriptor instead.
 func (*TakeProbeFailureRequest) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{13}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TakeProbeFailureRequest) GetContainerId() string {
@@ -703,7 +1048,7 @@ type TakeProbeFailureResponse struct {
 
 func (x *TakeProbeFailureResponse) Reset() {
 	*x = TakeProbeFailureResponse{}
-	mi := &file_proto_runtime_proto_msgTypes[14]
+	mi := &file_proto_runtime_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +1060,7 @@ func (x *TakeProbeFailureResponse) String() string {
 func (*TakeProbeFailureResponse) ProtoMessage() {}
 
 func (x *TakeProbeFailureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[14]
+	mi := &file_proto_runtime_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +1073,7 @@ func (x *TakeProbeFailureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeProbeFailureResponse.ProtoReflect.Descriptor instead.
 func (*TakeProbeFailureResponse) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{14}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TakeProbeFailureResponse) GetFail() bool {
@@ -758,7 +1103,7 @@ type DialFrame struct {
 
 func (x *DialFrame) Reset() {
 	*x = DialFrame{}
-	mi := &file_proto_runtime_proto_msgTypes[15]
+	mi := &file_proto_runtime_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +1115,7 @@ func (x *DialFrame) String() string {
 func (*DialFrame) ProtoMessage() {}
 
 func (x *DialFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[15]
+	mi := &file_proto_runtime_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +1128,7 @@ func (x *DialFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DialFrame.ProtoReflect.Descriptor instead.
 func (*DialFrame) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{15}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DialFrame) GetAddress() *Address {
@@ -825,7 +1170,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_proto_runtime_proto_msgTypes[16]
+	mi := &file_proto_runtime_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1182,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[16]
+	mi := &file_proto_runtime_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1195,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{16}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Address) GetIp() string {
@@ -878,7 +1223,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_proto_runtime_proto_msgTypes[17]
+	mi := &file_proto_runtime_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1235,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_runtime_proto_msgTypes[17]
+	mi := &file_proto_runtime_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +1248,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_proto_runtime_proto_rawDescGZIP(), []int{17}
+	return file_proto_runtime_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *File) GetPath() string {
@@ -924,7 +1269,33 @@ var File_proto_runtime_proto protoreflect.FileDescriptor
 
 const file_proto_runtime_proto_rawDesc = "" +
 	"\n" +
-	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"C\n" +
+	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"\xae\x01\n" +
+	"\x12SetServicesRequest\x125\n" +
+	"\bservices\x18\x01 \x03(\v2\x19.mkube.runtime.v1.ServiceR\bservices\x12\x19\n" +
+	"\bnode_ips\x18\x02 \x03(\tR\anodeIps\x12\x1f\n" +
+	"\vcluster_dns\x18\x03 \x03(\tR\n" +
+	"clusterDns\x12%\n" +
+	"\x0ecluster_domain\x18\x04 \x01(\tR\rclusterDomain\"\xcd\x02\n" +
+	"\aService\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
+	"\vcluster_ips\x18\x03 \x03(\tR\n" +
+	"clusterIps\x12!\n" +
+	"\fexternal_ips\x18\x04 \x03(\tR\vexternalIps\x12#\n" +
+	"\rexternal_name\x18\x05 \x01(\tR\fexternalName\x123\n" +
+	"\x05ports\x18\x06 \x03(\v2\x1d.mkube.runtime.v1.ServicePortR\x05ports\x128\n" +
+	"\x18affinity_timeout_seconds\x18\a \x01(\x05R\x16affinityTimeoutSeconds\x128\n" +
+	"\tendpoints\x18\b \x03(\v2\x1a.mkube.runtime.v1.EndpointR\tendpoints\"\x8a\x01\n" +
+	"\vServicePort\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x12\n" +
+	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x1b\n" +
+	"\tnode_port\x18\x04 \x01(\x05R\bnodePort\x12\x1a\n" +
+	"\bbackends\x18\x05 \x03(\tR\bbackends\"6\n" +
+	"\bEndpoint\x12\x0e\n" +
+	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\"\x15\n" +
+	"\x13SetServicesResponse\"C\n" +
 	"\x10SetRoutesRequest\x12/\n" +
 	"\x06routes\x18\x01 \x03(\v2\x17.mkube.runtime.v1.RouteR\x06routes\"6\n" +
 	"\x05Route\x12\x19\n" +
@@ -979,11 +1350,12 @@ const file_proto_runtime_proto_rawDesc = "" +
 	"FailProbes\x12#.mkube.runtime.v1.FailProbesRequest\x1a$.mkube.runtime.v1.FailProbesResponse\"\x00\x12M\n" +
 	"\x06Freeze\x12\x1f.mkube.runtime.v1.FreezeRequest\x1a .mkube.runtime.v1.FreezeResponse\"\x00\x12e\n" +
 	"\x0eInspectProcess\x12'.mkube.runtime.v1.InspectProcessRequest\x1a(.mkube.runtime.v1.InspectProcessResponse\"\x00\x12k\n" +
-	"\x10TakeProbeFailure\x12).mkube.runtime.v1.TakeProbeFailureRequest\x1a*.mkube.runtime.v1.TakeProbeFailureResponse\"\x002\xac\x01\n" +
+	"\x10TakeProbeFailure\x12).mkube.runtime.v1.TakeProbeFailureRequest\x1a*.mkube.runtime.v1.TakeProbeFailureResponse\"\x002\x8a\x02\n" +
 	"\n" +
 	"PodNetwork\x12F\n" +
 	"\x04Dial\x12\x1b.mkube.runtime.v1.DialFrame\x1a\x1b.mkube.runtime.v1.DialFrame\"\x00(\x010\x01\x12V\n" +
-	"\tSetRoutes\x12\".mkube.runtime.v1.SetRoutesRequest\x1a#.mkube.runtime.v1.SetRoutesResponse\"\x00B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
+	"\tSetRoutes\x12\".mkube.runtime.v1.SetRoutesRequest\x1a#.mkube.runtime.v1.SetRoutesResponse\"\x00\x12\\\n" +
+	"\vSetServices\x12$.mkube.runtime.v1.SetServicesRequest\x1a%.mkube.runtime.v1.SetServicesResponse\"\x00B2Z0github.com/mkube/mkube/proto/runtimev1;runtimev1b\x06proto3"
 
 var (
 	file_proto_runtime_proto_rawDescOnce sync.Once
@@ -997,52 +1369,62 @@ func file_proto_runtime_proto_rawDescGZIP() []byte {
 	return file_proto_runtime_proto_rawDescData
 }
 
-var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_proto_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_proto_runtime_proto_goTypes = []any{
-	(*SetRoutesRequest)(nil),         // 0: mkube.runtime.v1.SetRoutesRequest
-	(*Route)(nil),                    // 1: mkube.runtime.v1.Route
-	(*SetRoutesResponse)(nil),        // 2: mkube.runtime.v1.SetRoutesResponse
-	(*CrashRequest)(nil),             // 3: mkube.runtime.v1.CrashRequest
-	(*CrashResponse)(nil),            // 4: mkube.runtime.v1.CrashResponse
-	(*OOMKillRequest)(nil),           // 5: mkube.runtime.v1.OOMKillRequest
-	(*OOMKillResponse)(nil),          // 6: mkube.runtime.v1.OOMKillResponse
-	(*FailProbesRequest)(nil),        // 7: mkube.runtime.v1.FailProbesRequest
-	(*FailProbesResponse)(nil),       // 8: mkube.runtime.v1.FailProbesResponse
-	(*FreezeRequest)(nil),            // 9: mkube.runtime.v1.FreezeRequest
-	(*FreezeResponse)(nil),           // 10: mkube.runtime.v1.FreezeResponse
-	(*InspectProcessRequest)(nil),    // 11: mkube.runtime.v1.InspectProcessRequest
-	(*InspectProcessResponse)(nil),   // 12: mkube.runtime.v1.InspectProcessResponse
-	(*TakeProbeFailureRequest)(nil),  // 13: mkube.runtime.v1.TakeProbeFailureRequest
-	(*TakeProbeFailureResponse)(nil), // 14: mkube.runtime.v1.TakeProbeFailureResponse
-	(*DialFrame)(nil),                // 15: mkube.runtime.v1.DialFrame
-	(*Address)(nil),                  // 16: mkube.runtime.v1.Address
-	(*File)(nil),                     // 17: mkube.runtime.v1.File
+	(*SetServicesRequest)(nil),       // 0: mkube.runtime.v1.SetServicesRequest
+	(*Service)(nil),                  // 1: mkube.runtime.v1.Service
+	(*ServicePort)(nil),              // 2: mkube.runtime.v1.ServicePort
+	(*Endpoint)(nil),                 // 3: mkube.runtime.v1.Endpoint
+	(*SetServicesResponse)(nil),      // 4: mkube.runtime.v1.SetServicesResponse
+	(*SetRoutesRequest)(nil),         // 5: mkube.runtime.v1.SetRoutesRequest
+	(*Route)(nil),                    // 6: mkube.runtime.v1.Route
+	(*SetRoutesResponse)(nil),        // 7: mkube.runtime.v1.SetRoutesResponse
+	(*CrashRequest)(nil),             // 8: mkube.runtime.v1.CrashRequest
+	(*CrashResponse)(nil),            // 9: mkube.runtime.v1.CrashResponse
+	(*OOMKillRequest)(nil),           // 10: mkube.runtime.v1.OOMKillRequest
+	(*OOMKillResponse)(nil),          // 11: mkube.runtime.v1.OOMKillResponse
+	(*FailProbesRequest)(nil),        // 12: mkube.runtime.v1.FailProbesRequest
+	(*FailProbesResponse)(nil),       // 13: mkube.runtime.v1.FailProbesResponse
+	(*FreezeRequest)(nil),            // 14: mkube.runtime.v1.FreezeRequest
+	(*FreezeResponse)(nil),           // 15: mkube.runtime.v1.FreezeResponse
+	(*InspectProcessRequest)(nil),    // 16: mkube.runtime.v1.InspectProcessRequest
+	(*InspectProcessResponse)(nil),   // 17: mkube.runtime.v1.InspectProcessResponse
+	(*TakeProbeFailureRequest)(nil),  // 18: mkube.runtime.v1.TakeProbeFailureRequest
+	(*TakeProbeFailureResponse)(nil), // 19: mkube.runtime.v1.TakeProbeFailureResponse
+	(*DialFrame)(nil),                // 20: mkube.runtime.v1.DialFrame
+	(*Address)(nil),                  // 21: mkube.runtime.v1.Address
+	(*File)(nil),                     // 22: mkube.runtime.v1.File
 }
 var file_proto_runtime_proto_depIdxs = []int32{
-	1,  // 0: mkube.runtime.v1.SetRoutesRequest.routes:type_name -> mkube.runtime.v1.Route
-	17, // 1: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
-	16, // 2: mkube.runtime.v1.DialFrame.address:type_name -> mkube.runtime.v1.Address
-	3,  // 3: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
-	5,  // 4: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
-	7,  // 5: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
-	9,  // 6: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
-	11, // 7: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
-	13, // 8: mkube.runtime.v1.Faults.TakeProbeFailure:input_type -> mkube.runtime.v1.TakeProbeFailureRequest
-	15, // 9: mkube.runtime.v1.PodNetwork.Dial:input_type -> mkube.runtime.v1.DialFrame
-	0,  // 10: mkube.runtime.v1.PodNetwork.SetRoutes:input_type -> mkube.runtime.v1.SetRoutesRequest
-	4,  // 11: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
-	6,  // 12: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
-	8,  // 13: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
-	10, // 14: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
-	12, // 15: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
-	14, // 16: mkube.runtime.v1.Faults.TakeProbeFailure:output_type -> mkube.runtime.v1.TakeProbeFailureResponse
-	15, // 17: mkube.runtime.v1.PodNetwork.Dial:output_type -> mkube.runtime.v1.DialFrame
-	2,  // 18: mkube.runtime.v1.PodNetwork.SetRoutes:output_type -> mkube.runtime.v1.SetRoutesResponse
-	11, // [11:19] is the sub-list for method output_type
-	3,  // [3:11] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	1,  // 0: mkube.runtime.v1.SetServicesRequest.services:type_name -> mkube.runtime.v1.Service
+	2,  // 1: mkube.runtime.v1.Service.ports:type_name -> mkube.runtime.v1.ServicePort
+	3,  // 2: mkube.runtime.v1.Service.endpoints:type_name -> mkube.runtime.v1.Endpoint
+	6,  // 3: mkube.runtime.v1.SetRoutesRequest.routes:type_name -> mkube.runtime.v1.Route
+	22, // 4: mkube.runtime.v1.InspectProcessResponse.files:type_name -> mkube.runtime.v1.File
+	21, // 5: mkube.runtime.v1.DialFrame.address:type_name -> mkube.runtime.v1.Address
+	8,  // 6: mkube.runtime.v1.Faults.Crash:input_type -> mkube.runtime.v1.CrashRequest
+	10, // 7: mkube.runtime.v1.Faults.OOMKill:input_type -> mkube.runtime.v1.OOMKillRequest
+	12, // 8: mkube.runtime.v1.Faults.FailProbes:input_type -> mkube.runtime.v1.FailProbesRequest
+	14, // 9: mkube.runtime.v1.Faults.Freeze:input_type -> mkube.runtime.v1.FreezeRequest
+	16, // 10: mkube.runtime.v1.Faults.InspectProcess:input_type -> mkube.runtime.v1.InspectProcessRequest
+	18, // 11: mkube.runtime.v1.Faults.TakeProbeFailure:input_type -> mkube.runtime.v1.TakeProbeFailureRequest
+	20, // 12: mkube.runtime.v1.PodNetwork.Dial:input_type -> mkube.runtime.v1.DialFrame
+	5,  // 13: mkube.runtime.v1.PodNetwork.SetRoutes:input_type -> mkube.runtime.v1.SetRoutesRequest
+	0,  // 14: mkube.runtime.v1.PodNetwork.SetServices:input_type -> mkube.runtime.v1.SetServicesRequest
+	9,  // 15: mkube.runtime.v1.Faults.Crash:output_type -> mkube.runtime.v1.CrashResponse
+	11, // 16: mkube.runtime.v1.Faults.OOMKill:output_type -> mkube.runtime.v1.OOMKillResponse
+	13, // 17: mkube.runtime.v1.Faults.FailProbes:output_type -> mkube.runtime.v1.FailProbesResponse
+	15, // 18: mkube.runtime.v1.Faults.Freeze:output_type -> mkube.runtime.v1.FreezeResponse
+	17, // 19: mkube.runtime.v1.Faults.InspectProcess:output_type -> mkube.runtime.v1.InspectProcessResponse
+	19, // 20: mkube.runtime.v1.Faults.TakeProbeFailure:output_type -> mkube.runtime.v1.TakeProbeFailureResponse
+	20, // 21: mkube.runtime.v1.PodNetwork.Dial:output_type -> mkube.runtime.v1.DialFrame
+	7,  // 22: mkube.runtime.v1.PodNetwork.SetRoutes:output_type -> mkube.runtime.v1.SetRoutesResponse
+	4,  // 23: mkube.runtime.v1.PodNetwork.SetServices:output_type -> mkube.runtime.v1.SetServicesResponse
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_proto_runtime_proto_init() }
@@ -1056,7 +1438,7 @@ func file_proto_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_runtime_proto_rawDesc), len(file_proto_runtime_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -351,8 +351,9 @@ var Faults_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	PodNetwork_Dial_FullMethodName      = "/mkube.runtime.v1.PodNetwork/Dial"
-	PodNetwork_SetRoutes_FullMethodName = "/mkube.runtime.v1.PodNetwork/SetRoutes"
+	PodNetwork_Dial_FullMethodName        = "/mkube.runtime.v1.PodNetwork/Dial"
+	PodNetwork_SetRoutes_FullMethodName   = "/mkube.runtime.v1.PodNetwork/SetRoutes"
+	PodNetwork_SetServices_FullMethodName = "/mkube.runtime.v1.PodNetwork/SetServices"
 )
 
 // PodNetworkClient is the client API for PodNetwork service.
@@ -394,6 +395,15 @@ type PodNetworkClient interface {
 	// it has none: its pods are reachable from this node only). Only the
 	// CRI socket serves it, not the peer address.
 	SetRoutes(ctx context.Context, in *SetRoutesRequest, opts ...grpc.CallOption) (*SetRoutesResponse, error)
+	// SetServices replaces the node's Service rules, as kube-proxy
+	// programs a node's iptables from the Services and EndpointSlices: a
+	// connection to a Service's cluster IP (or external IP) and port, or
+	// to a NodePort on one of node_ips, goes to one of that port's ready
+	// endpoints (none: "connection refused", as kube-proxy's REJECT rule
+	// answers). The same Services are the cluster DNS the runtime answers
+	// at cluster_dns for its containers, as CoreDNS's kubernetes plugin
+	// answers from them. Only the CRI socket serves it.
+	SetServices(ctx context.Context, in *SetServicesRequest, opts ...grpc.CallOption) (*SetServicesResponse, error)
 }
 
 type podNetworkClient struct {
@@ -421,6 +431,16 @@ func (c *podNetworkClient) SetRoutes(ctx context.Context, in *SetRoutesRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetRoutesResponse)
 	err := c.cc.Invoke(ctx, PodNetwork_SetRoutes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *podNetworkClient) SetServices(ctx context.Context, in *SetServicesRequest, opts ...grpc.CallOption) (*SetServicesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetServicesResponse)
+	err := c.cc.Invoke(ctx, PodNetwork_SetServices_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -466,6 +486,15 @@ type PodNetworkServer interface {
 	// it has none: its pods are reachable from this node only). Only the
 	// CRI socket serves it, not the peer address.
 	SetRoutes(context.Context, *SetRoutesRequest) (*SetRoutesResponse, error)
+	// SetServices replaces the node's Service rules, as kube-proxy
+	// programs a node's iptables from the Services and EndpointSlices: a
+	// connection to a Service's cluster IP (or external IP) and port, or
+	// to a NodePort on one of node_ips, goes to one of that port's ready
+	// endpoints (none: "connection refused", as kube-proxy's REJECT rule
+	// answers). The same Services are the cluster DNS the runtime answers
+	// at cluster_dns for its containers, as CoreDNS's kubernetes plugin
+	// answers from them. Only the CRI socket serves it.
+	SetServices(context.Context, *SetServicesRequest) (*SetServicesResponse, error)
 	mustEmbedUnimplementedPodNetworkServer()
 }
 
@@ -481,6 +510,9 @@ func (UnimplementedPodNetworkServer) Dial(grpc.BidiStreamingServer[DialFrame, Di
 }
 func (UnimplementedPodNetworkServer) SetRoutes(context.Context, *SetRoutesRequest) (*SetRoutesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetRoutes not implemented")
+}
+func (UnimplementedPodNetworkServer) SetServices(context.Context, *SetServicesRequest) (*SetServicesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetServices not implemented")
 }
 func (UnimplementedPodNetworkServer) mustEmbedUnimplementedPodNetworkServer() {}
 func (UnimplementedPodNetworkServer) testEmbeddedByValue()                    {}
@@ -528,6 +560,24 @@ func _PodNetwork_SetRoutes_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PodNetwork_SetServices_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetServicesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PodNetworkServer).SetServices(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PodNetwork_SetServices_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PodNetworkServer).SetServices(ctx, req.(*SetServicesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PodNetwork_ServiceDesc is the grpc.ServiceDesc for PodNetwork service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -538,6 +588,10 @@ var PodNetwork_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetRoutes",
 			Handler:    _PodNetwork_SetRoutes_Handler,
+		},
+		{
+			MethodName: "SetServices",
+			Handler:    _PodNetwork_SetServices_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -12,6 +12,7 @@ const (
 	Authenticated   = "system:authenticated"
 	Unauthenticated = "system:unauthenticated"
 	nodesGroup      = "system:nodes" // every kubelet's
+	KubeProxy       = "system:kube-proxy"
 
 )
 
@@ -35,6 +36,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("mkube:kube-controller-manager", user(KubeControllerManager)),
 		clusterBinding("mkube:kubelet-fleet", group(KubeletFleets)),
 		clusterBinding("mkube:pod-network", group(nodesGroup)),
+		clusterBinding("system:node-proxier", user(KubeProxy), group(nodesGroup)),
 	}, controllerRoleBindings())
 }
 

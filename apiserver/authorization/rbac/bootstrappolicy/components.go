@@ -45,6 +45,8 @@ func componentRoles() []rbacv1.ClusterRole {
 			// The trust bundles its pods mount, and the certificate
 			// requests of any of its nodes (spec.nodeName!=).
 			rule("list", "watch").groups(certificates).resources("clustertrustbundles", "podcertificaterequests"),
+			// The Services' endpoints, for its nodes' service proxy.
+			rule("list", "watch").groups(discovery).resources("endpointslices"),
 			eventsRule(),
 		)},
 		// The pod network: each kubelet plays a CNI daemon that routes
@@ -53,6 +55,15 @@ func componentRoles() []rbacv1.ClusterRole {
 		// daemon. The Node authorizer allows a node only its own.
 		{ObjectMeta: defaultMeta("mkube:pod-network"), Rules: rules(
 			rule("get", "list", "watch").groups(core).resources("nodes"),
+		)},
+		// kube-proxy's, as Kubernetes defines it. mkube's kubelets play
+		// kube-proxy (kubelet/serviceproxy.go), so bindings.go binds it to
+		// system:nodes as well as to system:kube-proxy.
+		{ObjectMeta: defaultMeta("system:node-proxier"), Rules: rules(
+			rule("list", "watch").groups(core).resources("services", "endpoints"),
+			rule("get", "list", "watch").groups(core).resources("nodes"),
+			eventsRule(),
+			rule("list", "watch").groups(discovery).resources("endpointslices"),
 		)},
 		// The scheduler's part in binding volumes.
 		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(

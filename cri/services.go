@@ -1,0 +1,210 @@
+package cri
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/proto/runtimev1"
+)
+
+// Services on the node. A Service's cluster IP is no host's: on a real
+// node kube-proxy watches the Services and EndpointSlices and writes
+// iptables rules that rewrite a connection to CLUSTER-IP:PORT (or to
+// NODE-IP:NODE-PORT) into one to a ready endpoint, picked at random
+// (iptables' statistic match), or the same one as the client's last
+// connection under ClientIP session affinity. Here the kubelet plays
+// kube-proxy and gives its runtime the rules (SetServices); a
+// container's connection (outbound.go) is rewritten so before it is
+// routed, and then goes to the endpoint's pod as any pod-to-pod
+// connection does, across nodes too.
+//
+// The same Services are the cluster's DNS (dns_cluster.go).
+
+// serviceTable is the node's Service rules, with their own lock.
+type serviceTable struct {
+	clock clock.Clock
+
+	mu        sync.Mutex
+	byAddress map[netip.AddrPort]*servicePort // cluster and external IPs
+	nodePorts map[uint16]*servicePort
+	nodeIPs   map[netip.Addr]bool
+	dns       *clusterDNS
+	affinity  map[affinityKey]affinityEntry
+}
+
+// servicePort is where one port of a Service sends its connections.
+type servicePort struct {
+	service  string // NAMESPACE/NAME, for the logs
+	backends []netip.AddrPort
+	affinity time.Duration // ClientIP session affinity's timeout; 0: none
+}
+
+// affinityKey is one client of one Service port: ClientIP affinity
+// keeps it on one endpoint.
+type affinityKey struct {
+	client netip.Addr
+	port   *servicePort
+}
+
+type affinityEntry struct {
+	backend  netip.AddrPort
+	lastUsed time.Time
+}
+
+func newServiceTable(clk clock.Clock) *serviceTable {
+	return &serviceTable{clock: clk, dns: &clusterDNS{}, affinity: map[affinityKey]affinityEntry{}}
+}
+
+// set replaces the rules. It validates them all first: a bad rule
+// changes nothing.
+func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
+	byAddress := map[netip.AddrPort]*servicePort{}
+	nodePorts := map[uint16]*servicePort{}
+	nodeIPs := map[netip.Addr]bool{}
+	for i, text := range req.GetNodeIps() {
+		ip, err := netip.ParseAddr(text)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "node_ips[%d]: %q is not an IP", i, text)
+		}
+		nodeIPs[ip] = true
+	}
+	for i, svc := range req.GetServices() {
+		field := func(f string) string { return "services[" + strconv.Itoa(i) + "]." + f }
+		ips, err := parseIPs(field("cluster_ips"), svc.GetClusterIps())
+		if err != nil {
+			return err
+		}
+		external, err := parseIPs(field("external_ips"), svc.GetExternalIps())
+		if err != nil {
+			return err
+		}
+		for j, p := range svc.GetPorts() {
+			if p.GetProtocol() != "" && p.GetProtocol() != "TCP" {
+				continue // the pod network carries TCP only
+			}
+			if p.GetPort() < 1 || p.GetPort() > 65535 || p.GetNodePort() < 0 || p.GetNodePort() > 65535 {
+				return status.Errorf(codes.InvalidArgument, "%s: port %d or node_port %d is out of range", field("ports["+strconv.Itoa(j)+"]"), p.GetPort(), p.GetNodePort())
+			}
+			sp := &servicePort{service: svc.GetNamespace() + "/" + svc.GetName(),
+				affinity: time.Duration(svc.GetAffinityTimeoutSeconds()) * time.Second}
+			for k, b := range p.GetBackends() {
+				ap, err := netip.ParseAddrPort(b)
+				if err != nil {
+					return status.Errorf(codes.InvalidArgument, "%s: %q is not ip:port", field("ports["+strconv.Itoa(j)+"].backends["+strconv.Itoa(k)+"]"), b)
+				}
+				sp.backends = append(sp.backends, ap)
+			}
+			for _, ip := range append(ips, external...) {
+				byAddress[netip.AddrPortFrom(ip, uint16(p.GetPort()))] = sp
+			}
+			if p.GetNodePort() != 0 {
+				nodePorts[uint16(p.GetNodePort())] = sp
+			}
+		}
+	}
+	dns, err := newClusterDNS(req)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byAddress, t.nodePorts, t.nodeIPs, t.dns = byAddress, nodePorts, nodeIPs, dns
+	// Affinities to a port that is gone, or to an endpoint it no longer
+	// has, end here, as kube-proxy's recent-match lists are rebuilt.
+	for k, e := range t.affinity {
+		if !t.holds(k.port, e.backend) {
+			delete(t.affinity, k)
+		}
+	}
+	return nil
+}
+
+// holds reports whether sp is still a rule with backend among its
+// endpoints. The caller holds t.mu.
+func (t *serviceTable) holds(sp *servicePort, backend netip.AddrPort) bool {
+	for _, p := range t.byAddress {
+		if p == sp {
+			for _, b := range sp.backends {
+				if b == backend {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// errNoEndpoints is kube-proxy's REJECT for a Service without ready
+// endpoints: the client sees the connection refused at once.
+var errNoEndpoints = status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
+
+// translate is where a connection from client to dst goes: dst itself
+// if no rule holds dst (ok false), else one of the Service's endpoints.
+func (t *serviceTable) translate(client netip.Addr, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sp := t.byAddress[dst]
+	if sp == nil && t.nodeIPs[dst.Addr()] {
+		sp = t.nodePorts[dst.Port()]
+	}
+	if sp == nil {
+		return dst, "", false, nil
+	}
+	if len(sp.backends) == 0 {
+		return dst, sp.service, true, errNoEndpoints
+	}
+	now := t.clock.Now()
+	key := affinityKey{client: client, port: sp}
+	if sp.affinity > 0 {
+		if e, found := t.affinity[key]; found && now.Sub(e.lastUsed) < sp.affinity {
+			t.affinity[key] = affinityEntry{backend: e.backend, lastUsed: now}
+			return e.backend, sp.service, true, nil
+		}
+	}
+	to = sp.backends[rand.IntN(len(sp.backends))]
+	if sp.affinity > 0 {
+		t.affinity[key] = affinityEntry{backend: to, lastUsed: now}
+	}
+	return to, sp.service, true, nil
+}
+
+// resolver is the cluster DNS as the last rules made it (dns_cluster.go).
+func (t *serviceTable) resolver() *clusterDNS {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dns
+}
+
+func parseIPs(field string, texts []string) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(texts))
+	for i, text := range texts {
+		ip, err := netip.ParseAddr(text)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%s[%d]: %q is not an IP", field, i, text)
+		}
+		out = append(out, ip)
+	}
+	return out, nil
+}
+
+// SetServices replaces the node's Service rules and the cluster DNS's
+// records.
+func (n podNetworkServer) SetServices(_ context.Context, req *runtimev1.SetServicesRequest) (*runtimev1.SetServicesResponse, error) {
+	if n.peer {
+		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's Services")
+	}
+	if err := n.s.services.set(req); err != nil {
+		return nil, err
+	}
+	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", req.GetNodeIps(), "clusterDNS", req.GetClusterDns())
+	return &runtimev1.SetServicesResponse{}, nil
+}

@@ -1,0 +1,180 @@
+package cri
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/proto/runtimev1"
+)
+
+// clusterFirst is the DNS config the kubelet gives a ClusterFirst pod
+// of namespace default.
+var clusterFirst = &runtimeapi.DNSConfig{Servers: []string{"10.96.0.10"},
+	Searches: []string{"default.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}
+
+// runClient runs a busybox pod whose resolv.conf is dns, and answers
+// its container.
+func (h *harness) runClient(t *testing.T, name string, dns *runtimeapi.DNSConfig) string {
+	t.Helper()
+	cfg := h.podConfig(name)
+	cfg.DnsConfig = dns
+	resp, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pull(t, "busybox:1.36")
+	c := containerConfig("app", "busybox:1.36")
+	c.Command = []string{"sleep", "3600"}
+	id := h.create(t, resp.PodSandboxId, c)
+	h.start(t, id)
+	return id
+}
+
+func (h *harness) setServices(req *runtimev1.SetServicesRequest) error {
+	_, err := runtimev1.NewPodNetworkClient(h.conn).SetServices(h.ctx, req)
+	return err
+}
+
+// A connection to a Service's cluster IP, or its name, goes to one of
+// its endpoints, as kube-proxy's rules send it; with ClientIP affinity
+// always to the same one; one to a Service without endpoints is refused;
+// an endpoint outside the pod network (the API server's) is reached on
+// the node's own network.
+func TestAServiceSendsConnectionsToItsEndpoints(t *testing.T) {
+	h := newHarness(t, Options{})
+	var backends []string
+	for _, name := range []string{"web-1", "web-2"} {
+		pod, _ := h.runImage(t, name, netexecImage, "netexec", "--http-port=8080")
+		backends = append(backends, h.podIP(t, pod)+":8080")
+	}
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "the API server") }))
+	defer host.Close()
+	hostAddr := strings.TrimPrefix(host.URL, "http://")
+	web := func(affinity int32) *runtimev1.SetServicesRequest {
+		return &runtimev1.SetServicesRequest{ClusterDns: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
+			Services: []*runtimev1.Service{
+				{Namespace: "default", Name: "kubernetes", ClusterIps: []string{"10.96.0.1"},
+					Ports: []*runtimev1.ServicePort{{Name: "https", Protocol: "TCP", Port: 443, Backends: []string{hostAddr}}}},
+				{Namespace: "default", Name: "web", ClusterIps: []string{"10.96.0.20"}, AffinityTimeoutSeconds: affinity,
+					Ports: []*runtimev1.ServicePort{{Protocol: "TCP", Port: 80, Backends: backends}}},
+				{Namespace: "default", Name: "empty", ClusterIps: []string{"10.96.0.30"},
+					Ports: []*runtimev1.ServicePort{{Protocol: "TCP", Port: 80}}},
+			}}
+	}
+	if err := h.setServices(web(0)); err != nil {
+		t.Fatal(err)
+	}
+	client := h.runClient(t, "client", clusterFirst)
+
+	hostnames := func(url string) map[string]int {
+		out, stderr, code := h.execCode(t, client, "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do wget -qO- "+url+"; echo; done")
+		if code != 0 {
+			t.Fatalf("wget %s: exit %d, %s", url, code, stderr)
+		}
+		seen := map[string]int{}
+		for _, line := range strings.Fields(out) {
+			seen[line]++
+		}
+		return seen
+	}
+	// 16 tries at random over two endpoints: both answer, but for a
+	// chance of 2^-15.
+	for _, url := range []string{"http://10.96.0.20/hostname", "http://web/hostname", "http://web.default.svc.cluster.local/hostname"} {
+		if seen := hostnames(url); len(seen) != 2 || seen["web-1"] == 0 || seen["web-2"] == 0 {
+			t.Errorf("%s answered %v, want both endpoints", url, seen)
+		}
+	}
+	if err := h.setServices(web(10800)); err != nil {
+		t.Fatal(err)
+	}
+	if seen := hostnames("http://web/hostname"); len(seen) != 1 {
+		t.Errorf("with ClientIP affinity, answers came from %v, want one endpoint", seen)
+	}
+
+	out, stderr, code := h.execCode(t, client, "wget -qO- http://10.96.0.30/")
+	if code != 1 || !strings.Contains(stderr, "Connection refused") {
+		t.Errorf("a Service without endpoints: exit %d, %q %q; want refused", code, out, stderr)
+	}
+	out, stderr, code = h.execCode(t, client, "wget -qO- http://kubernetes.default:443/")
+	if code != 0 || out != "the API server" {
+		t.Errorf("the kubernetes Service: exit %d, %q %q", code, out, stderr)
+	}
+}
+
+// nslookup asks the cluster DNS, through the pod's search list: a
+// Service's name is its cluster IP, a headless Service's its endpoints,
+// a pod's hostname under its subdomain its IP, an ExternalName a CNAME,
+// and a pod of another nameserver finds no cluster name.
+func TestTheClusterDNSAnswersFromTheServices(t *testing.T) {
+	h := newHarness(t, Options{})
+	err := h.setServices(&runtimev1.SetServicesRequest{ClusterDns: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
+		Services: []*runtimev1.Service{
+			{Namespace: "default", Name: "web", ClusterIps: []string{"10.96.0.20"}},
+			{Namespace: "db", Name: "pg", Endpoints: []*runtimev1.Endpoint{{Ip: "10.244.1.7", Hostname: "pg-0"}, {Ip: "10.244.1.8"}}},
+			{Namespace: "default", Name: "alias", ExternalName: "web.default.svc.cluster.local"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := h.runClient(t, "client", clusterFirst)
+	for _, tc := range []struct {
+		name, want string
+		code       int32
+	}{
+		{"web", "Name:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
+		{"web.default", "Name:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
+		{"pg.db", "Name:\tpg.db.svc.cluster.local\nAddress: 10.244.1.7\nAddress: 10.244.1.8\n", 0},
+		{"pg-0.pg.db.svc.cluster.local", "Name:\tpg-0.pg.db.svc.cluster.local\nAddress: 10.244.1.7\n", 0},
+		{"10-244-1-9.db.pod.cluster.local", "Address: 10.244.1.9\n", 0},
+		{"alias", "alias.default.svc.cluster.local\tcanonical name = web.default.svc.cluster.local\nName:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
+		{"pg", "** server can't find pg: NXDOMAIN\n", 1}, // another namespace's, by its short name
+		{"nosuch.example.com", "** server can't find nosuch.example.com: NXDOMAIN\n", 1},
+	} {
+		out, stderr, code := h.execCode(t, client, "nslookup "+tc.name)
+		if code != tc.code || !strings.HasPrefix(out, "Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n") || !strings.Contains(out, tc.want) {
+			t.Errorf("nslookup %s: exit %d\n%s%s\nwant exit %d and %q", tc.name, code, out, stderr, tc.code, tc.want)
+		}
+	}
+	// A pod of dnsPolicy Default asks the node's nameserver.
+	other := h.runClient(t, "other", &runtimeapi.DNSConfig{Servers: []string{"192.0.2.53"}})
+	if out, _, code := h.execCode(t, other, "nslookup web.default.svc.cluster.local"); code != 1 || !strings.Contains(out, "NXDOMAIN") {
+		t.Errorf("another nameserver: exit %d, %s", code, out)
+	}
+	_, stderr, code := h.execCode(t, client, "wget -qO- http://nosuch/")
+	if code != 1 || !strings.Contains(stderr, "bad address 'nosuch'") {
+		t.Errorf("wget of an unknown name: exit %d, %q", code, stderr)
+	}
+}
+
+// Bad rules are InvalidArgument and change nothing; a peer may not set
+// them.
+func TestBadServiceRulesChangeNothing(t *testing.T) {
+	h := newHarness(t, Options{})
+	good := &runtimev1.SetServicesRequest{ClusterDns: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
+		Services: []*runtimev1.Service{{Namespace: "default", Name: "web", ClusterIps: []string{"10.96.0.20"}}}}
+	if err := h.setServices(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []*runtimev1.SetServicesRequest{
+		{Services: []*runtimev1.Service{{Name: "x", ClusterIps: []string{"10.96.0.300"}}}},
+		{Services: []*runtimev1.Service{{Name: "x", ClusterIps: []string{"10.96.0.2"}, Ports: []*runtimev1.ServicePort{{Port: 70000}}}}},
+		{Services: []*runtimev1.Service{{Name: "x", ClusterIps: []string{"10.96.0.2"}, Ports: []*runtimev1.ServicePort{{Port: 80, Backends: []string{"10.244.0.5"}}}}}},
+		{NodeIps: []string{"node01"}},
+		{ClusterDns: []string{"10.96.0.10"}},
+		{Services: []*runtimev1.Service{{Name: "x", Endpoints: []*runtimev1.Endpoint{{Ip: "pod"}}}}},
+	} {
+		if err := h.setServices(bad); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("SetServices(%v) = %v, want InvalidArgument", bad, err)
+		}
+	}
+	if got := h.srv.services.resolver().query("web.default.svc.cluster.local"); got == nil {
+		t.Error("a refused SetServices changed the rules")
+	}
+}

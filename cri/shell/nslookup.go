@@ -1,0 +1,103 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+)
+
+// DNSAnswer is what a container's nameserver answered for a name.
+type DNSAnswer struct {
+	Server netip.Addr   // the nameserver that answered
+	Name   string       // the name found, after the search list
+	CNAMEs []string     // the aliases followed from Name, in order
+	Addrs  []netip.Addr // the last alias's addresses
+}
+
+// nslookup NAME [SERVER] is busybox's: it asks the container's
+// nameserver (Process.Lookup) and prints
+//
+//	Server:		10.96.0.10
+//	Address:	10.96.0.10:53
+//
+//	Name:	kubernetes.default.svc.cluster.local
+//	Address: 10.96.0.1
+//
+// or "** server can't find NAME: NXDOMAIN" and exits 1, as a readiness
+// script or an init container waiting for a Service expects. A SERVER
+// operand is refused: only the resolv.conf's nameserver is simulated.
+func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
+	var operands []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if strings.HasPrefix(a, "-type=") || strings.HasPrefix(a, "-query=") || a == "-debug" {
+				continue // the A records are what is printed
+			}
+			fmt.Fprintf(p.Stderr, "nslookup: unrecognized option '%s'\n", a)
+			return 1, nil
+		}
+		operands = append(operands, a)
+	}
+	if len(operands) != 1 {
+		if len(operands) == 2 {
+			fmt.Fprintf(p.Stderr, "nslookup: only the nameserver of /etc/resolv.conf answers here, not %s\n", operands[1])
+		} else {
+			fmt.Fprintln(p.Stderr, "Usage: nslookup [-type=QUERY_TYPE] HOST [DNS_SERVER]")
+		}
+		return 1, nil
+	}
+	name := operands[0]
+	if ip, err := netip.ParseAddr(name); err == nil { // a reverse lookup: no PTR records are kept
+		fmt.Fprintf(out, "** server can't find %s.in-addr.arpa: NXDOMAIN\n\n", reverse(ip))
+		return 1, nil
+	}
+	if p.Lookup == nil {
+		fmt.Fprintln(out, ";; connection timed out; no servers could be reached")
+		return 1, nil
+	}
+	answer, err := p.Lookup(ctx, name)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.Server != "" {
+		server, _, _ := net.SplitHostPort(dnsErr.Server)
+		answer.Server, _ = netip.ParseAddr(server)
+	}
+	if answer.Server.IsValid() {
+		fmt.Fprintf(out, "Server:\t\t%s\nAddress:\t%s:53\n\n", answer.Server, answer.Server)
+	}
+	if err != nil {
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", name)
+		} else {
+			fmt.Fprintf(out, ";; connection timed out; no servers could be reached\n\n")
+		}
+		return 1, nil
+	}
+	alias := answer.Name
+	for _, cname := range answer.CNAMEs {
+		fmt.Fprintf(out, "%s\tcanonical name = %s\n", alias, cname)
+		alias = cname
+	}
+	if len(answer.Addrs) == 0 {
+		fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", alias)
+		return 1, nil
+	}
+	fmt.Fprintf(out, "Name:\t%s\n", alias)
+	for _, ip := range answer.Addrs {
+		fmt.Fprintf(out, "Address: %s\n", ip)
+	}
+	fmt.Fprintln(out)
+	return 0, nil
+}
+
+// reverse is ip's octets last first, as in-addr.arpa names them.
+func reverse(ip netip.Addr) string {
+	if !ip.Is4() {
+		return ip.String()
+	}
+	b := ip.As4()
+	return fmt.Sprintf("%d.%d.%d.%d", b[3], b[2], b[1], b[0])
+}
