@@ -13,7 +13,6 @@ const (
 	Unauthenticated = "system:unauthenticated"
 	nodesGroup      = "system:nodes" // every kubelet's
 	KubeProxy       = "system:kube-proxy"
-
 )
 
 // ClusterRoleBindings is the default ClusterRoleBindings. Each binds the
