@@ -37,3 +37,20 @@ func TestPipelinesWcAndAwk(t *testing.T) {
 		})
 	}
 }
+
+func TestSeq(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{"seq 3", "1\n2\n3\n"},
+		{"seq 0 15 | wc -l", "16\n"},
+		{"seq 2 3 9", "2\n5\n8\n"},
+		{"seq 3 -1 1", "3\n2\n1\n"},
+		{"seq 5 1", ""},
+		{"seq -w 8 10", "08\n09\n10\n"},
+		{"seq -s , 1 3", "1,2,3\n"},
+		{"for i in $(seq 0 2); do echo x$i; done", "x0\nx1\nx2\n"},
+	} {
+		if got, stderr, _, _ := run(t, tc.script); got != tc.want {
+			t.Errorf("%s = %q (%s), want %q", tc.script, got, stderr, tc.want)
+		}
+	}
+}
