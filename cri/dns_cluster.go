@@ -1,9 +1,13 @@
 package cri
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,14 +43,8 @@ import (
 // clusterDNS is the records of the cluster's zone.
 type clusterDNS struct {
 	servers []netip.Addr
-	zone    string                // "cluster.local"
-	records map[string]*dnsRecord // by FQDN, lower case, no final dot
-}
-
-// dnsRecord is a name's CNAME, or its addresses.
-type dnsRecord struct {
-	cname string
-	addrs []netip.Addr
+	zone    string                       // "cluster.local"
+	records map[string][]shell.DNSRecord // by FQDN, lower case, no final dot
 }
 
 func newClusterDNS(req *runtimev1.SetServicesRequest) (*clusterDNS, error) {
@@ -58,43 +56,82 @@ func newClusterDNS(req *runtimev1.SetServicesRequest) (*clusterDNS, error) {
 	if zone == "" && len(servers) > 0 {
 		return nil, status.Error(codes.InvalidArgument, "cluster_domain: a cluster DNS needs its zone")
 	}
-	d := &clusterDNS{servers: servers, zone: zone, records: map[string]*dnsRecord{}}
-	add := func(name string, ip netip.Addr) {
-		r := d.records[name]
-		if r == nil {
-			r = &dnsRecord{}
-			d.records[name] = r
-		}
-		for _, have := range r.addrs {
-			if have == ip {
-				return
-			}
-		}
-		r.addrs = append(r.addrs, ip)
-	}
+	d := &clusterDNS{servers: servers, zone: zone, records: map[string][]shell.DNSRecord{}}
 	for i, svc := range req.GetServices() {
-		name := strings.ToLower(svc.GetName() + "." + svc.GetNamespace() + ".svc." + zone)
-		switch {
-		case svc.GetExternalName() != "":
-			d.records[name] = &dnsRecord{cname: strings.ToLower(strings.TrimSuffix(svc.GetExternalName(), "."))}
-		case len(svc.GetClusterIps()) > 0: // validated by set
-			for _, text := range svc.GetClusterIps() {
-				add(name, netip.MustParseAddr(text))
-			}
-		default: // headless
-			for j, ep := range svc.GetEndpoints() {
-				ip, err := netip.ParseAddr(ep.GetIp())
-				if err != nil {
-					return nil, status.Errorf(codes.InvalidArgument, "services[%d].endpoints[%d].ip: %q is not an IP", i, j, ep.GetIp())
-				}
-				add(name, ip)
-				if ep.GetHostname() != "" {
-					add(strings.ToLower(ep.GetHostname())+"."+name, ip)
-				}
-			}
+		if err := d.addService(svc); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "services[%d].%v", i, err)
 		}
 	}
 	return d, nil
+}
+
+// add puts one record at name, once.
+func (d *clusterDNS) add(name, typ, data string) {
+	name = strings.ToLower(name)
+	rr := shell.DNSRecord{Name: name + ".", Type: typ, Data: data}
+	if !slices.Contains(d.records[name], rr) {
+		d.records[name] = append(d.records[name], rr)
+	}
+}
+
+// addService adds svc's records, by Kubernetes' DNS specification.
+func (d *clusterDNS) addService(svc *runtimev1.Service) error {
+	name := svc.GetName() + "." + svc.GetNamespace() + ".svc." + d.zone
+	if svc.GetExternalName() != "" {
+		d.add(name, "CNAME", strings.TrimSuffix(svc.GetExternalName(), ".")+".")
+		return nil
+	}
+	for _, ip := range svc.GetClusterIps() { // validated by set
+		d.add(name, "A", ip)
+		d.add(reverseName(netip.MustParseAddr(ip)), "PTR", name+".")
+	}
+	// A headless Service's name is its endpoints', each also by its
+	// hostname (or its IP, dashed) under the Service's name.
+	hostnames := map[string]string{}
+	for j, ep := range svc.GetEndpoints() {
+		ip, err := netip.ParseAddr(ep.GetIp())
+		if err != nil || !ip.Is4() {
+			return fmt.Errorf("endpoints[%d].ip: %q is not an IPv4 address", j, ep.GetIp())
+		}
+		if len(svc.GetClusterIps()) > 0 {
+			continue
+		}
+		host := ep.GetHostname()
+		if host == "" {
+			host = strings.ReplaceAll(ip.String(), ".", "-")
+		}
+		hostnames[ip.String()] = host
+		d.add(name, "A", ip.String())
+		d.add(host+"."+name, "A", ip.String())
+		if ep.GetHostname() != "" {
+			d.add(reverseName(ip), "PTR", host+"."+name+".")
+		}
+	}
+	// _PORT._PROTOCOL.SERVICE: a named port's SRV, to the Service's name,
+	// or for a headless Service to each endpoint.
+	for _, p := range svc.GetPorts() {
+		if p.GetName() == "" {
+			continue
+		}
+		srv := "_" + p.GetName() + "._" + strings.ToLower(cmp.Or(p.GetProtocol(), "TCP")) + "." + name
+		if len(svc.GetClusterIps()) > 0 {
+			d.add(srv, "SRV", fmt.Sprintf("0 100 %d %s.", p.GetPort(), name))
+			continue
+		}
+		for _, b := range p.GetBackends() { // validated by set
+			ap := netip.MustParseAddrPort(b)
+			if host, ok := hostnames[ap.Addr().String()]; ok {
+				d.add(srv, "SRV", fmt.Sprintf("0 %d %d %s.%s.", 100/len(p.GetBackends()), ap.Port(), host, name))
+			}
+		}
+	}
+	return nil
+}
+
+// reverseName is ip's name in in-addr.arpa.
+func reverseName(ip netip.Addr) string {
+	b := ip.As4()
+	return fmt.Sprintf("%d.%d.%d.%d.in-addr.arpa", b[3], b[2], b[1], b[0])
 }
 
 // serves reports whether a pod whose nameservers are servers asks the
@@ -105,64 +142,82 @@ func (d *clusterDNS) serves(servers []string) (netip.Addr, bool) {
 		if err != nil {
 			continue
 		}
-		for _, s := range d.servers {
-			if s == ip {
-				return ip, true
-			}
+		if slices.Contains(d.servers, ip) {
+			return ip, true
 		}
 	}
 	return netip.Addr{}, false
 }
 
-// query answers one fully qualified name: its record, a pod's A record,
-// or nil (NXDOMAIN).
-func (d *clusterDNS) query(fqdn string) *dnsRecord {
-	fqdn = strings.ToLower(strings.TrimSuffix(fqdn, "."))
-	if r := d.records[fqdn]; r != nil {
-		return r
+// records is fqdn's records, and whether the name exists (else
+// NXDOMAIN). A-B-C-D.NAMESPACE.pod.ZONE is the IP A.B.C.D, whatever
+// pod has it (CoreDNS's "pods insecure").
+func (d *clusterDNS) recordsOf(fqdn string) ([]shell.DNSRecord, bool) {
+	if rrs, ok := d.records[fqdn]; ok {
+		return rrs, true
 	}
-	// A-B-C-D.NAMESPACE.pod.ZONE
 	if rest, ok := strings.CutSuffix(fqdn, ".pod."+d.zone); ok {
 		dashed, _, ok := strings.Cut(rest, ".")
 		if ip, err := netip.ParseAddr(strings.ReplaceAll(dashed, "-", ".")); ok && err == nil && ip.Is4() {
-			return &dnsRecord{addrs: []netip.Addr{ip}}
+			return []shell.DNSRecord{{Name: fqdn + ".", Type: "A", Data: ip.String()}}, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
-// lookup resolves name as a container's C library does with the
-// resolv.conf dns gives it: through the search list, ndots deciding
-// whether the name is first tried as it is, then following CNAMEs.
-func (d *clusterDNS) lookup(dns *runtimeDNS, name string) (shell.DNSAnswer, error) {
-	server, ok := d.serves(dns.servers)
-	notFound := &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
-	if !ok {
-		// Another nameserver (dnsPolicy Default or None): mkube's nodes
-		// have no upstream DNS.
-		if len(dns.servers) > 0 {
-			notFound.Server = net.JoinHostPort(dns.servers[0], "53")
+// query answers one fully qualified name's records of type typ, the
+// CNAMEs on the way first, as an authoritative server of the zone
+// does; exists is false for NXDOMAIN. A name outside the zone would be
+// forwarded upstream, and mkube's nodes have none: it is not found.
+func (d *clusterDNS) query(fqdn, typ string) (answer []shell.DNSRecord, exists bool) {
+	fqdn = strings.ToLower(strings.TrimSuffix(fqdn, "."))
+	for hops := 0; hops < 8; hops++ {
+		rrs, ok := d.recordsOf(fqdn)
+		if !ok {
+			return answer, hops > 0
 		}
-		return shell.DNSAnswer{}, notFound
+		var cname *shell.DNSRecord
+		for _, rr := range rrs {
+			switch {
+			case rr.Type == typ:
+				answer = append(answer, rr)
+			case rr.Type == "CNAME":
+				cname = &rr
+			}
+		}
+		if cname == nil || typ == "CNAME" {
+			return answer, true
+		}
+		answer = append(answer, *cname)
+		fqdn = strings.ToLower(strings.TrimSuffix(cname.Data, "."))
 	}
-	notFound.Server = net.JoinHostPort(server.String(), "53")
-	for _, candidate := range candidates(name, dns.searches, dns.ndots) {
-		answer := shell.DNSAnswer{Server: server, Name: candidate}
-		r := d.query(candidate)
-		for hops := 0; r != nil && r.cname != "" && hops < 8; hops++ {
-			answer.CNAMEs = append(answer.CNAMEs, r.cname)
-			r = d.query(r.cname)
-		}
-		if r != nil && len(r.addrs) > 0 {
-			answer.Addrs = r.addrs
-			return answer, nil
-		}
-		if len(answer.CNAMEs) > 0 { // an alias to a name nobody serves
-			return answer, nil
-		}
-	}
-	return shell.DNSAnswer{}, notFound
+	return answer, true
 }
+
+// lookup answers q for a pod whose resolv.conf is dns: through the
+// search list if q asks (ndots deciding whether the name is first tried
+// as it is), the first name that exists. A pod of another nameserver
+// (dnsPolicy Default or None) gets no answer: mkube's nodes have no
+// upstream DNS.
+func (d *clusterDNS) lookup(dns *runtimeDNS, q shell.DNSQuestion) (shell.DNSReply, error) {
+	server, ok := d.serves(dns.servers)
+	if !ok {
+		return shell.DNSReply{}, errNoNameserver
+	}
+	names := []string{q.Name}
+	if q.Search {
+		names = candidates(q.Name, dns.searches, dns.ndots)
+	}
+	for _, name := range names {
+		if answer, exists := d.query(name, q.Type); exists {
+			return shell.DNSReply{Server: server, Name: strings.TrimSuffix(name, ".") + ".", Rcode: "NOERROR", Answer: answer}, nil
+		}
+	}
+	return shell.DNSReply{Server: server, Name: strings.TrimSuffix(names[len(names)-1], ".") + ".", Rcode: "NXDOMAIN"}, nil
+}
+
+// errNoNameserver is a query no nameserver answers.
+var errNoNameserver = errors.New("no servers could be reached")
 
 // candidates are the names tried for name, in order: as it is first if
 // it has at least ndots dots, else after the search list's; a name
@@ -204,10 +259,26 @@ func dnsOf(sb *sandbox) *runtimeDNS {
 	return d
 }
 
-// lookupOf is how the processes of sb's containers resolve names.
-func (s *Server) lookupOf(sb *sandbox) func(ctx context.Context, name string) (shell.DNSAnswer, error) {
+// lookupOf is how the processes of sb's containers ask their
+// nameserver.
+func (s *Server) lookupOf(sb *sandbox) func(ctx context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
 	dns := dnsOf(sb)
-	return func(_ context.Context, name string) (shell.DNSAnswer, error) {
-		return s.services.resolver().lookup(dns, name)
+	return func(_ context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
+		return s.services.resolver().lookup(dns, q)
 	}
+}
+
+// lookupHost resolves name to an address for a connection, as
+// getaddrinfo does, with Go's errors.
+func (s *Server) lookupHost(ctx context.Context, lookup func(context.Context, shell.DNSQuestion) (shell.DNSReply, error), name string) (netip.Addr, error) {
+	reply, err := lookup(ctx, shell.DNSQuestion{Name: name, Type: "A", Search: true})
+	if err != nil {
+		return netip.Addr{}, &net.DNSError{Err: "i/o timeout", Name: name, IsTimeout: true}
+	}
+	for _, rr := range reply.Answer {
+		if rr.Type == "A" {
+			return netip.ParseAddr(rr.Data)
+		}
+	}
+	return netip.Addr{}, &net.DNSError{Err: "no such host", Name: name, Server: reply.Server.String() + ":53", IsNotFound: true}
 }

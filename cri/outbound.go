@@ -40,14 +40,11 @@ func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, address string)
 		host, port, err := net.SplitHostPort(address)
 		if err == nil && host != "localhost" {
 			if _, err := netip.ParseAddr(host); err != nil {
-				answer, err := lookup(ctx, host)
-				if err == nil && len(answer.Addrs) == 0 {
-					err = &net.DNSError{Err: "no such host", Name: host, Server: answer.Server.String() + ":53", IsNotFound: true}
-				}
+				ip, err := s.lookupHost(ctx, lookup, host)
 				if err != nil {
 					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
 				}
-				address = net.JoinHostPort(answer.Addrs[0].String(), port)
+				address = net.JoinHostPort(ip.String(), port)
 			}
 		}
 		return s.dialOut(ctx, src, address)

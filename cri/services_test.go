@@ -116,8 +116,10 @@ func TestTheClusterDNSAnswersFromTheServices(t *testing.T) {
 	h := newHarness(t, Options{})
 	err := h.setServices(&runtimev1.SetServicesRequest{ClusterDns: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 		Services: []*runtimev1.Service{
-			{Namespace: "default", Name: "web", ClusterIps: []string{"10.96.0.20"}},
-			{Namespace: "db", Name: "pg", Endpoints: []*runtimev1.Endpoint{{Ip: "10.244.1.7", Hostname: "pg-0"}, {Ip: "10.244.1.8"}}},
+			{Namespace: "default", Name: "web", ClusterIps: []string{"10.96.0.20"},
+				Ports: []*runtimev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 80}}},
+			{Namespace: "db", Name: "pg", Endpoints: []*runtimev1.Endpoint{{Ip: "10.244.1.7", Hostname: "pg-0"}, {Ip: "10.244.1.8"}},
+				Ports: []*runtimev1.ServicePort{{Name: "pg", Protocol: "TCP", Port: 5432, Backends: []string{"10.244.1.7:5432", "10.244.1.8:5432"}}}},
 			{Namespace: "default", Name: "alias", ExternalName: "web.default.svc.cluster.local"},
 		}})
 	if err != nil {
@@ -133,7 +135,7 @@ func TestTheClusterDNSAnswersFromTheServices(t *testing.T) {
 		{"pg.db", "Name:\tpg.db.svc.cluster.local\nAddress: 10.244.1.7\nAddress: 10.244.1.8\n", 0},
 		{"pg-0.pg.db.svc.cluster.local", "Name:\tpg-0.pg.db.svc.cluster.local\nAddress: 10.244.1.7\n", 0},
 		{"10-244-1-9.db.pod.cluster.local", "Address: 10.244.1.9\n", 0},
-		{"alias", "alias.default.svc.cluster.local\tcanonical name = web.default.svc.cluster.local\nName:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
+		{"alias", "alias.default.svc.cluster.local\tcanonical name = web.default.svc.cluster.local.\nName:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
 		{"pg", "** server can't find pg: NXDOMAIN\n", 1}, // another namespace's, by its short name
 		{"nosuch.example.com", "** server can't find nosuch.example.com: NXDOMAIN\n", 1},
 	} {
@@ -142,9 +144,30 @@ func TestTheClusterDNSAnswersFromTheServices(t *testing.T) {
 			t.Errorf("nslookup %s: exit %d\n%s%s\nwant exit %d and %q", tc.name, code, out, stderr, tc.code, tc.want)
 		}
 	}
-	// A pod of dnsPolicy Default asks the node's nameserver.
+	// dig and getent, as Kubernetes' DNS tests probe.
+	for _, tc := range []struct{ cmd, want string }{
+		{"dig +notcp +noall +answer +search web A", "web.default.svc.cluster.local.\t\t30\tIN\tA\t10.96.0.20\n"},
+		{"dig +tcp +noall +answer +search nosuch A", ""},
+		{"dig +short _http._tcp.web.default.svc.cluster.local SRV", "0 100 80 web.default.svc.cluster.local.\n"},
+		{"dig +short _pg._tcp.pg.db.svc.cluster.local SRV", "0 50 5432 pg-0.pg.db.svc.cluster.local.\n0 50 5432 10-244-1-8.pg.db.svc.cluster.local.\n"},
+		{"dig +short 10-244-1-8.pg.db.svc.cluster.local", "10.244.1.8\n"},
+		{"dig +short -x 10.96.0.20", "web.default.svc.cluster.local.\n"},
+		{"dig +noall +answer 20.0.96.10.in-addr.arpa. PTR", "20.0.96.10.in-addr.arpa.\t\t30\tIN\tPTR\tweb.default.svc.cluster.local.\n"},
+		{"dig +short alias.default.svc.cluster.local CNAME", "web.default.svc.cluster.local.\n"},
+		{"dig +short alias.default.svc.cluster.local", "web.default.svc.cluster.local.\n10.96.0.20\n"},
+		{"getent hosts web", "10.96.0.20      web.default.svc.cluster.local\n"},
+	} {
+		if out, stderr, code := h.execCode(t, client, tc.cmd); code != 0 || out != tc.want {
+			t.Errorf("%s: exit %d\n%q%s\nwant %q", tc.cmd, code, out, stderr, tc.want)
+		}
+	}
+	if _, _, code := h.execCode(t, client, "getent hosts nosuch"); code != 2 {
+		t.Errorf("getent hosts of an unknown name: exit %d, want 2", code)
+	}
+	// A pod of dnsPolicy Default asks the node's nameserver, and mkube's
+	// nodes have none.
 	other := h.runClient(t, "other", &runtimeapi.DNSConfig{Servers: []string{"192.0.2.53"}})
-	if out, _, code := h.execCode(t, other, "nslookup web.default.svc.cluster.local"); code != 1 || !strings.Contains(out, "NXDOMAIN") {
+	if out, _, code := h.execCode(t, other, "nslookup web.default.svc.cluster.local"); code != 1 || !strings.Contains(out, "no servers could be reached") {
 		t.Errorf("another nameserver: exit %d, %s", code, out)
 	}
 	_, stderr, code := h.execCode(t, client, "wget -qO- http://nosuch/")
@@ -174,7 +197,7 @@ func TestBadServiceRulesChangeNothing(t *testing.T) {
 			t.Errorf("SetServices(%v) = %v, want InvalidArgument", bad, err)
 		}
 	}
-	if got := h.srv.services.resolver().query("web.default.svc.cluster.local"); got == nil {
+	if _, exists := h.srv.services.resolver().query("web.default.svc.cluster.local", "A"); !exists {
 		t.Error("a refused SetServices changed the rules")
 	}
 }

@@ -2,21 +2,11 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"strings"
 )
-
-// DNSAnswer is what a container's nameserver answered for a name.
-type DNSAnswer struct {
-	Server netip.Addr   // the nameserver that answered
-	Name   string       // the name found, after the search list
-	CNAMEs []string     // the aliases followed from Name, in order
-	Addrs  []netip.Addr // the last alias's addresses
-}
 
 // nslookup NAME [SERVER] is busybox's: it asks the container's
 // nameserver (Process.Lookup) and prints
@@ -59,35 +49,32 @@ func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (in
 		fmt.Fprintln(out, ";; connection timed out; no servers could be reached")
 		return 1, nil
 	}
-	answer, err := p.Lookup(ctx, name)
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.Server != "" {
-		server, _, _ := net.SplitHostPort(dnsErr.Server)
-		answer.Server, _ = netip.ParseAddr(server)
-	}
-	if answer.Server.IsValid() {
-		fmt.Fprintf(out, "Server:\t\t%s\nAddress:\t%s:53\n\n", answer.Server, answer.Server)
-	}
+	reply, err := p.Lookup(ctx, DNSQuestion{Name: name, Type: "A", Search: true})
 	if err != nil {
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", name)
-		} else {
-			fmt.Fprintf(out, ";; connection timed out; no servers could be reached\n\n")
+		fmt.Fprintf(out, ";; connection timed out; no servers could be reached\n\n")
+		return 1, nil
+	}
+	fmt.Fprintf(out, "Server:\t\t%s\nAddress:\t%s:53\n\n", reply.Server, reply.Server)
+	if reply.Rcode == "NXDOMAIN" {
+		fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", name)
+		return 1, nil
+	}
+	found := false
+	for _, rr := range reply.Answer {
+		switch rr.Type {
+		case "CNAME":
+			fmt.Fprintf(out, "%s\tcanonical name = %s\n", strings.TrimSuffix(rr.Name, "."), rr.Data)
+		case "A":
+			if !found {
+				fmt.Fprintf(out, "Name:\t%s\n", strings.TrimSuffix(rr.Name, "."))
+			}
+			fmt.Fprintf(out, "Address: %s\n", rr.Data)
+			found = true
 		}
+	}
+	if !found {
+		fmt.Fprintf(out, "*** Can't find %s: No answer\n\n", name)
 		return 1, nil
-	}
-	alias := answer.Name
-	for _, cname := range answer.CNAMEs {
-		fmt.Fprintf(out, "%s\tcanonical name = %s\n", alias, cname)
-		alias = cname
-	}
-	if len(answer.Addrs) == 0 {
-		fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", alias)
-		return 1, nil
-	}
-	fmt.Fprintf(out, "Name:\t%s\n", alias)
-	for _, ip := range answer.Addrs {
-		fmt.Fprintf(out, "Address: %s\n", ip)
 	}
 	fmt.Fprintln(out)
 	return 0, nil

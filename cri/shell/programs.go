@@ -30,7 +30,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail, "id": id,
 		"wc": wc, "awk": awk, "grep": grep, "cut": cut, "sysctl": sysctl, "ip": ip,
 		"curl": curl, "wget": wget, "nc": nc, // net.go
-		"nslookup": nslookup, "seq": seq,
+		"nslookup": nslookup, "dig": dig, "getent": getent, "seq": seq, // dns.go
 	}
 }
 

@@ -34,10 +34,10 @@ type Process struct {
 	// namespace (curl, wget, nc: net.go); nil: the container has no
 	// network, and every connection fails.
 	Dial func(ctx context.Context, address string) (net.Conn, error)
-	// Lookup asks the nameserver of the container's /etc/resolv.conf for
-	// name, through its search list (nslookup.go); nil: no nameserver
-	// answers.
-	Lookup func(ctx context.Context, name string) (DNSAnswer, error)
+	// Lookup asks the nameserver of the container's /etc/resolv.conf
+	// (dns.go); nil: no nameserver answers. Its error is no answer at
+	// all, a timeout.
+	Lookup func(ctx context.Context, q DNSQuestion) (DNSReply, error)
 
 	env      []string // NAME=value, in the order the container was given them
 	status   int      // $?
@@ -70,7 +70,7 @@ type Options struct {
 	Privileged  bool     // see Process
 	NoNewPrivs  bool
 	Dial        func(ctx context.Context, address string) (net.Conn, error) // see Process
-	Lookup      func(ctx context.Context, name string) (DNSAnswer, error)   // see Process
+	Lookup      func(ctx context.Context, q DNSQuestion) (DNSReply, error)  // see Process
 }
 
 // New makes a process that has not run yet.

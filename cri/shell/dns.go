@@ -1,0 +1,86 @@
+package shell
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+)
+
+// The DNS a container's programs ask (nslookup, dig, getent, and the
+// names curl, wget and nc connect to): the nameserver of its
+// /etc/resolv.conf, which the runtime gives as Process.Lookup.
+
+// DNSQuestion is one query: a name and a record type ("A", "AAAA",
+// "SRV", "PTR", "CNAME"), through the resolv.conf search list or not.
+type DNSQuestion struct {
+	Name   string
+	Type   string
+	Search bool
+}
+
+// DNSRecord is one resource record: Name is fully qualified, with its
+// final dot; Data is as dig prints it ("10.96.0.1", "0 100 80
+// web.default.svc.cluster.local.").
+type DNSRecord struct {
+	Name, Type, Data string
+}
+
+// DNSReply is a nameserver's answer: the name it is for (after the
+// search list), NXDOMAIN or NOERROR, and the records, the CNAMEs
+// followed first.
+type DNSReply struct {
+	Server netip.Addr
+	Name   string
+	Rcode  string
+	Answer []DNSRecord
+}
+
+// DNSTTL is the records' time to live, CoreDNS's default for the
+// kubernetes plugin.
+const DNSTTL = 30
+
+// lookupHost resolves name to its addresses as getaddrinfo does: the
+// container's /etc/hosts first, then its nameserver through the search
+// list. ok is false when the name is not found; reached false when no
+// nameserver answered.
+func (p *Process) lookupHost(ctx context.Context, name string) (addrs []string, canonical string, ok bool) {
+	if addrs, ok := p.hostsFile(name); ok {
+		return addrs, name, true
+	}
+	if p.Lookup == nil {
+		return nil, "", false
+	}
+	reply, err := p.Lookup(ctx, DNSQuestion{Name: name, Type: "A", Search: true})
+	if err != nil {
+		return nil, "", false
+	}
+	for _, rr := range reply.Answer {
+		if rr.Type == "A" {
+			addrs = append(addrs, rr.Data)
+			canonical = strings.TrimSuffix(rr.Name, ".")
+		}
+	}
+	return addrs, canonical, len(addrs) > 0
+}
+
+// hostsFile is name's addresses in the container's /etc/hosts.
+func (p *Process) hostsFile(name string) ([]string, bool) {
+	data, err := p.FS.ReadFile("/etc/hosts")
+	if err != nil {
+		return nil, false
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		fields := strings.Fields(line)
+		for _, f := range fields[min(1, len(fields)):] {
+			if strings.EqualFold(f, name) {
+				out = append(out, fields[0])
+				break
+			}
+		}
+	}
+	return out, len(out) > 0
+}
