@@ -75,6 +75,16 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, address string) (n
 	if !from.IsValid() {
 		from = gateway
 	}
+	// A pod's hostPort on this node's address goes to the pod
+	// (hostports.go), as the portmap plugin's DNAT sends it.
+	if to, ok := s.hostPort(src, netip.AddrPortFrom(ip, uint16(port))); ok {
+		s.log.Debug("host port: to a pod", "from", from, "to", remote, "pod", to)
+		conn, err := s.dialPodFrom(ctx, from, to.Addr().String(), int32(to.Port()))
+		if err != nil {
+			return nil, podnet.DialError(remote, err)
+		}
+		return conn, nil
+	}
 	// A Service's address goes to one of its endpoints (services.go),
 	// as kube-proxy's DNAT rewrites it before routing.
 	if to, service, ok, err := s.services.translate(from, netip.AddrPortFrom(ip, uint16(port))); ok {
@@ -91,6 +101,11 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, address string) (n
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", to.String())
 		}
+	}
+	if s.isNodeAddress(src, ip) && !ip.IsLoopback() {
+		// The node itself, where no server of its own is simulated: its
+		// kernel refuses at once.
+		return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
 	}
 	var conn net.Conn
 	switch peer := s.routes.lookup(ip); {

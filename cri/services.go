@@ -36,6 +36,7 @@ type serviceTable struct {
 	byAddress map[netip.AddrPort]*servicePort // cluster and external IPs
 	nodePorts map[uint16]*servicePort
 	nodeIPs   map[netip.Addr]bool
+	localIPs  map[netip.Addr]bool // this node's own (hostports.go)
 	dns       *clusterDNS
 	affinity  map[affinityKey]affinityEntry
 }
@@ -68,13 +69,13 @@ func newServiceTable(clk clock.Clock) *serviceTable {
 func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 	byAddress := map[netip.AddrPort]*servicePort{}
 	nodePorts := map[uint16]*servicePort{}
-	nodeIPs := map[netip.Addr]bool{}
-	for i, text := range req.GetNodeIps() {
-		ip, err := netip.ParseAddr(text)
-		if err != nil {
-			return status.Errorf(codes.InvalidArgument, "node_ips[%d]: %q is not an IP", i, text)
-		}
-		nodeIPs[ip] = true
+	nodeIPs, err := ipSet("node_ips", req.GetNodeIps())
+	if err != nil {
+		return err
+	}
+	localIPs, err := ipSet("local_node_ips", req.GetLocalNodeIps())
+	if err != nil {
+		return err
 	}
 	for i, svc := range req.GetServices() {
 		field := func(f string) string { return "services[" + strconv.Itoa(i) + "]." + f }
@@ -116,7 +117,7 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.byAddress, t.nodePorts, t.nodeIPs, t.dns = byAddress, nodePorts, nodeIPs, dns
+	t.byAddress, t.nodePorts, t.nodeIPs, t.localIPs, t.dns = byAddress, nodePorts, nodeIPs, localIPs, dns
 	// Affinities to a port that is gone, or to an endpoint it no longer
 	// has, end here, as kube-proxy's recent-match lists are rebuilt.
 	for k, e := range t.affinity {
@@ -182,6 +183,22 @@ func (t *serviceTable) resolver() *clusterDNS {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.dns
+}
+
+// isLocalNodeIP reports whether ip is one of this node's own addresses.
+func (t *serviceTable) isLocalNodeIP(ip netip.Addr) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.localIPs[ip]
+}
+
+func ipSet(field string, texts []string) (map[netip.Addr]bool, error) {
+	ips, err := parseIPs(field, texts)
+	set := make(map[netip.Addr]bool, len(ips))
+	for _, ip := range ips {
+		set[ip] = true
+	}
+	return set, err
 }
 
 func parseIPs(field string, texts []string) ([]netip.Addr, error) {

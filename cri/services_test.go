@@ -1,9 +1,13 @@
 package cri
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -199,5 +203,51 @@ func TestBadServiceRulesChangeNothing(t *testing.T) {
 	}
 	if _, exists := h.srv.services.resolver().query("web.default.svc.cluster.local", "A"); !exists {
 		t.Error("a refused SetServices changed the rules")
+	}
+}
+
+// A pod's hostPort is open on the node's address it names: from the
+// node's own network, 127.0.0.1:PORT is the pod that maps it on
+// 127.0.0.1, NODE-IP:PORT the one that maps it on the node's IP, as the
+// portmap plugin's DNAT rules send them.
+func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
+	h := newHarness(t, Options{})
+	if err := h.setServices(&runtimev1.SetServicesRequest{LocalNodeIps: []string{"192.0.2.2"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.pull(t, netexecImage)
+	for name, hostIP := range map[string]string{"pod1": "127.0.0.1", "pod2": "192.0.2.2"} {
+		cfg := h.podConfig(name)
+		cfg.PortMappings = []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 8080, HostPort: 54323, HostIp: hostIP}}
+		resp, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := containerConfig("app", netexecImage)
+		c.Args = []string{"netexec", "--http-port=8080"}
+		id := h.create(t, resp.PodSandboxId, c)
+		h.start(t, id)
+	}
+	for address, want := range map[string]string{"127.0.0.1:54323": "pod1", "192.0.2.2:54323": "pod2"} {
+		client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return h.srv.dialOut(ctx, netip.Addr{}, addr)
+		}}}
+		var got string
+		waitFor(t, address+" answers", func() bool {
+			resp, err := client.Get("http://" + address + "/hostname")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			got = string(body)
+			return true
+		})
+		if got != want {
+			t.Errorf("%s answered %q, want %q", address, got, want)
+		}
+	}
+	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "192.0.2.2:54324"); err == nil {
+		t.Error("a host port nobody maps connected")
 	}
 }

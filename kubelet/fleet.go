@@ -187,11 +187,12 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		f.peerNodes = client.NewInformer(c, client.Nodes, "", client.ListOptions{}, log)
 		allNodes = f.peerNodes
 	}
+	ours := func(node string) bool { return f.byName[node] != nil }
 	if rt.peerAddress != "" { // the other nodes' pods are reachable (podnetwork_routes.go)
-		f.routes = newPodNetworkRoutes(allNodes, func(node string) bool { return f.byName[node] != nil }, rt, base.Clock, log)
+		f.routes = newPodNetworkRoutes(allNodes, ours, rt, base.Clock, log)
 	}
 	f.endpointSlices = client.NewInformer(c, client.EndpointSlices, "", client.ListOptions{}, log)
-	f.proxy = newServiceProxy(f.services, f.endpointSlices, allNodes, base.ClusterDNS, base.ClusterDomain, rt, base.Clock, log)
+	f.proxy = newServiceProxy(f.services, f.endpointSlices, allNodes, ours, base.ClusterDNS, base.ClusterDomain, rt, base.Clock, log)
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)

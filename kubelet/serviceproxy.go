@@ -38,14 +38,15 @@ import (
 type serviceProxy struct {
 	*runtimeSync[*runtimev1.SetServicesRequest]
 	services, slices, nodes *client.Informer
+	ours                    func(node string) bool // the nodes whose pods the runtime runs
 	clusterDNS              []string
 	clusterDomain           string
 	runtime                 *runtimeService
 	log                     *slog.Logger
 }
 
-func newServiceProxy(services, endpointSlices, nodes *client.Informer, clusterDNS []netip.Addr, clusterDomain string, rs *runtimeService, clk clock.Clock, log *slog.Logger) *serviceProxy {
-	p := &serviceProxy{services: services, slices: endpointSlices, nodes: nodes, clusterDomain: clusterDomain, runtime: rs, log: log}
+func newServiceProxy(services, endpointSlices, nodes *client.Informer, ours func(string) bool, clusterDNS []netip.Addr, clusterDomain string, rs *runtimeService, clk clock.Clock, log *slog.Logger) *serviceProxy {
+	p := &serviceProxy{services: services, slices: endpointSlices, nodes: nodes, ours: ours, clusterDomain: clusterDomain, runtime: rs, log: log}
 	for _, ip := range clusterDNS {
 		p.clusterDNS = append(p.clusterDNS, ip.String())
 	}
@@ -94,10 +95,16 @@ func (p *serviceProxy) push(ctx context.Context, req *runtimev1.SetServicesReque
 func (p *serviceProxy) want() *runtimev1.SetServicesRequest {
 	req := &runtimev1.SetServicesRequest{ClusterDns: p.clusterDNS, ClusterDomain: p.clusterDomain}
 	for _, obj := range p.nodes.Cache().List() {
-		req.NodeIps = append(req.NodeIps, internalIPs(obj.(*corev1.Node))...)
+		node := obj.(*corev1.Node)
+		req.NodeIps = append(req.NodeIps, internalIPs(node)...)
+		if p.ours(node.Name) {
+			req.LocalNodeIps = append(req.LocalNodeIps, internalIPs(node)...)
+		}
 	}
-	slices.Sort(req.NodeIps)
-	req.NodeIps = slices.Compact(req.NodeIps)
+	for _, ips := range []*[]string{&req.NodeIps, &req.LocalNodeIps} {
+		slices.Sort(*ips)
+		*ips = slices.Compact(*ips)
+	}
 
 	byService := map[string][]*discoveryv1.EndpointSlice{}
 	for _, obj := range p.slices.Cache().List() {

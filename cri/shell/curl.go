@@ -71,7 +71,7 @@ func parseCurl(ctx context.Context, p *Process, args []string) (*curlRequest, in
 	valued := map[string]string{"o": "output", "w": "write-out", "X": "request", "H": "header", "d": "data",
 		"m": "max-time", "output": "output", "write-out": "write-out", "request": "request", "header": "header",
 		"data": "data", "data-raw": "data", "data-binary": "data", "max-time": "max-time", "connect-timeout": "connect-timeout", "url": "url",
-		"cacert": "cacert"}
+		"cacert": "cacert", "interface": "interface"}
 	set := func(name, value string) (*curlRequest, int) {
 		switch name {
 		case "output":
@@ -86,6 +86,7 @@ func parseCurl(ctx context.Context, p *Process, args []string) (*curlRequest, in
 			r.urls = append(r.urls, value)
 		case "cacert":
 			r.caCert = value
+		case "interface": // the connection comes from the pod's (or node's) address anyway
 		case "data":
 			if file, ok := strings.CutPrefix(value, "@"); ok {
 				var data []byte

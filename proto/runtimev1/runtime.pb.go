@@ -42,6 +42,8 @@ type SetServicesRequest struct {
 	// (--cluster-domain, "cluster.local").
 	ClusterDns    []string `protobuf:"bytes,3,rep,name=cluster_dns,json=clusterDns,proto3" json:"cluster_dns,omitempty"`
 	ClusterDomain string   `protobuf:"bytes,4,opt,name=cluster_domain,json=clusterDomain,proto3" json:"cluster_domain,omitempty"`
+	// This node's own addresses, where its pods' hostPorts are open.
+	LocalNodeIps  []string `protobuf:"bytes,5,rep,name=local_node_ips,json=localNodeIps,proto3" json:"local_node_ips,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +104,13 @@ func (x *SetServicesRequest) GetClusterDomain() string {
 		return x.ClusterDomain
 	}
 	return ""
+}
+
+func (x *SetServicesRequest) GetLocalNodeIps() []string {
+	if x != nil {
+		return x.LocalNodeIps
+	}
+	return nil
 }
 
 // Service is one Service with the endpoints of its EndpointSlices.
@@ -1269,13 +1278,14 @@ var File_proto_runtime_proto protoreflect.FileDescriptor
 
 const file_proto_runtime_proto_rawDesc = "" +
 	"\n" +
-	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"\xae\x01\n" +
+	"\x13proto/runtime.proto\x12\x10mkube.runtime.v1\"\xd4\x01\n" +
 	"\x12SetServicesRequest\x125\n" +
 	"\bservices\x18\x01 \x03(\v2\x19.mkube.runtime.v1.ServiceR\bservices\x12\x19\n" +
 	"\bnode_ips\x18\x02 \x03(\tR\anodeIps\x12\x1f\n" +
 	"\vcluster_dns\x18\x03 \x03(\tR\n" +
 	"clusterDns\x12%\n" +
-	"\x0ecluster_domain\x18\x04 \x01(\tR\rclusterDomain\"\xcd\x02\n" +
+	"\x0ecluster_domain\x18\x04 \x01(\tR\rclusterDomain\x12$\n" +
+	"\x0elocal_node_ips\x18\x05 \x03(\tR\flocalNodeIps\"\xcd\x02\n" +
 	"\aService\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +

@@ -55,9 +55,10 @@ func startCluster(bin, dir string, nodes int) (*cluster, error) {
 		c.stop()
 		return nil, err
 	}
+	nodeIP := hostIP()
 	for i := 1; i <= nodes; i++ {
 		name := fmt.Sprintf("node%02d", i)
-		args := append([]string{"--server", c.plain, "--node-name", name, "--port", "0", "--node-ip", "127.0.0.1",
+		args := append([]string{"--server", c.plain, "--node-name", name, "--port", "0", "--node-ip", nodeIP,
 			"--pod-logs-dir", filepath.Join(dir, "pod-logs", name)}, roots...)
 		if err := c.startAs("kubelet-"+name, bin, "kubelet", args...); err != nil {
 			c.stop()
@@ -69,6 +70,20 @@ func startCluster(bin, dir string, nodes int) (*cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// hostIP is the nodes' InternalIP: the host's first non-loopback IPv4
+// address, as a node's is no loopback one (the suite skips loopback node
+// addresses, and its HostPort spec tells 127.0.0.1 from the node's IP),
+// else 127.0.0.1. The nodes share it, each kubelet on a port of its own.
+func hostIP() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok && !ipnet.IP.IsLoopback() && ipnet.IP.To4() != nil {
+			return ipnet.IP.String()
+		}
+	}
+	return "127.0.0.1"
 }
 
 func (c *cluster) start(bin, name string, args ...string) error {
