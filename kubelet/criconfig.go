@@ -64,6 +64,15 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimea
 		LogDirectory: podLogDirectory(podLogsDir, pod),
 		Labels:       podLabels(pod),
 	}
+	// The containers' ports, as the kubelet's MakePortMappings gives
+	// them: the runtime (containerd's portmap plugin) opens each hostPort
+	// on the node.
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{Protocol: runtimeProtocol(p.Protocol),
+				ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP})
+		}
+	}
 	if pod.Spec.HostNetwork {
 		cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}
@@ -80,6 +89,18 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, podLogsDir string) *runtimea
 		}
 	}
 	return cfg
+}
+
+// runtimeProtocol is a port's protocol as the CRI names it (TCP by
+// default).
+func runtimeProtocol(p corev1.Protocol) runtimeapi.Protocol {
+	switch p {
+	case corev1.ProtocolUDP:
+		return runtimeapi.Protocol_UDP
+	case corev1.ProtocolSCTP:
+		return runtimeapi.Protocol_SCTP
+	}
+	return runtimeapi.Protocol_TCP
 }
 
 // containerConfig is the kubelet's generateContainerConfig for the
