@@ -102,8 +102,8 @@ func TestAServiceSendsConnectionsToItsEndpoints(t *testing.T) {
 		t.Errorf("with ClientIP affinity, answers came from %v, want one endpoint", seen)
 	}
 
-	out, stderr, code := h.execCode(t, client, "wget -qO- http://10.96.0.30/")
-	if code != 1 || !strings.Contains(stderr, "Connection refused") {
+	out, stderr, code := h.execCode(t, client, "wget -qO- http://empty/")
+	if code != 1 || stderr != "wget: can't connect to remote host (10.96.0.30): Connection refused\n" {
 		t.Errorf("a Service without endpoints: exit %d, %q %q; want refused", code, out, stderr)
 	}
 	out, stderr, code = h.execCode(t, client, "wget -qO- http://kubernetes.default:443/")

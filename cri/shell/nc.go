@@ -80,7 +80,7 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 		if f == unresolved {
 			return usage("bad address '%s'", host)
 		}
-		return usage("can't connect to remote host (%s): %s", host, strerror(f, err))
+		return usage("can't connect to remote host (%s): %s", remoteIP(err, host), strerror(f, err))
 	}
 	defer conn.Close()
 	if verbose {

@@ -88,6 +88,18 @@ func strerror(f dialFailure, err error) string {
 	return err.Error()
 }
 
+// remoteIP is the address a failed connection was to, as busybox
+// prints it once it has resolved the name, else host.
+func remoteIP(err error, host string) string {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		if addr, ok := op.Addr.(*net.TCPAddr); ok {
+			return addr.IP.String()
+		}
+	}
+	return host
+}
+
 // seconds parses a timeout option's value: whole or fractional seconds.
 func seconds(s string) (time.Duration, bool) {
 	f, err := strconv.ParseFloat(s, 64)

@@ -174,7 +174,7 @@ func wget(ctx context.Context, p *Process, args []string, out io.Writer) (int, e
 		case f == unresolved:
 			return fail("bad address '%s'", u.Hostname())
 		case errors.As(err, &op) && op.Op == "dial":
-			return fail("can't connect to remote host (%s): %s", u.Hostname(), strerror(f, err))
+			return fail("can't connect to remote host (%s): %s", remoteIP(err, u.Hostname()), strerror(f, err))
 		}
 		return fail("error getting response: Connection reset by peer")
 	}
