@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,15 +45,16 @@ type serviceTable struct {
 // servicePort is where one port of a Service sends its connections.
 type servicePort struct {
 	service  string // NAMESPACE/NAME, for the logs
+	key      string // NAMESPACE/NAME:PORT, which affinities outlive new rules by
 	backends []netip.AddrPort
 	affinity time.Duration // ClientIP session affinity's timeout; 0: none
 }
 
-// affinityKey is one client of one Service port: ClientIP affinity
-// keeps it on one endpoint.
+// affinityKey is one client of one Service port (servicePort.key):
+// ClientIP affinity keeps it on one endpoint.
 type affinityKey struct {
 	client netip.Addr
-	port   *servicePort
+	port   string
 }
 
 type affinityEntry struct {
@@ -95,6 +97,7 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 				return status.Errorf(codes.InvalidArgument, "%s: port %d or node_port %d is out of range", field("ports["+strconv.Itoa(j)+"]"), p.GetPort(), p.GetNodePort())
 			}
 			sp := &servicePort{service: svc.GetNamespace() + "/" + svc.GetName(),
+				key:      svc.GetNamespace() + "/" + svc.GetName() + ":" + strconv.Itoa(int(p.GetPort())),
 				affinity: time.Duration(svc.GetAffinityTimeoutSeconds()) * time.Second}
 			for k, b := range p.GetBackends() {
 				ap, err := netip.ParseAddrPort(b)
@@ -119,29 +122,18 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 	defer t.mu.Unlock()
 	t.byAddress, t.nodePorts, t.nodeIPs, t.localIPs, t.dns = byAddress, nodePorts, nodeIPs, localIPs, dns
 	// Affinities to a port that is gone, or to an endpoint it no longer
-	// has, end here, as kube-proxy's recent-match lists are rebuilt.
+	// has, end here, as kube-proxy's recent-match lists are rebuilt; the
+	// others hold across the new rules.
+	ports := map[string]*servicePort{}
+	for _, sp := range byAddress {
+		ports[sp.key] = sp
+	}
 	for k, e := range t.affinity {
-		if !t.holds(k.port, e.backend) {
+		if sp := ports[k.port]; sp == nil || sp.affinity == 0 || !slices.Contains(sp.backends, e.backend) {
 			delete(t.affinity, k)
 		}
 	}
 	return nil
-}
-
-// holds reports whether sp is still a rule with backend among its
-// endpoints. The caller holds t.mu.
-func (t *serviceTable) holds(sp *servicePort, backend netip.AddrPort) bool {
-	for _, p := range t.byAddress {
-		if p == sp {
-			for _, b := range sp.backends {
-				if b == backend {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return false
 }
 
 // errNoEndpoints is kube-proxy's REJECT for a Service without ready
@@ -164,7 +156,7 @@ func (t *serviceTable) translate(client netip.Addr, dst netip.AddrPort) (to neti
 		return dst, sp.service, true, errNoEndpoints
 	}
 	now := t.clock.Now()
-	key := affinityKey{client: client, port: sp}
+	key := affinityKey{client: client, port: sp.key}
 	if sp.affinity > 0 {
 		if e, found := t.affinity[key]; found && now.Sub(e.lastUsed) < sp.affinity {
 			t.affinity[key] = affinityEntry{backend: e.backend, lastUsed: now}

@@ -98,8 +98,21 @@ func TestAServiceSendsConnectionsToItsEndpoints(t *testing.T) {
 	if err := h.setServices(web(10800)); err != nil {
 		t.Fatal(err)
 	}
-	if seen := hostnames("http://web/hostname"); len(seen) != 1 {
-		t.Errorf("with ClientIP affinity, answers came from %v, want one endpoint", seen)
+	first := hostnames("http://web/hostname")
+	if len(first) != 1 {
+		t.Errorf("with ClientIP affinity, answers came from %v, want one endpoint", first)
+	}
+	// New rules (another Service's endpoints changed) keep the affinity:
+	// 8 rounds of new rules and one connection each, all to the same
+	// endpoint (new affinities would pick it with a chance of 2^-8).
+	for range 8 {
+		if err := h.setServices(web(10800)); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := h.execCode(t, client, "wget -qO- http://web/hostname")
+		if first[out] == 0 {
+			t.Fatalf("after new rules, %s answered, want the endpoint of before %v", out, first)
+		}
 	}
 
 	out, stderr, code := h.execCode(t, client, "wget -qO- http://empty/")
