@@ -83,7 +83,7 @@ func (d *clusterDNS) addService(svc *runtimev1.Service) error {
 	}
 	for _, ip := range svc.GetClusterIps() { // validated by set
 		d.add(name, "A", ip)
-		d.add(reverseName(netip.MustParseAddr(ip)), "PTR", name+".")
+		d.add(shell.ReverseName(netip.MustParseAddr(ip)), "PTR", name+".")
 	}
 	// A headless Service's name is its endpoints', each also by its
 	// hostname (or its IP, dashed) under the Service's name.
@@ -104,7 +104,7 @@ func (d *clusterDNS) addService(svc *runtimev1.Service) error {
 		d.add(name, "A", ip.String())
 		d.add(host+"."+name, "A", ip.String())
 		if ep.GetHostname() != "" {
-			d.add(reverseName(ip), "PTR", host+"."+name+".")
+			d.add(shell.ReverseName(ip), "PTR", host+"."+name+".")
 		}
 	}
 	// _PORT._PROTOCOL.SERVICE: a named port's SRV, to the Service's name,
@@ -126,12 +126,6 @@ func (d *clusterDNS) addService(svc *runtimev1.Service) error {
 		}
 	}
 	return nil
-}
-
-// reverseName is ip's name in in-addr.arpa.
-func reverseName(ip netip.Addr) string {
-	b := ip.As4()
-	return fmt.Sprintf("%d.%d.%d.%d.in-addr.arpa", b[3], b[2], b[1], b[0])
 }
 
 // serves reports whether a pod whose nameservers are servers asks the

@@ -48,7 +48,7 @@ func dig(ctx context.Context, p *Process, args []string, out io.Writer) (int, er
 				fmt.Fprintf(p.Stderr, "Invalid IP address %s\n", args[i])
 				return 1, nil
 			}
-			operands = append(operands, reverse(ip)+".in-addr.arpa.", "PTR")
+			operands = append(operands, ReverseName(ip)+".", "PTR")
 		case strings.HasPrefix(a, "@"):
 			server = a[1:]
 		case strings.HasPrefix(a, "-"):

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 )
@@ -33,6 +34,17 @@ type DNSReply struct {
 	Name   string
 	Rcode  string
 	Answer []DNSRecord
+}
+
+// ReverseName is ip's name in in-addr.arpa, its octets last first,
+// where its PTR record is ("1.0.96.10.in-addr.arpa"); an address other
+// than IPv4 is itself.
+func ReverseName(ip netip.Addr) string {
+	if !ip.Is4() {
+		return ip.String()
+	}
+	b := ip.As4()
+	return fmt.Sprintf("%d.%d.%d.%d.in-addr.arpa", b[3], b[2], b[1], b[0])
 }
 
 // DNSTTL is the records' time to live, CoreDNS's default for the

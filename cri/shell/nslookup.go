@@ -42,7 +42,7 @@ func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (in
 	}
 	name := operands[0]
 	if ip, err := netip.ParseAddr(name); err == nil { // a reverse lookup: no PTR records are kept
-		fmt.Fprintf(out, "** server can't find %s.in-addr.arpa: NXDOMAIN\n\n", reverse(ip))
+		fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", ReverseName(ip))
 		return 1, nil
 	}
 	if p.Lookup == nil {
@@ -78,13 +78,4 @@ func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (in
 	}
 	fmt.Fprintln(out)
 	return 0, nil
-}
-
-// reverse is ip's octets last first, as in-addr.arpa names them.
-func reverse(ip netip.Addr) string {
-	if !ip.Is4() {
-		return ip.String()
-	}
-	b := ip.As4()
-	return fmt.Sprintf("%d.%d.%d.%d", b[3], b[2], b[1], b[0])
 }
