@@ -214,6 +214,6 @@ func (n podNetworkServer) SetServices(_ context.Context, req *runtimev1.SetServi
 	if err := n.s.services.set(req); err != nil {
 		return nil, err
 	}
-	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", req.GetNodeIps(), "clusterDNS", req.GetClusterDns())
+	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", len(req.GetNodeIps()), "clusterDNS", req.GetClusterDns())
 	return &runtimev1.SetServicesResponse{}, nil
 }
