@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -262,5 +264,20 @@ func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
 	}
 	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "192.0.2.2:54324"); err == nil {
 		t.Error("a host port nobody maps connected")
+	}
+}
+
+// Through its peer address a runtime serves only Dial: another node may
+// not set its Service rules.
+func TestAPeerMayNotSetServices(t *testing.T) {
+	_, _, peer := twoNodes(t)
+	conn, err := grpc.NewClient(peer, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = runtimev1.NewPodNetworkClient(conn).SetServices(context.Background(), &runtimev1.SetServicesRequest{})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("SetServices through the peer address = %v, want PermissionDenied", err)
 	}
 }
