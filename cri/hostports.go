@@ -2,6 +2,7 @@ package cri
 
 import (
 	"net/netip"
+	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -20,9 +21,10 @@ func (s *Server) isNodeAddress(src, ip netip.Addr) bool {
 	return (ip.IsLoopback() && !src.IsValid()) || s.services.isLocalNodeIP(ip)
 }
 
-// hostPort is where a connection from src to dst goes if a pod of this
-// node maps dst's port on dst's address.
-func (s *Server) hostPort(src netip.Addr, dst netip.AddrPort) (netip.AddrPort, bool) {
+// hostPort is where a connection from src to dst over network ("tcp",
+// "udp") goes if a pod of this node maps dst's port on dst's address
+// for that protocol.
+func (s *Server) hostPort(src netip.Addr, network string, dst netip.AddrPort) (netip.AddrPort, bool) {
 	if !s.isNodeAddress(src, dst.Addr()) {
 		return netip.AddrPort{}, false
 	}
@@ -33,7 +35,7 @@ func (s *Server) hostPort(src netip.Addr, dst netip.AddrPort) (netip.AddrPort, b
 			continue
 		}
 		for _, pm := range sb.config.GetPortMappings() {
-			if pm.GetHostPort() != int32(dst.Port()) || pm.GetProtocol() != runtimeapi.Protocol_TCP {
+			if pm.GetHostPort() != int32(dst.Port()) || networkOf(pm.GetProtocol()) != network {
 				continue
 			}
 			switch pm.GetHostIp() {
@@ -43,4 +45,10 @@ func (s *Server) hostPort(src netip.Addr, dst netip.AddrPort) (netip.AddrPort, b
 		}
 	}
 	return netip.AddrPort{}, false
+}
+
+// networkOf is the Go network name of a CRI protocol: "tcp", "udp",
+// "sctp".
+func networkOf(p runtimeapi.Protocol) string {
+	return strings.ToLower(p.String())
 }

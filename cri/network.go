@@ -64,16 +64,22 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
 	}
 	ctx := stream.Context()
-	var conn net.Conn
-	if src := first.GetSource(); src != "" { // a peer's pod (routes.go)
+	from := n.s.opts.PodCIDR.Masked().Addr().Next() // the node's
+	if src := first.GetSource(); src != "" {        // a peer's pod (routes.go)
 		addr, perr := netip.ParseAddr(src)
 		if perr != nil || !addr.Is4() {
 			return status.Errorf(codes.InvalidArgument, "source %q is not an IPv4 address", src)
 		}
-		conn, err = n.s.dialPodFrom(ctx, addr, dst.GetIp(), dst.GetPort())
-	} else {
-		conn, err = n.s.dialPod(ctx, dst.GetIp(), dst.GetPort())
+		from = addr
 	}
+	switch first.GetProtocol() {
+	case "", "tcp":
+	case "udp":
+		return n.s.serveDatagrams(stream, from, dst) // datagrams.go
+	default:
+		return status.Errorf(codes.InvalidArgument, "protocol %q: want tcp or udp", first.GetProtocol())
+	}
+	conn, err := n.s.dialPodFrom(ctx, from, dst.GetIp(), dst.GetPort())
 	if err != nil {
 		return err
 	}
@@ -163,13 +169,11 @@ func (s *Server) dialPod(ctx context.Context, ip string, port int32) (net.Conn, 
 // port-forward, which containerd connects to localhost:port inside the
 // pod's network namespace, so that the pod's server logs it from there.
 func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, port int32) (net.Conn, error) {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil || !addr.Is4() {
-		return nil, status.Errorf(codes.InvalidArgument, "dial tcp %s: not an IPv4 address", ip)
+	dst, err := podAddress(ip, port, "tcp")
+	if err != nil {
+		return nil, err
 	}
-	if port < 1 || port > 65535 {
-		return nil, status.Errorf(codes.InvalidArgument, "dial tcp %s:%d: invalid port", ip, port)
-	}
+	addr := dst.Addr()
 	s.mu.Lock()
 	sb := s.sandboxesByIP[addr]
 	if sb == nil {
@@ -182,15 +186,13 @@ func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, por
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
-	c := s.listener(sb, port)
+	c := s.listener(sb, "tcp", port)
 	if c == nil {
 		s.mu.Unlock()
 		s.log.Debug("pod network: connection refused", "pod", podKeyOf(sb), "ip", ip, "port", port)
 		return nil, status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
 	}
-	img := catalog.Lookup(c.image.ref)
-	run := catalog.Running{Process: c.proc.sh, Argv: commandLine(img, c.config.GetCommand(), c.config.GetArgs()),
-		Env: environment(img, c.config, sb), Started: time.Unix(0, c.startedAt)}
+	img, run := s.running(sb, c)
 	exited := c.proc.exited
 	name := c.config.GetMetadata().GetName()
 	s.mu.Unlock()
@@ -221,18 +223,42 @@ func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, por
 	return node, nil
 }
 
+// podAddress is ip and port as an address on the pod network, or an
+// InvalidArgument status that says why not.
+func podAddress(ip string, port int32, network string) (netip.AddrPort, error) {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.Is4() {
+		return netip.AddrPort{}, status.Errorf(codes.InvalidArgument, "dial %s %s: not an IPv4 address", network, ip)
+	}
+	if port < 1 || port > 65535 {
+		return netip.AddrPort{}, status.Errorf(codes.InvalidArgument, "dial %s %s:%d: invalid port", network, ip, port)
+	}
+	return netip.AddrPortFrom(addr, uint16(port)), nil
+}
+
 // listener is the running container of sb whose process listens on
-// port, or nil. Callers hold s.mu.
-func (s *Server) listener(sb *sandbox, port int32) *container {
+// port over network ("tcp", "udp"), or nil. Callers hold s.mu.
+func (s *Server) listener(sb *sandbox, network string, port int32) *container {
 	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil
 	}
 	for _, c := range s.containersBySandbox[sb.id] {
-		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && c.proc != nil && c.proc.sh.Listening(port) {
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.proc == nil {
+			continue
+		}
+		if network == "tcp" && c.proc.sh.Listening(port) || network == "udp" && c.proc.sh.ListeningUDP(port) {
 			return c
 		}
 	}
 	return nil
+}
+
+// running is what the image of c, a container of sb, serves with, and
+// what its server knows of c. Callers hold s.mu.
+func (s *Server) running(sb *sandbox, c *container) (catalog.Image, catalog.Running) {
+	img := catalog.Lookup(c.image.ref)
+	return img, catalog.Running{Process: c.proc.sh, Argv: commandLine(img, c.config.GetCommand(), c.config.GetArgs()),
+		Env: environment(img, c.config, sb), Started: time.Unix(0, c.startedAt)}
 }
 
 // pipeConn is one end of an in-memory TCP connection: two net.Pipes, one

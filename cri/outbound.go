@@ -15,115 +15,158 @@ import (
 )
 
 // Connections from containers. A container's processes (curl, wget and
-// nc in the shell, agnhost netexec's /dial) connect to IPs as a process
-// in the pod's network namespace would:
-//
-//   - localhost is the pod itself: its own containers' ports, reached
-//     from 127.0.0.1;
-//   - an IP of this node's pod CIDR is a pod on the node's bridge,
-//     reached in memory (network.go);
-//   - an IP of another node's pod CIDR goes through the tunnel to that
-//     node's runtime (routes.go);
-//   - anything else is no pod's, and fails as an unanswered ARP does.
-//
-// The connection comes from the pod's IP, so the server sees who called
-// (netexec's /clientip). A host-network pod's comes from the node's
-// bridge address, where the node's own connections to pods come from.
+// nc in the shell, agnhost netexec's /dial) connect to IPs, over TCP or
+// UDP (datagrams.go), as a process in the pod's network namespace
+// would; route says where each goes. The connection comes from the
+// pod's IP, so the server sees who called (netexec's /clientip). A
+// host-network pod's comes from the node's bridge address, where the
+// node's own connections to pods come from.
 
-// dialerOf is how the processes of sb's containers connect out: a name
-// is first resolved by the cluster DNS (dns_cluster.go), as the C
-// library's getaddrinfo asks the pod's nameserver.
-func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, address string) (net.Conn, error) {
+// dialerOf is how the processes of sb's containers connect out, over
+// "tcp" or "udp": a name is first resolved by the cluster DNS
+// (dns_cluster.go), as the C library's getaddrinfo asks the pod's
+// nameserver.
+func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, network, address string) (net.Conn, error) {
 	src := sb.ip
 	lookup := s.lookupOf(sb)
-	return func(ctx context.Context, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(address)
 		if err == nil && host != "localhost" {
 			if _, err := netip.ParseAddr(host); err != nil {
 				ip, err := s.lookupHost(ctx, lookup, host)
 				if err != nil {
-					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+					return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 				}
 				address = net.JoinHostPort(ip.String(), port)
 			}
 		}
-		return s.dialOut(ctx, src, address)
+		return s.dialOut(ctx, src, network, address)
 	}
 }
 
-// dialOut connects to address, "host:port", from the pod whose IP is src
-// (zero: the node's network). Its errors are Go's own for a TCP dial.
-func (s *Server) dialOut(ctx context.Context, src netip.Addr, address string) (net.Conn, error) {
+// dialOut connects to address, "host:port", over network ("tcp" or
+// "udp") from the pod whose IP is src (zero: the node's network). Its
+// errors are Go's own for a dial.
+func (s *Server) dialOut(ctx context.Context, src netip.Addr, network, address string) (net.Conn, error) {
+	if network != "tcp" && network != "udp" {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
+	}
 	host, portText, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 1 || port > 65535 {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.AddrError{Err: "invalid port", Addr: address}}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.AddrError{Err: "invalid port", Addr: address}}
 	}
 	if host == "localhost" {
 		host = "127.0.0.1"
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil { // a name dialerOf did not resolve: the node's own
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
 	}
-	remote := &net.TCPAddr{IP: ip.AsSlice(), Port: port}
-	gateway := s.opts.PodCIDR.Masked().Addr().Next()
+	dst := netip.AddrPortFrom(ip, uint16(port))
+	h := s.route(src, network, dst)
+	if network == "udp" {
+		return s.dialUDP(ctx, h, net.UDPAddrFromAddrPort(dst))
+	}
+	return s.dialTCP(ctx, h, net.TCPAddrFromAddrPort(dst))
+}
+
+// hop is where the node sends a connection from a container, once its
+// NAT rules and routes have had their say.
+type hop struct {
+	kind hopKind
+	from netip.Addr     // the source the server sees
+	to   netip.AddrPort // the server: a pod's, or a host's (toHost)
+	peer runtimev1.PodNetworkClient
+	// loopback: to the pod's own localhost, whose far end is 127.0.0.1,
+	// not the pod IP to is.
+	loopback bool
+}
+
+type hopKind int
+
+const (
+	toPod     hopKind = iota // a sandbox of this node, or no sandbox's IP
+	toPeer                   // a pod of another node, through its runtime
+	toHost                   // a host outside the pod network, on the node's own network
+	toRefused                // the node itself answers: connection refused (ICMP port unreachable for UDP)
+)
+
+// route is where a connection from src (zero: the node's network) to
+// dst over network goes:
+//
+//   - a pod's hostPort on this node's address goes to the pod
+//     (hostports.go), as the portmap plugin's DNAT sends it;
+//   - a Service's address goes to one of its endpoints (services.go),
+//     as kube-proxy's DNAT rewrites it before routing; a Service
+//     without endpoints refuses;
+//   - the node's own addresses refuse (no server of the node's own is
+//     simulated);
+//   - localhost is the pod itself;
+//   - an IP of this node's pod CIDR (or of no route's) is a sandbox of
+//     this node, reached in memory (network.go);
+//   - an IP of another node's pod CIDR goes to that node's runtime
+//     (routes.go).
+func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	from := src
 	if !from.IsValid() {
-		from = gateway
+		from = s.opts.PodCIDR.Masked().Addr().Next() // the bridge's address
 	}
-	// A pod's hostPort on this node's address goes to the pod
-	// (hostports.go), as the portmap plugin's DNAT sends it.
-	if to, ok := s.hostPort(src, netip.AddrPortFrom(ip, uint16(port))); ok {
-		s.log.Debug("host port: to a pod", "from", from, "to", remote, "pod", to)
-		conn, err := s.dialPodFrom(ctx, from, to.Addr().String(), int32(to.Port()))
-		if err != nil {
-			return nil, podnet.DialError(remote, err)
-		}
-		return conn, nil
+	if to, ok := s.hostPort(src, network, dst); ok {
+		s.log.Debug("host port: to a pod", "from", from, "to", dst, "protocol", network, "pod", to)
+		return hop{kind: toPod, from: from, to: to}
 	}
-	// A Service's address goes to one of its endpoints (services.go),
-	// as kube-proxy's DNAT rewrites it before routing.
-	if to, service, ok, err := s.services.translate(from, netip.AddrPortFrom(ip, uint16(port))); ok {
+	if to, service, ok, err := s.services.translate(from, network, dst); ok {
 		if err != nil {
-			s.log.Debug("service proxy: no endpoints", "service", service, "to", remote)
-			return nil, podnet.DialError(remote, err)
+			s.log.Debug("service proxy: no endpoints", "service", service, "to", dst, "protocol", network)
+			return hop{kind: toRefused, from: from}
 		}
-		s.log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", remote, "endpoint", to)
-		ip, port = to.Addr(), int(to.Port())
-		if !s.opts.PodCIDR.Contains(ip) && s.routes.lookup(ip) == nil {
+		s.log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", dst, "protocol", network, "endpoint", to)
+		if !s.opts.PodCIDR.Contains(to.Addr()) && s.routes.lookup(to.Addr()) == nil {
 			// An endpoint outside the pod network is a host's, as the
 			// API server behind default/kubernetes: the node reaches it
 			// on its own network, as kube-proxy's SNAT does.
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", to.String())
+			return hop{kind: toHost, from: from, to: to}
 		}
+		dst = to
 	}
+	ip := dst.Addr()
 	if s.isNodeAddress(src, ip) && !ip.IsLoopback() {
-		// The node itself, where no server of its own is simulated: its
-		// kernel refuses at once.
-		return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
+		return hop{kind: toRefused, from: from}
 	}
-	var conn net.Conn
 	switch peer := s.routes.lookup(ip); {
 	case ip.IsLoopback():
-		if !src.IsValid() { // the node's loopback: no server of the node's own is simulated
-			return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
+		if !src.IsValid() { // the node's loopback
+			return hop{kind: toRefused, from: ip}
 		}
-		conn, err = s.dialPodFrom(ctx, ip, src.String(), int32(port))
+		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port()), loopback: true}
 	case s.opts.PodCIDR.Contains(ip) || peer == nil:
-		conn, err = s.dialPodFrom(ctx, from, ip.String(), int32(port))
+		return hop{kind: toPod, from: from, to: dst}
 	default:
-		s.log.Debug("pod network: to a peer", "from", from, "to", remote)
-		return podnet.Dial(ctx, peer, from, ip.String(), port)
+		s.log.Debug("pod network: to a peer", "from", from, "to", dst, "protocol", network)
+		return hop{kind: toPeer, from: from, to: dst, peer: peer}
 	}
+}
+
+// dialTCP connects to remote along h.
+func (s *Server) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.Conn, error) {
+	switch h.kind {
+	case toRefused:
+		return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
+	case toHost:
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", h.to.String())
+	case toPeer:
+		return podnet.Dial(ctx, h.peer, h.from, h.to.Addr().String(), int(h.to.Port()))
+	}
+	conn, err := s.dialPodFrom(ctx, h.from, h.to.Addr().String(), int32(h.to.Port()))
 	if err != nil {
 		return nil, podnet.DialError(remote, err)
 	}
-	if ip.IsLoopback() { // the server saw 127.0.0.1 call 127.0.0.1
+	if h.loopback { // the server saw 127.0.0.1 call 127.0.0.1
 		return &loopbackConn{Conn: conn, remote: remote}, nil
 	}
 	return conn, nil

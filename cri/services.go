@@ -1,11 +1,13 @@
 package cri
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,18 +36,25 @@ type serviceTable struct {
 	clock clock.Clock
 
 	mu        sync.Mutex
-	byAddress map[netip.AddrPort]*servicePort // cluster and external IPs
-	nodePorts map[uint16]*servicePort
+	byAddress map[serviceAddress]*servicePort // cluster and external IPs
+	nodePorts map[serviceAddress]*servicePort // by port only: the address is zero
 	nodeIPs   map[netip.Addr]bool
 	localIPs  map[netip.Addr]bool // this node's own (hostports.go)
 	dns       *clusterDNS
 	affinity  map[affinityKey]affinityEntry
 }
 
+// serviceAddress is what a rule matches: a protocol ("tcp", "udp"), as
+// Go names networks, and an address and port.
+type serviceAddress struct {
+	network string
+	netip.AddrPort
+}
+
 // servicePort is where one port of a Service sends its connections.
 type servicePort struct {
 	service  string // NAMESPACE/NAME, for the logs
-	key      string // NAMESPACE/NAME:PORT, which affinities outlive new rules by
+	key      string // NAMESPACE/NAME:PORT/PROTOCOL, which affinities outlive new rules by
 	backends []netip.AddrPort
 	affinity time.Duration // ClientIP session affinity's timeout; 0: none
 }
@@ -69,8 +78,8 @@ func newServiceTable(clk clock.Clock) *serviceTable {
 // set replaces the rules. It validates them all first: a bad rule
 // changes nothing.
 func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
-	byAddress := map[netip.AddrPort]*servicePort{}
-	nodePorts := map[uint16]*servicePort{}
+	byAddress := map[serviceAddress]*servicePort{}
+	nodePorts := map[serviceAddress]*servicePort{}
 	nodeIPs, err := ipSet("node_ips", req.GetNodeIps())
 	if err != nil {
 		return err
@@ -90,14 +99,15 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 			return err
 		}
 		for j, p := range svc.GetPorts() {
-			if p.GetProtocol() != "" && p.GetProtocol() != "TCP" {
-				continue // the pod network carries TCP only
+			network := strings.ToLower(cmp.Or(p.GetProtocol(), "TCP"))
+			if network != "tcp" && network != "udp" {
+				continue // the pod network carries no SCTP
 			}
 			if p.GetPort() < 1 || p.GetPort() > 65535 || p.GetNodePort() < 0 || p.GetNodePort() > 65535 {
 				return status.Errorf(codes.InvalidArgument, "%s: port %d or node_port %d is out of range", field("ports["+strconv.Itoa(j)+"]"), p.GetPort(), p.GetNodePort())
 			}
 			sp := &servicePort{service: svc.GetNamespace() + "/" + svc.GetName(),
-				key:      svc.GetNamespace() + "/" + svc.GetName() + ":" + strconv.Itoa(int(p.GetPort())),
+				key:      svc.GetNamespace() + "/" + svc.GetName() + ":" + strconv.Itoa(int(p.GetPort())) + "/" + network,
 				affinity: time.Duration(svc.GetAffinityTimeoutSeconds()) * time.Second}
 			for k, b := range p.GetBackends() {
 				ap, err := netip.ParseAddrPort(b)
@@ -107,10 +117,10 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 				sp.backends = append(sp.backends, ap)
 			}
 			for _, ip := range append(ips, external...) {
-				byAddress[netip.AddrPortFrom(ip, uint16(p.GetPort()))] = sp
+				byAddress[serviceAddress{network, netip.AddrPortFrom(ip, uint16(p.GetPort()))}] = sp
 			}
 			if p.GetNodePort() != 0 {
-				nodePorts[uint16(p.GetNodePort())] = sp
+				nodePorts[serviceAddress{network, netip.AddrPortFrom(netip.Addr{}, uint16(p.GetNodePort()))}] = sp
 			}
 		}
 	}
@@ -137,17 +147,21 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 }
 
 // errNoEndpoints is kube-proxy's REJECT for a Service without ready
-// endpoints: the client sees the connection refused at once.
+// endpoints: the client sees the connection refused at once (a UDP
+// client, the ICMP port unreachable).
 var errNoEndpoints = status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
 
-// translate is where a connection from client to dst goes: dst itself
-// if no rule holds dst (ok false), else one of the Service's endpoints.
-func (t *serviceTable) translate(client netip.Addr, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error) {
+// translate is where a connection from client to dst over network
+// ("tcp", "udp") goes: dst itself if no rule holds dst (ok false), else
+// one of the Service's endpoints. A UDP socket's datagrams all go where
+// its first went, as conntrack keeps a flow on the endpoint its first
+// packet was DNATed to.
+func (t *serviceTable) translate(client netip.Addr, network string, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	sp := t.byAddress[dst]
+	sp := t.byAddress[serviceAddress{network, dst}]
 	if sp == nil && t.nodeIPs[dst.Addr()] {
-		sp = t.nodePorts[dst.Port()]
+		sp = t.nodePorts[serviceAddress{network, netip.AddrPortFrom(netip.Addr{}, dst.Port())}]
 	}
 	if sp == nil {
 		return dst, "", false, nil

@@ -35,6 +35,7 @@ func agnhostImage() Image {
 	img.Ports = []int32{80, 5000, 8080, 8081, 9376}
 	img.Programs = map[string]shell.Program{"agnhost": agnhost, "agnhost-2": agnhost}
 	img.Serve = agnhostServe
+	img.ServeDatagram = agnhostServeDatagram // agnhost_udp.go
 	// The porter's test certificate and key, at / as the image's
 	// Dockerfile ADDs them: Kubernetes' StatefulSet specs probe readiness with GET
 	// /localhost.crt on test-webserver, and break the probe by moving it.
@@ -119,6 +120,7 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		if udpPort != -1 {
 			// startUDPServer logs its (empty) bind address and port.
 			goLog(p, fmt.Sprintf("Started UDP server on port  %d", udpPort))
+			p.ListenUDP(int32(udpPort))
 		}
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
@@ -141,10 +143,20 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 			return exit, nil
 		}
 		ports = []int32{port}
-	case "serve-hostname": // answers its hostname (the pod's name) over HTTP
-		port := intFlag(args[1:], "port", 9376)
+	case "serve-hostname": // answers its hostname (the pod's name) over HTTP, or raw over TCP or UDP
+		port := int32(intFlag(args[1:], "port", 9376))
+		tcp, udp := boolFlag(args[1:], "tcp", false), boolFlag(args[1:], "udp", false)
+		if boolFlag(args[1:], "http", true) && (tcp || udp) {
+			goLog(p, "Can't server TCP/UDP mode and HTTP mode at the same time") // its log.Fatalf
+			return 1, nil
+		}
+		if udp {
+			p.ListenUDP(port)
+		}
+		if !udp || tcp {
+			ports = []int32{port}
+		}
 		goLog(p, fmt.Sprintf("Serving on port %d.", port))
-		ports = []int32{int32(port)}
 	case "porter": // serves each SERVE_PORT_<n>'s value over HTTP on port n (agnhost_porter.go)
 		ports = porterPorts(p.Environ())
 	case "pause":
@@ -185,6 +197,22 @@ func stringFlag(args []string, name, def string) string {
 			v = value
 		} else if a == "--"+name && i+1 < len(args) {
 			v = args[i+1]
+		}
+	}
+	return v
+}
+
+// boolFlag is pflag's boolean --name (true) or --name=value, the last
+// one given, or def.
+func boolFlag(args []string, name string, def bool) bool {
+	v := def
+	for _, a := range args {
+		if a == "--"+name {
+			v = true
+		} else if value, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			if b, err := strconv.ParseBool(value); err == nil {
+				v = b
+			}
 		}
 	}
 	return v
@@ -244,6 +272,12 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 	case "porter":
 		servePorter(c, port, conn, flags)
 	case "serve-hostname":
+		if boolFlag(flags, "tcp", false) { // raw: the hostname, then close
+			goLog(c.Process, "TCP request from "+conn.RemoteAddr().String())
+			io.WriteString(conn, c.Process.Hostname)
+			conn.Close()
+			return
+		}
 		serveHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			goLog(c.Process, "HTTP request from "+r.RemoteAddr)
 			io.WriteString(w, c.Process.Hostname)

@@ -16,15 +16,16 @@ import (
 const netexecDialTimeout = 5 * time.Second
 
 // netexecDial is `agnhost netexec`'s /dial?request=R&host=H&port=P
-// &protocol=http&tries=N: the pod itself GETs http://H:P/R, N times,
-// and answers {"responses": [...]} and {"errors": [...]} as JSON.
+// &protocol=http&tries=N: the pod itself GETs http://H:P/R (protocol
+// udp: sends R in a datagram to H:P and reads one back), N times, and
+// answers {"responses": [...]} and {"errors": [...]} as JSON.
 // Kubernetes' networking e2e tests check pod-to-pod connectivity with
 // it (a test pod asks its netexec to dial every endpoint), and its
 // lifecycle-hook tests have the kubelet ask a netexec sidecar to reach
 // the hook's handler. The connection comes from the pod, through its
 // network namespace (shell.Process.Dial), so the target sees the pod's
-// IP. Only HTTP is simulated: udp and sctp are 400s, as an unknown
-// protocol is to agnhost.
+// IP. SCTP is not simulated: it is a 400, as an unknown protocol is to
+// agnhost.
 func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 	p := c.Process
 	q := r.URL.Query()
@@ -43,25 +44,32 @@ func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request parameter not specified. <nil>", http.StatusBadRequest)
 		return
 	}
+	var dial func(ctx context.Context, c Running, addr, request string) (string, error)
+	var addr net.Addr
+	var err error
 	switch strings.ToLower(protocol) {
 	case "", "http":
-	case "udp", "sctp":
-		http.Error(w, fmt.Sprintf("unsupported protocol. %s (mkube's pod network carries TCP only)", protocol), http.StatusBadRequest)
+		dial = dialHTTP
+		addr, err = net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
+	case "udp":
+		dial = dialUDP
+		addr, err = net.ResolveUDPAddr("udp", net.JoinHostPort(host, port))
+	case "sctp":
+		http.Error(w, fmt.Sprintf("unsupported protocol. %s (mkube's pod network carries no SCTP)", protocol), http.StatusBadRequest)
 		return
 	default:
 		http.Error(w, fmt.Sprintf("unsupported protocol. %s", protocol), http.StatusBadRequest)
 		return
 	}
-	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
-	if err != nil || addr.IP == nil {
+	if err != nil {
 		http.Error(w, fmt.Sprintf("host and/or port param are invalid. %v", err), http.StatusBadRequest)
 		return
 	}
 	var responses, errs []string
 	var response string
 	for range tries {
-		if response, err = dialHTTP(r.Context(), c, addr.String(), request); err != nil {
-			errs = append(errs, fmt.Sprintf("reading from udp connection failed. err:'%v'", err))
+		if response, err = dial(r.Context(), c, addr.String(), request); err != nil {
+			errs = append(errs, err.Error())
 		} else {
 			responses = append(responses, response)
 		}
@@ -88,7 +96,7 @@ func dialHTTP(ctx context.Context, c Running, addr, request string) (string, err
 		if p.Dial == nil {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
 		}
-		return p.Dial(ctx, address)
+		return p.Dial(ctx, "tcp", address)
 	}}
 	defer transport.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/%s", addr, request), nil)
@@ -102,4 +110,34 @@ func dialHTTP(ctx context.Context, c Running, addr, request string) (string, err
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return string(body), err
+}
+
+// dialUDP sends request in one datagram to addr from the pod and reads
+// one answer, waiting for it no longer than agnhost's 5 s on the pod's
+// clock. Its errors are agnhost's: "reading from udp connection failed.
+// err:'read udp 10.244.1.3:43567->10.244.2.5:8081: i/o timeout'".
+func dialUDP(ctx context.Context, c Running, addr, request string) (string, error) {
+	p := c.Process
+	if p.Dial == nil {
+		return "", fmt.Errorf("udp dial failed. err:dial udp %s: connect: network is unreachable", addr)
+	}
+	conn, err := p.Dial(ctx, "udp", addr)
+	if err != nil {
+		return "", fmt.Errorf("udp dial failed. err:%v", err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(request)); err != nil {
+		return "", fmt.Errorf("udp connection write failed. err:%v", err)
+	}
+	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
+	defer cancel()
+	// The timeout passing is the read deadline passing.
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	buf := make([]byte, 2048)
+	n, err := conn.Read(buf)
+	if err != nil || n == 0 {
+		return "", fmt.Errorf("reading from udp connection failed. err:'%v'", err)
+	}
+	return string(buf[:n]), nil
 }

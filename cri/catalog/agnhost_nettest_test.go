@@ -24,7 +24,7 @@ func TestNettestCountsWritesAndGivesUpOnTheAPIServer(t *testing.T) {
 	fsys := shell.NewFS()
 	fsys.WriteFile(inClusterTokenFile, []byte("token"))
 	stderr := &syncBuffer{}
-	noRoute := func(ctx context.Context, address string) (net.Conn, error) {
+	noRoute := func(ctx context.Context, _, address string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: mustTCPAddr(address), Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}
 	}
 	argv := []string{"/agnhost", "nettest"}

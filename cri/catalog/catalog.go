@@ -41,6 +41,9 @@ type Image struct {
 	// Serve answers one connection to a port the container's process
 	// listens on (serve.go); nil for images that serve nothing.
 	Serve Server
+	// ServeDatagram answers one datagram to a UDP port the container's
+	// process has bound (ListenUDP); nil for images that serve no UDP.
+	ServeDatagram DatagramServer
 	Known bool // false: the catalog does not know the image
 }
 

@@ -26,6 +26,12 @@ import (
 // `kubectl exec` or a mounted volume changed since.
 type Server func(c Running, port int32, conn net.Conn)
 
+// DatagramServer answers one UDP datagram sent from from to port, a port
+// the container's process has bound: what it returns are the datagrams
+// its server sends back to from (none, for one it ignores). The runtime
+// calls it as the datagram is sent, in the sender's goroutine.
+type DatagramServer func(c Running, port int32, from net.Addr, datagram []byte) [][]byte
+
 // Running is what a server knows of the container it runs in.
 type Running struct {
 	Process *shell.Process // its files, clock, output streams and hostname

@@ -2,22 +2,29 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 )
 
-// nc [-z] [-v] [-w SEC] HOST PORT is busybox's netcat over TCP: it
+// nc [-z] [-v] [-u] [-w SEC] HOST PORT is busybox's netcat: it
 // connects, sends its standard input and prints what the server sends
 // until the server closes (or, with -w, is quiet for SEC seconds after
 // the input ended). -z only connects: `nc -z -w 1 10.244.1.5 80` is the
 // port check of many readiness scripts; -v says "HOST (IP:PORT) open".
-// UDP (-u) and listening (-l) are not simulated: the pod network
-// carries TCP connections only.
+//
+// -u is UDP: each read of the input is one datagram, each datagram
+// that comes back is printed, and nothing ever closes, so only -w (or
+// an ICMP port unreachable, which ends nc with status 1) ends it:
+// `echo hostName | nc -u -w 1 10.244.1.5 8081` is how Kubernetes' tests
+// ask agnhost netexec's UDP server for its hostname. Listening (-l) is
+// not simulated: the shell's processes serve no port of their own.
 func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
-	var zero, verbose bool
+	var zero, verbose, udp bool
 	var wait time.Duration
 	var operands []string
 	usage := func(format string, a ...any) (int, error) {
@@ -48,8 +55,10 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 					return usage("invalid number '%s'", v)
 				}
 				wait, j = d, len(a)
-			case 'u', 'l':
-				return usage("-%c: only TCP connections out are simulated (mkube's pod network carries no UDP and no listener of a process)", c)
+			case 'u':
+				udp = true
+			case 'l':
+				return usage("-l: only connections out are simulated (a shell's process listens on no port)")
 			default:
 				return usage("invalid option -- '%c'", c)
 			}
@@ -66,8 +75,12 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 	}
 	address := net.JoinHostPort(host, strconv.Itoa(port))
 
+	network := "tcp"
+	if udp {
+		network = "udp"
+	}
 	dctx, expired, cancel := p.withTimeout(ctx, wait)
-	conn, err := p.dial(dctx, address)
+	conn, err := p.dial(dctx, network, address)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -107,9 +120,24 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 		}
 	}()
 	received := make(chan struct{})
+	status := 0
 	go func() {
 		defer close(received)
-		io.Copy(out, conn)
+		if !udp {
+			io.Copy(out, conn)
+			return
+		}
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				if errors.Is(err, syscall.ECONNREFUSED) { // the port unreachable
+					status = 1
+				}
+				return
+			}
+			out.Write(buf[:n])
+		}
 	}()
 	select {
 	case <-received:
@@ -128,5 +156,5 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 	if ctx.Err() != nil {
 		return 137, ctx.Err()
 	}
-	return 0, nil
+	return status, nil
 }

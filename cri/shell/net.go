@@ -19,12 +19,13 @@ import (
 // the pod network's routes, to pods on other nodes. Their timeouts run on
 // the process's clock, and their messages are the real programs' own.
 
-// dial connects to "host:port" from the container.
-func (p *Process) dial(ctx context.Context, address string) (net.Conn, error) {
+// dial connects to "host:port" over network ("tcp", "udp") from the
+// container.
+func (p *Process) dial(ctx context.Context, network, address string) (net.Conn, error) {
 	if p.Dial == nil { // no network: only a loopback device
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
 	}
-	return p.Dial(ctx, address)
+	return p.Dial(ctx, network, address)
 }
 
 // withTimeout is ctx, cancelled after d of the process's clock (d <= 0:

@@ -7,19 +7,23 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/mkube/mkube/cri/podnet"
 )
 
 // podNetwork is a container's network for the tests: 10.244.1.5:8080 is
 // an HTTP server, 10.244.1.5:7 echoes, 10.244.1.6 listens on nothing, no
 // pod has 10.244.9.9, and 10.244.1.7:80 never answers the SYN.
-func podNetwork(t *testing.T) func(ctx context.Context, address string) (net.Conn, error) {
+func podNetwork(t *testing.T) func(ctx context.Context, network, address string) (net.Conn, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Query().Get("msg")) })
 	mux.HandleFunc("/clientip", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.Header.Get("User-Agent")) })
@@ -44,14 +48,16 @@ func podNetwork(t *testing.T) func(ctx context.Context, address string) (net.Con
 			go func() { io.Copy(c, c); c.Close() }()
 		}
 	}()
-	return func(ctx context.Context, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		fail := func(err error) (net.Conn, error) {
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 		host, _, _ := net.SplitHostPort(address)
 		switch {
 		case net.ParseIP(host) == nil:
 			return fail(&net.DNSError{Err: "no such host", Name: host, IsNotFound: true})
+		case network == "udp":
+			return udpSocket(address), nil
 		case address == "10.244.1.5:8080":
 			return net.Dial("tcp", srv.Listener.Addr().String())
 		case address == "10.244.1.5:7":
@@ -66,7 +72,7 @@ func podNetwork(t *testing.T) func(ctx context.Context, address string) (net.Con
 	}
 }
 
-func runNet(t *testing.T, dial func(context.Context, string) (net.Conn, error), script, stdin string) (stdout, stderr string, code int, fs *FS) {
+func runNet(t *testing.T, dial func(context.Context, string, string) (net.Conn, error), script, stdin string) (stdout, stderr string, code int, fs *FS) {
 	t.Helper()
 	var out, errOut strings.Builder
 	fs = NewFS()
@@ -133,7 +139,9 @@ func TestNetworkClients(t *testing.T) {
 		{script: `nc -z -w 1 10.244.9.9 80`, stderr: "nc: can't connect to remote host (10.244.9.9): No route to host\n", code: 1},
 		{script: `nc 10.244.1.5 7`, stdin: "hello\n", stdout: "hello\n"},
 		{script: `echo piped | nc 10.244.1.5 7`, stdout: "piped\n"},
-		{script: `nc -u 10.244.1.5 7`, stderr: "nc: -u: only TCP connections out are simulated (mkube's pod network carries no UDP and no listener of a process)\n", code: 1},
+		{script: `echo hostName | nc -u 10.244.1.6 8081`, code: 1}, // the port unreachable ends it
+		{script: `nc -zu 10.244.9.9 53 && echo sent`, stdout: "sent\n"},    // UDP connects nothing
+		{script: `nc -l 8080`, stderr: "nc: -l: only connections out are simulated (a shell's process listens on no port)\n", code: 1},
 		{script: `nc 10.244.1.5`, stderr: "Usage: nc [OPTIONS] HOST PORT  - connect\n", code: 1},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
@@ -207,7 +215,7 @@ func FuzzNetworkClientOptions(f *testing.F) {
 		`wget -qO- -T 1 http://10.244.1.6/`, `wget -O`, `wget --timeout=x a`, `nc -zvw1 10.244.1.6 80`, `nc -w`, `nc host 99999`, `curl ::`} {
 		f.Add(s)
 	}
-	refuse := func(context.Context, string) (net.Conn, error) {
+	refuse := func(context.Context, string, string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	f.Fuzz(func(t *testing.T, script string) {
@@ -217,4 +225,70 @@ func FuzzNetworkClientOptions(f *testing.F) {
 		p := New(Options{Clock: &instantClock{FakeClock: clocktesting.NewFakeClock(epoch)}, FS: NewFS(), Stdout: io.Discard, Stderr: io.Discard, Dial: refuse})
 		p.Script(context.Background(), script)
 	})
+}
+
+// udpSocket is a UDP socket of the test's pod network: 10.244.1.5:8081
+// answers "hostname" with "pod-a" (as agnhost netexec's UDP server), no
+// port of 10.244.1.6 is bound, and no pod has 10.244.9.9.
+func udpSocket(address string) net.Conn {
+	local, remote := &net.UDPAddr{IP: net.IPv4(10, 244, 1, 2), Port: 40000}, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(address))
+	var c *podnet.DatagramConn
+	c = podnet.NewDatagramConn(local, remote, func(b []byte) error {
+		switch {
+		case address == "10.244.1.5:8081" && strings.TrimSpace(string(b)) == "hostName":
+			c.Receive([]byte("pod-a"))
+		case strings.HasPrefix(address, "10.244.1.6:"):
+			c.Unreachable()
+		}
+		return nil
+	}, nil)
+	return c
+}
+
+// nc -u sends each read of its input as a datagram and prints the
+// answers until -w's quiet time after the input ended, as
+// Kubernetes' tests ask netexec's UDP server for its hostname.
+func TestNetcatUDP(t *testing.T) {
+	for _, tc := range []struct{ script, stdout string }{
+		{`echo hostName | nc -w 1 -u 10.244.1.5 8081`, "pod-a"},
+		{`echo hostName | nc -u -w 1 10.244.9.9 8081`, ""}, // lost: nothing comes back
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(epoch)
+			var stdout, stderr syncBuilder
+			p := New(Options{Clock: clk, FS: NewFS(), Stdout: &stdout, Stderr: &stderr, Dial: podNetwork(t)})
+			done := make(chan int)
+			go func() {
+				code, err := p.Script(context.Background(), tc.script)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- code
+			}()
+			if tc.stdout != "" { // the answer is printed before the quiet time ends
+				waitUntil(t, func() bool { return strings.Contains(stdout.String(), tc.stdout) })
+			}
+			// Step the clock while nc waits, until it ends: after -w's
+			// second, not before.
+			var stepped time.Duration
+			var code int
+			for ended := false; !ended; runtime.Gosched() {
+				select {
+				case code = <-done:
+					ended = true
+				default:
+					if clk.HasWaiters() {
+						clk.Step(100 * time.Millisecond)
+						stepped += 100 * time.Millisecond
+					}
+				}
+			}
+			if stepped < time.Second {
+				t.Fatalf("ended after %v, before -w's second: exit %d, %q", stepped, code, stderr.String())
+			}
+			if code != 0 || stdout.String() != tc.stdout || stderr.String() != "" {
+				t.Fatalf("got stdout %q, stderr %q, exit %d; want %q", stdout.String(), stderr.String(), code, tc.stdout)
+			}
+		})
+	}
 }

@@ -22,7 +22,8 @@ type resources struct {
 	mu        sync.Mutex
 	limit     int64 // bytes; 0 is no limit
 	memory    int64 // bytes in use
-	listening []int32
+	listening []int32 // TCP
+	bound     []int32 // UDP
 }
 
 // UseMemory sets how much memory the process holds now. Above the limit
@@ -58,6 +59,22 @@ func (p *Process) Listening(port int32) bool {
 	p.res.mu.Lock()
 	defer p.res.mu.Unlock()
 	return slices.Contains(p.res.listening, port)
+}
+
+// ListenUDP binds a UDP port: datagrams to it reach the process.
+func (p *Process) ListenUDP(port int32) {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	if !slices.Contains(p.res.bound, port) {
+		p.res.bound = append(p.res.bound, port)
+	}
+}
+
+// ListeningUDP reports whether the process has bound the UDP port.
+func (p *Process) ListeningUDP(port int32) bool {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	return slices.Contains(p.res.bound, port)
 }
 
 // Ports are the TCP ports the process listens on, in increasing order.

@@ -30,10 +30,11 @@ type Process struct {
 	// not gain privileges, as by a setuid binary (allowPrivilegeEscalation
 	// false).
 	Privileged, NoNewPrivs bool
-	// Dial connects to "host:port" over TCP from the container's network
-	// namespace (curl, wget, nc: net.go); nil: the container has no
-	// network, and every connection fails.
-	Dial func(ctx context.Context, address string) (net.Conn, error)
+	// Dial connects to "host:port" over network, "tcp" or "udp" (a
+	// connected UDP socket), from the container's network namespace
+	// (curl, wget, nc: net.go), as net.Dialer's DialContext does; nil:
+	// the container has no network, and every connection fails.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Lookup asks the nameserver of the container's /etc/resolv.conf
 	// (dns.go); nil: no nameserver answers. Its error is no answer at
 	// all, a timeout.
@@ -69,8 +70,8 @@ type Options struct {
 	Identity    Identity // zero: root
 	Privileged  bool     // see Process
 	NoNewPrivs  bool
-	Dial        func(ctx context.Context, address string) (net.Conn, error) // see Process
-	Lookup      func(ctx context.Context, q DNSQuestion) (DNSReply, error)  // see Process
+	Dial        func(ctx context.Context, network, address string) (net.Conn, error) // see Process
+	Lookup      func(ctx context.Context, q DNSQuestion) (DNSReply, error)           // see Process
 }
 
 // New makes a process that has not run yet.

@@ -1105,9 +1105,17 @@ type DialFrame struct {
 	CloseWrite bool `protobuf:"varint,3,opt,name=close_write,json=closeWrite,proto3" json:"close_write,omitempty"`
 	// source is, in a peer runtime's first frame, the IP of the pod the
 	// connection comes from; unset, it comes from the node.
-	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// protocol is, in the client's first frame, "udp" for a UDP socket
+	// (unset: a TCP connection). Then each data frame is one datagram,
+	// either way, and nothing is connected: the server answers the first
+	// frame at once, and a datagram to a port nothing has bound gets back
+	// a frame with port_unreachable (the ICMP error), which the client's
+	// next read fails with ECONNREFUSED.
+	Protocol        string `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	PortUnreachable bool   `protobuf:"varint,6,opt,name=port_unreachable,json=portUnreachable,proto3" json:"port_unreachable,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DialFrame) Reset() {
@@ -1166,6 +1174,20 @@ func (x *DialFrame) GetSource() string {
 		return x.Source
 	}
 	return ""
+}
+
+func (x *DialFrame) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *DialFrame) GetPortUnreachable() bool {
+	if x != nil {
+		return x.PortUnreachable
+	}
+	return false
 }
 
 // Address is an IP address and TCP port.
@@ -1340,13 +1362,15 @@ const file_proto_runtime_proto_rawDesc = "" +
 	"\x17TakeProbeFailureRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\".\n" +
 	"\x18TakeProbeFailureResponse\x12\x12\n" +
-	"\x04fail\x18\x01 \x01(\bR\x04fail\"\x8d\x01\n" +
+	"\x04fail\x18\x01 \x01(\bR\x04fail\"\xd4\x01\n" +
 	"\tDialFrame\x123\n" +
 	"\aaddress\x18\x01 \x01(\v2\x19.mkube.runtime.v1.AddressR\aaddress\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1f\n" +
 	"\vclose_write\x18\x03 \x01(\bR\n" +
 	"closeWrite\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\tR\x06source\"-\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x12\x1a\n" +
+	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12)\n" +
+	"\x10port_unreachable\x18\x06 \x01(\bR\x0fportUnreachable\"-\n" +
 	"\aAddress\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\".\n" +

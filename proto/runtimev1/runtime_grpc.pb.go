@@ -366,7 +366,8 @@ const (
 // with that IP whose process listens on the port, and serves the
 // connection with what the container's image serves there.
 type PodNetworkClient interface {
-	// Dial is one TCP connection. The client's first frame names the
+	// Dial is one TCP connection, or one connected UDP socket's datagrams
+	// (DialFrame.protocol). The client's first frame names the
 	// destination (and may carry data); the server answers with a first
 	// frame naming the source address the pod sees, once connected. Then
 	// data frames flow both ways. The client's end of its sending
@@ -457,7 +458,8 @@ func (c *podNetworkClient) SetServices(ctx context.Context, in *SetServicesReque
 // with that IP whose process listens on the port, and serves the
 // connection with what the container's image serves there.
 type PodNetworkServer interface {
-	// Dial is one TCP connection. The client's first frame names the
+	// Dial is one TCP connection, or one connected UDP socket's datagrams
+	// (DialFrame.protocol). The client's first frame names the
 	// destination (and may carry data); the server answers with a first
 	// frame naming the source address the pod sees, once connected. Then
 	// data frames flow both ways. The client's end of its sending

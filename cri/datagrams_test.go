@@ -1,0 +1,131 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/proto/runtimev1"
+)
+
+// exchange sends datagram from src (zero: the node's network) to
+// address and returns the answer that came back by the time the send
+// was done: a pod of this node answers in the sender's goroutine, so a
+// read with a deadline already passed gets it, or, if none came,
+// os.ErrDeadlineExceeded (the datagram was lost or ignored).
+func (h *harness) exchange(t *testing.T, src netip.Addr, address, datagram string) (string, error) {
+	t.Helper()
+	conn, err := h.srv.dialOut(h.ctx, src, "udp", address)
+	if err != nil {
+		t.Fatalf("dial udp %s: %v", address, err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(datagram)); err != nil {
+		t.Fatalf("write to %s: %v", address, err)
+	}
+	conn.SetReadDeadline(time.Unix(1, 0))
+	buf := make([]byte, 2048)
+	n, err := conn.Read(buf)
+	return string(buf[:n]), err
+}
+
+// A Service's UDP port sends datagrams to its endpoints, and its TCP
+// port of the same number connections: removing one protocol's port
+// leaves the other's. A UDP port without endpoints answers with the
+// port unreachable, and a hostPort maps UDP on its own.
+func TestServicesAndHostPortsCarryUDP(t *testing.T) {
+	h := newHarness(t, Options{})
+	multi, _ := h.runImage(t, "multi", netexecImage, "netexec", "--http-port=80", "--udp-port=80")
+	multiIP := h.podIP(t, multi)
+	hostnamePod, _ := h.runImage(t, "raw", netexecImage, "serve-hostname", "--udp", "--http=false")
+	rawIP := h.podIP(t, hostnamePod)
+	client, _ := h.runImage(t, "client", netexecImage, "netexec")
+	clientIP := netip.MustParseAddr(h.podIP(t, client))
+
+	ports := func(protocols ...string) []*runtimev1.ServicePort {
+		var out []*runtimev1.ServicePort
+		for _, p := range protocols {
+			out = append(out, &runtimev1.ServicePort{Name: strings.ToLower(p) + "-port", Protocol: p, Port: 80, Backends: []string{multiIP + ":80"}})
+		}
+		return out
+	}
+	rules := func(protocols ...string) *runtimev1.SetServicesRequest {
+		return &runtimev1.SetServicesRequest{LocalNodeIps: []string{"192.0.2.2"}, Services: []*runtimev1.Service{
+			{Namespace: "default", Name: "multiprotocol", ClusterIps: []string{"10.96.0.40"}, Ports: ports(protocols...)},
+			{Namespace: "default", Name: "dns", ClusterIps: []string{"10.96.0.41"}, Ports: []*runtimev1.ServicePort{{Protocol: "UDP", Port: 53}}},
+		}}
+	}
+	// Whether a TCP connection to the cluster IP goes to the pod: with a
+	// context already done, a connection the pod takes is made at once,
+	// and any other (to the cluster IP itself, which no pod has) fails.
+	done, cancel := context.WithCancel(h.ctx)
+	cancel()
+	tcpAnswers := func() bool {
+		conn, err := h.srv.dialOut(done, clientIP, "tcp", "10.96.0.40:80")
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	}
+
+	if err := h.setServices(rules("TCP", "UDP")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "hostName\n"); err != nil || got != "multi" || !tcpAnswers() {
+		t.Fatalf("both ports: UDP answered %q, %v; TCP answers: %v", got, err, tcpAnswers())
+	}
+	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "clientip"); err != nil || !strings.HasPrefix(got, clientIP.String()+":") {
+		t.Errorf("netexec's clientip over UDP = %q, %v; want the client pod's %s:PORT", got, err, clientIP)
+	}
+	if err := h.setServices(rules("TCP")); err != nil {
+		t.Fatal(err)
+	}
+	// No rule: the datagram is routed to the cluster IP, which no pod has.
+	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "hostName"); !errors.Is(err, os.ErrDeadlineExceeded) || !tcpAnswers() {
+		t.Errorf("TCP only: UDP answered %q, %v, want nothing; TCP answers: %v", got, err, tcpAnswers())
+	}
+	if err := h.setServices(rules("UDP")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "hostName"); err != nil || got != "multi" || tcpAnswers() {
+		t.Errorf("UDP only: UDP answered %q, %v; TCP answers: %v, want refused", got, err, tcpAnswers())
+	}
+
+	if _, err := h.exchange(t, clientIP, "10.96.0.41:53", "query"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a UDP port without endpoints: %v, want the port unreachable", err)
+	}
+	if _, err := h.exchange(t, clientIP, multiIP+":9999", "hostName"); !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "read: connection refused") {
+		t.Errorf("a pod's unbound UDP port: %v, want read: connection refused", err)
+	}
+	if got, err := h.exchange(t, clientIP, rawIP+":9376", "anything"); err != nil || got != "raw" {
+		t.Errorf("serve-hostname --udp answered %q, %v", got, err)
+	}
+
+	// HostPort 54323 over UDP is the pod that maps it for UDP.
+	h.pull(t, netexecImage)
+	cfg := h.podConfig("udp-host-port")
+	cfg.PortMappings = []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_UDP, ContainerPort: 8080, HostPort: 54323, HostIp: "192.0.2.2"}}
+	resp, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := containerConfig("app", netexecImage)
+	c.Args = []string{"netexec", "--http-port=8008", "--udp-port=8080"}
+	h.start(t, h.create(t, resp.PodSandboxId, c))
+	if got, err := h.exchange(t, netip.Addr{}, "192.0.2.2:54323", "hostname"); err != nil || got != "udp-host-port" {
+		t.Errorf("UDP host port: %q, %v", got, err)
+	}
+	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54323"); err == nil {
+		t.Error("a UDP host port took a TCP connection")
+	}
+	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "sctp", "192.0.2.2:54323"); err == nil || !strings.Contains(err.Error(), "unknown network sctp") {
+		t.Errorf("dial sctp = %v, want unknown network", err)
+	}
+}
