@@ -44,8 +44,13 @@ metadata:
 spec:
   selector: {app: web}
   ports:
-  - port: 80
+  - name: http
+    port: 80
     targetPort: 8080
+  - name: udp # netexec's UDP server, on its default port
+    port: 80
+    protocol: UDP
+    targetPort: 8081
 ---
 apiVersion: v1
 kind: Pod
@@ -63,7 +68,8 @@ spec:
 // play kube-proxy (their nodes' identities read the EndpointSlices by
 // system:node-proxier), and the runtimes answer the cluster DNS at
 // 10.96.0.10, the kube-dns Service's address. A pod reaches the
-// Service's endpoints on both nodes by its name and its cluster IP, a
+// Service's endpoints on both nodes by its name and its cluster IP (over
+// TCP and UDP), a
 // pod reaches the API server by kubernetes.default, and a Service
 // without endpoints refuses.
 func TestServicesByNameAndClusterIP(t *testing.T) {
@@ -101,6 +107,16 @@ func TestServicesByNameAndClusterIP(t *testing.T) {
 			return len(seen) == 2, out + errOut
 		})
 	}
+	// The Service's UDP port of the same number reaches netexec's UDP
+	// server on both nodes, a datagram each way.
+	seen := map[string]bool{}
+	testserver.EventuallyWithin(t, 30*time.Second, "both endpoints answer over UDP", func() (bool, string) {
+		out, errOut, _ := k.kubectl(t, "exec", "client", "--", "sh", "-c", "for i in 1 2 3 4; do echo hostName | nc -u -w 1 "+clusterIP+" 80; echo; done")
+		for _, h := range strings.Fields(out) {
+			seen[h] = true
+		}
+		return len(seen) == 2, out + errOut
+	})
 	token := "$(cat /var/run/secrets/kubernetes.io/serviceaccount/token)"
 	out, errOut, _ := k.kubectl(t, "exec", "client", "--", "sh", "-c",
 		`curl -sS --cacert /var/run/secrets/kubernetes.io/serviceaccount/ca.crt -H "Authorization: Bearer `+token+`" https://kubernetes.default.svc/api/v1/namespaces/default/pods/client`)
