@@ -46,8 +46,18 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	multiIP := h.podIP(t, multi)
 	hostnamePod, _ := h.runImage(t, "raw", netexecImage, "serve-hostname", "--udp", "--http=false")
 	rawIP := h.podIP(t, hostnamePod)
-	client, _ := h.runImage(t, "client", netexecImage, "netexec")
-	clientIP := netip.MustParseAddr(h.podIP(t, client))
+	// The client is a netexec pod of the cluster DNS, as Kubernetes'
+	// tests' test pods are.
+	cfg := h.podConfig("client")
+	cfg.DnsConfig = clusterFirst
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	netexec := containerConfig("app", netexecImage)
+	netexec.Args = []string{"netexec"}
+	h.start(t, h.create(t, sb.PodSandboxId, netexec))
+	clientIP := netip.MustParseAddr(h.podIP(t, sb.PodSandboxId))
 
 	ports := func(protocols ...string) []*runtimev1.ServicePort {
 		var out []*runtimev1.ServicePort
@@ -57,7 +67,7 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 		return out
 	}
 	rules := func(protocols ...string) *runtimev1.SetServicesRequest {
-		return &runtimev1.SetServicesRequest{LocalNodeIps: []string{"192.0.2.2"}, Services: []*runtimev1.Service{
+		return &runtimev1.SetServicesRequest{LocalNodeIps: []string{"192.0.2.2"}, ClusterDns: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", Services: []*runtimev1.Service{
 			{Namespace: "default", Name: "multiprotocol", ClusterIps: []string{"10.96.0.40"}, Ports: ports(protocols...)},
 			{Namespace: "default", Name: "dns", ClusterIps: []string{"10.96.0.41"}, Ports: []*runtimev1.ServicePort{{Protocol: "UDP", Port: 53}}},
 		}}
@@ -83,6 +93,13 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	}
 	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "clientip"); err != nil || !strings.HasPrefix(got, clientIP.String()+":") {
 		t.Errorf("netexec's clientip over UDP = %q, %v; want the client pod's %s:PORT", got, err, clientIP)
+	}
+	// netexec's /dial resolves the Service's name as the pod does.
+	if _, body := h.get(t, "http://"+clientIP.String()+":8080/dial?request=hostname&protocol=udp&host=multiprotocol&port=80"); body != `{"responses":["multi"]}` {
+		t.Errorf("/dial over udp to the Service's name = %s", body)
+	}
+	if resp, body := h.get(t, "http://"+clientIP.String()+":8080/dial?request=hostname&protocol=udp&host=nosuch&port=80"); resp.StatusCode != 400 || body != "host and/or port param are invalid. lookup nosuch: no such host\n" {
+		t.Errorf("/dial to an unknown name = %d %q", resp.StatusCode, body)
 	}
 	if err := h.setServices(rules("TCP")); err != nil {
 		t.Fatal(err)
@@ -110,7 +127,7 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 
 	// HostPort 54323 over UDP is the pod that maps it for UDP.
 	h.pull(t, netexecImage)
-	cfg := h.podConfig("udp-host-port")
+	cfg = h.podConfig("udp-host-port")
 	cfg.PortMappings = []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_UDP, ContainerPort: 8080, HostPort: 54323, HostIp: "192.0.2.2"}}
 	resp, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 	if err != nil {

@@ -44,6 +44,16 @@ func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request parameter not specified. <nil>", http.StatusBadRequest)
 		return
 	}
+	// A name is resolved as the pod resolves it (its /etc/hosts and
+	// nameserver), not as the node does.
+	if net.ParseIP(host) == nil && host != "" {
+		addrs, err := c.Process.LookupHost(r.Context(), host)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("host and/or port param are invalid. %v", err), http.StatusBadRequest)
+			return
+		}
+		host = addrs[0]
+	}
 	var dial func(ctx context.Context, c Running, addr, request string) (string, error)
 	var addr net.Addr
 	var err error

@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 )
@@ -73,6 +74,16 @@ func (p *Process) lookupHost(ctx context.Context, name string) (addrs []string, 
 		}
 	}
 	return addrs, canonical, len(addrs) > 0
+}
+
+// LookupHost is name's addresses as the container's C library (or Go's
+// resolver) finds them: /etc/hosts, then the nameserver through the
+// search list. Its error is Go's "lookup NAME: no such host".
+func (p *Process) LookupHost(ctx context.Context, name string) ([]string, error) {
+	if addrs, _, ok := p.lookupHost(ctx, name); ok {
+		return addrs, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
 }
 
 // hostsFile is name's addresses in the container's /etc/hosts.
