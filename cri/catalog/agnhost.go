@@ -125,6 +125,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
 		return grpcHealthChecking(ctx, p, args[1:])
+	case "guestbook": // the kubectl tests' guestbook, primary, replica or frontend (agnhost_guestbook.go)
+		return guestbook(ctx, p, args[1:])
 	case "nettest": // a state that test pods write to (agnhost_nettest.go)
 		return nettest(ctx, p, args[1:])
 	case "mounttest":
@@ -265,6 +267,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		grpcHealthServe(c, port, conn, flags)
 	case "nettest":
 		serveHTTP(conn, nettestOf(c).mux())
+	case "guestbook":
+		serveHTTP(conn, guestbookOf(c).mux(c))
 	case "test-webserver":
 		serveHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":
