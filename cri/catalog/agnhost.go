@@ -125,6 +125,10 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
 		return grpcHealthChecking(ctx, p, args[1:])
+	case "mtlsserver": // the PodCertificate spec's server and client (agnhost_mtls.go)
+		return mtlsServer(ctx, p, args[1:])
+	case "mtlsclient":
+		return mtlsClient(ctx, p, args[1:])
 	case "guestbook": // the kubectl tests' guestbook, primary, replica or frontend (agnhost_guestbook.go)
 		return guestbook(ctx, p, args[1:])
 	case "nettest": // a state that test pods write to (agnhost_nettest.go)
@@ -269,6 +273,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveHTTP(conn, nettestOf(c).mux())
 	case "guestbook":
 		serveHTTP(conn, guestbookOf(c).mux(c))
+	case "mtlsserver":
+		serveMTLS(c, conn, flags)
 	case "test-webserver":
 		serveHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":
