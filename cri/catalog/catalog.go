@@ -44,7 +44,7 @@ type Image struct {
 	// ServeDatagram answers one datagram to a UDP port the container's
 	// process has bound (ListenUDP); nil for images that serve no UDP.
 	ServeDatagram DatagramServer
-	Known bool // false: the catalog does not know the image
+	Known         bool // false: the catalog does not know the image
 }
 
 // images are the known images by repository path, as Docker Hub names

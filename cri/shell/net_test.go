@@ -139,8 +139,8 @@ func TestNetworkClients(t *testing.T) {
 		{script: `nc -z -w 1 10.244.9.9 80`, stderr: "nc: can't connect to remote host (10.244.9.9): No route to host\n", code: 1},
 		{script: `nc 10.244.1.5 7`, stdin: "hello\n", stdout: "hello\n"},
 		{script: `echo piped | nc 10.244.1.5 7`, stdout: "piped\n"},
-		{script: `echo hostName | nc -u 10.244.1.6 8081`, code: 1}, // the port unreachable ends it
-		{script: `nc -zu 10.244.9.9 53 && echo sent`, stdout: "sent\n"},    // UDP connects nothing
+		{script: `echo hostName | nc -u 10.244.1.6 8081`, code: 1},      // the port unreachable ends it
+		{script: `nc -zu 10.244.9.9 53 && echo sent`, stdout: "sent\n"}, // UDP connects nothing
 		{script: `nc -l 8080`, stderr: "nc: -l: only connections out are simulated (a shell's process listens on no port)\n", code: 1},
 		{script: `nc 10.244.1.5`, stderr: "Usage: nc [OPTIONS] HOST PORT  - connect\n", code: 1},
 	} {

@@ -20,8 +20,8 @@ var ErrOOMKilled = errors.New("OOM killed")
 // the process runs.
 type resources struct {
 	mu        sync.Mutex
-	limit     int64 // bytes; 0 is no limit
-	memory    int64 // bytes in use
+	limit     int64   // bytes; 0 is no limit
+	memory    int64   // bytes in use
 	listening []int32 // TCP
 	bound     []int32 // UDP
 }
