@@ -3,7 +3,6 @@ package cri
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -197,7 +197,7 @@ func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, por
 	name := c.config.GetMetadata().GetName()
 	s.mu.Unlock()
 
-	node, pod := newPipeConns(&net.TCPAddr{IP: src.AsSlice(), Port: nextEphemeralPort()},
+	node, pod := podnet.Pipe(&net.TCPAddr{IP: src.AsSlice(), Port: nextEphemeralPort()},
 		&net.TCPAddr{IP: addr.AsSlice(), Port: int(port)})
 	s.log.Debug("pod network: connected", "pod", podKeyOf(sb), "container", name, "from", node.LocalAddr(), "to", node.RemoteAddr())
 	serve := img.Serve
@@ -261,62 +261,6 @@ func (s *Server) running(sb *sandbox, c *container) (catalog.Image, catalog.Runn
 		Env: environment(img, c.config, sb), Started: time.Unix(0, c.startedAt)}
 }
 
-// pipeConn is one end of an in-memory TCP connection: two net.Pipes, one
-// each way, so that either end can shut down its writing (CloseWrite,
-// TCP's FIN) and the other reads end-of-file while the other way stays
-// open, which an HTTP exchange over a half-closed connection needs.
-// Deadlines are net.Pipe's.
-type pipeConn struct {
-	in, out       net.Conn // reads from in, writes to out
-	local, remote net.Addr
-}
-
-// newPipeConns returns the two ends of a connection from a to b.
-func newPipeConns(a, b net.Addr) (*pipeConn, *pipeConn) {
-	aw, br := net.Pipe() // a → b
-	bw, ar := net.Pipe() // b → a
-	return &pipeConn{in: ar, out: aw, local: a, remote: b}, &pipeConn{in: br, out: bw, local: b, remote: a}
-}
-
-func (c *pipeConn) Read(b []byte) (int, error) {
-	n, err := c.in.Read(b)
-	return n, c.wrap("read", err)
-}
-
-func (c *pipeConn) Write(b []byte) (int, error) {
-	n, err := c.out.Write(b)
-	return n, c.wrap("write", err)
-}
-
-// wrap words an error as a TCP socket's: a closed end is
-// net.ErrClosed's "use of closed network connection".
-func (c *pipeConn) wrap(op string, err error) error {
-	if err == nil || errors.Is(err, io.EOF) {
-		return err
-	}
-	if errors.Is(err, io.ErrClosedPipe) {
-		err = net.ErrClosed
-	}
-	return &net.OpError{Op: op, Net: "tcp", Source: c.local, Addr: c.remote, Err: err}
-}
-
-// CloseWrite shuts down the writing half: the other end reads EOF.
-func (c *pipeConn) CloseWrite() error { return c.out.Close() }
-
-func (c *pipeConn) Close() error {
-	c.in.Close()
-	return c.out.Close()
-}
-
-func (c *pipeConn) LocalAddr() net.Addr  { return c.local }
-func (c *pipeConn) RemoteAddr() net.Addr { return c.remote }
-
-func (c *pipeConn) SetDeadline(t time.Time) error {
-	return errors.Join(c.in.SetReadDeadline(t), c.out.SetWriteDeadline(t))
-}
-func (c *pipeConn) SetReadDeadline(t time.Time) error  { return c.in.SetReadDeadline(t) }
-func (c *pipeConn) SetWriteDeadline(t time.Time) error { return c.out.SetWriteDeadline(t) }
-
 // closeWriter is a connection that can shut down its writing half, as
 // *net.TCPConn and dialPod's connections can.
 type closeWriter interface {
@@ -324,7 +268,4 @@ type closeWriter interface {
 	CloseWrite() error
 }
 
-var _ closeWriter = (*pipeConn)(nil)
-
-// String names the connection in logs: "10.244.0.1:32769->10.244.0.5:80".
-func (c *pipeConn) String() string { return fmt.Sprintf("%s->%s", c.local, c.remote) }
+var _ closeWriter = (*podnet.PipeConn)(nil)
