@@ -202,6 +202,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
 	r.Get("/version", s.version)
+	s.routeIssuerDiscovery(r) // issuer_discovery.go
 	r.Get("/openapi/v2", s.serveOpenAPIV2)
 	r.Get("/openapi/v3", s.serveOpenAPIIndex)
 	r.Get("/openapi/v3/*", s.serveOpenAPIDocument)

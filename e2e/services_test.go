@@ -64,6 +64,28 @@ spec:
     command: ["sleep", "3600"]
 `
 
+// The pod of Kubernetes' OIDC discovery spec: it verifies its projected
+// token against the issuer's discovery, fetched through
+// kubernetes.default.svc with its in-cluster credentials.
+const oidcDiscoveryValidator = `apiVersion: v1
+kind: Pod
+metadata:
+  name: oidc-discovery-validator
+spec:
+  restartPolicy: Never
+  containers:
+  - name: validator
+    image: registry.k8s.io/e2e-test-images/agnhost:2.53
+    args: ["test-service-account-issuer-discovery", "--token-path", "/var/run/secrets/tokens/sa-token", "--audience", "oidc-discovery-test"]
+    volumeMounts:
+    - {name: sa-token, mountPath: /var/run/secrets/tokens, readOnly: true}
+  volumes:
+  - name: sa-token
+    projected:
+      sources:
+      - serviceAccountToken: {path: sa-token, expirationSeconds: 600, audience: oidc-discovery-test}
+`
+
 // Services work as kube-proxy and CoreDNS make them work: the kubelets
 // play kube-proxy (their nodes' identities read the EndpointSlices by
 // system:node-proxier), and the runtimes answer the cluster DNS at
@@ -71,7 +93,8 @@ spec:
 // Service's endpoints on both nodes by its name and its cluster IP (over
 // TCP and UDP), a
 // pod reaches the API server by kubernetes.default, and a Service
-// without endpoints refuses.
+// without endpoints refuses. A pod verifies its token by the issuer's
+// OIDC discovery, through the same Service.
 func TestServicesByNameAndClusterIP(t *testing.T) {
 	// The secure port on every interface: the kubernetes Service's
 	// endpoint is the host's address (--advertise-address's default), as
@@ -122,6 +145,20 @@ func TestServicesByNameAndClusterIP(t *testing.T) {
 		`curl -sS --cacert /var/run/secrets/kubernetes.io/serviceaccount/ca.crt -H "Authorization: Bearer `+token+`" https://kubernetes.default.svc/api/v1/namespaces/default/pods/client`)
 	if !strings.Contains(out, `cannot get resource \"pods\"`) || !strings.Contains(out, "system:serviceaccount:default:default") {
 		t.Errorf("the API server through kubernetes.default.svc, as the default service account:\n%s%s", out, errOut)
+	}
+
+	// The issuer's OIDC discovery, which every service account may read,
+	// verifies a projected token.
+	if out := k.mustKubectl(t, "get", "--raw", "/.well-known/openid-configuration"); !strings.Contains(out, `"jwks_uri":"https://kubernetes.default.svc.cluster.local/openid/v1/jwks"`) {
+		t.Errorf("/.well-known/openid-configuration = %s", out)
+	}
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "oidc.yaml", oidcDiscoveryValidator))
+	testserver.EventuallyWithin(t, 60*time.Second, "the OIDC validator to succeed", func() (bool, string) {
+		phase := k.mustKubectl(t, "get", "pod", "oidc-discovery-validator", "-o", "jsonpath={.status.phase}")
+		return phase == "Succeeded", phase
+	})
+	if out := k.mustKubectl(t, "logs", "oidc-discovery-validator"); !strings.Contains(out, "OK: Validated signature on JWT") {
+		t.Errorf("the OIDC validator's log:\n%s", out)
 	}
 
 	k.mustKubectl(t, "scale", "deployment/web", "--replicas=0")

@@ -125,6 +125,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		ports = []int32{int32(port)}
 	case "grpc-health-checking":
 		return grpcHealthChecking(ctx, p, args[1:])
+	case "test-service-account-issuer-discovery": // the OIDC discovery spec's (agnhost_issuer.go)
+		return issuerDiscovery(ctx, p, args[1:])
 	case "mtlsserver": // the PodCertificate spec's server and client (agnhost_mtls.go)
 		return mtlsServer(ctx, p, args[1:])
 	case "mtlsclient":

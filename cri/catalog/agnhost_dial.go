@@ -102,12 +102,7 @@ func dialHTTP(ctx context.Context, c Running, addr, request string) (string, err
 	p := c.Process
 	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
 	defer cancel()
-	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
-		if p.Dial == nil {
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
-		}
-		return p.Dial(ctx, "tcp", address)
-	}}
+	transport := podTransport(p, nil)
 	defer transport.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/%s", addr, request), nil)
 	if err != nil {

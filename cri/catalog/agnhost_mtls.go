@@ -191,14 +191,7 @@ func mtlsPoll(ctx context.Context, p *shell.Process, fetchURL, trustFile, credsF
 	}
 	ctx, cancel := clockTimeout(ctx, p, 30*time.Second)
 	defer cancel()
-	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}},
-		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
-			if p.Dial == nil {
-				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
-			}
-			return p.Dial(ctx, "tcp", address)
-		}}
-	defer transport.CloseIdleConnections()
+	transport := podTransport(p, &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fetchURL, nil)
 	if err != nil {
 		return "", fmt.Errorf("while getting URL: %w", err)

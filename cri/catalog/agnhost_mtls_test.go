@@ -17,6 +17,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/cri/shell"
 )
 
@@ -79,7 +80,7 @@ func TestMTLSClientAndServer(t *testing.T) {
 		if network != "tcp" || address != "server.default.svc.cluster.local:443" {
 			t.Errorf("the client dialled %s %s", network, address)
 		}
-		client, pod := net.Pipe()
+		client, pod := podnet.Pipe(&net.TCPAddr{}, &net.TCPAddr{})
 		go agnhostServe(server, 8443, pod)
 		return client, nil
 	}

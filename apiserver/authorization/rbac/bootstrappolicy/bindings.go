@@ -12,6 +12,7 @@ const (
 	Authenticated   = "system:authenticated"
 	Unauthenticated = "system:unauthenticated"
 	nodesGroup      = "system:nodes" // every kubelet's
+	ServiceAccounts = "system:serviceaccounts"
 	KubeProxy       = "system:kube-proxy"
 )
 
@@ -25,6 +26,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("system:basic-user", group(Authenticated)),
 		clusterBinding("system:discovery", group(Authenticated)),
 		clusterBinding("system:public-info-viewer", group(Authenticated), group(Unauthenticated)),
+		clusterBinding("system:service-account-issuer-discovery", group(ServiceAccounts)),
 		clusterBinding("system:kube-controller-manager", user(KubeControllerManager)),
 		clusterBinding("system:kube-scheduler", user(KubeScheduler)),
 		clusterBinding("system:volume-scheduler", user(KubeScheduler)),

@@ -46,6 +46,12 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/",
 				"/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*"),
 		)},
+		// The service-account issuer's OpenID Connect discovery, which
+		// relying parties verify tokens with.
+		{ObjectMeta: defaultMeta("system:service-account-issuer-discovery"), Rules: rules(
+			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+				"/openid/v1/jwks", "/openid/v1/jwks/"),
+		)},
 		// What anyone, even without credentials, may read.
 		{ObjectMeta: defaultMeta("system:public-info-viewer"), Rules: rules(
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
