@@ -157,6 +157,8 @@ func TestTheClusterDNSAnswersFromTheServices(t *testing.T) {
 		{"alias", "alias.default.svc.cluster.local\tcanonical name = web.default.svc.cluster.local.\nName:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n", 0},
 		{"pg", "** server can't find pg: NXDOMAIN\n", 1}, // another namespace's, by its short name
 		{"nosuch.example.com", "** server can't find nosuch.example.com: NXDOMAIN\n", 1},
+		{"10.96.0.20", "20.0.96.10.in-addr.arpa\tname = web.default.svc.cluster.local\n", 0}, // its PTR record
+		{"10.96.9.9", "** server can't find 9.9.96.10.in-addr.arpa: NXDOMAIN\n", 1},
 	} {
 		out, stderr, code := h.execCode(t, client, "nslookup "+tc.name)
 		if code != tc.code || !strings.HasPrefix(out, "Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n") || !strings.Contains(out, tc.want) {

@@ -18,7 +18,9 @@ import (
 //	Address: 10.96.0.1
 //
 // or "** server can't find NAME: NXDOMAIN" and exits 1, as a readiness
-// script or an init container waiting for a Service expects. A SERVER
+// script or an init container waiting for a Service expects. An IP is
+// looked up by its PTR record ("1.0.96.10.in-addr.arpa	name =
+// kubernetes.default.svc.cluster.local"). A SERVER
 // operand is refused: only the resolv.conf's nameserver is simulated.
 func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	var operands []string
@@ -41,15 +43,17 @@ func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (in
 		return 1, nil
 	}
 	name := operands[0]
-	if ip, err := netip.ParseAddr(name); err == nil { // a reverse lookup: no PTR records are kept
-		fmt.Fprintf(out, "** server can't find %s: NXDOMAIN\n\n", ReverseName(ip))
-		return 1, nil
+	q := DNSQuestion{Name: name, Type: "A", Search: true}
+	ip, err := netip.ParseAddr(name)
+	if err == nil { // a reverse lookup: the PTR record of IP's in-addr.arpa name
+		q = DNSQuestion{Name: ReverseName(ip), Type: "PTR"}
+		name = q.Name
 	}
 	if p.Lookup == nil {
 		fmt.Fprintln(out, ";; connection timed out; no servers could be reached")
 		return 1, nil
 	}
-	reply, err := p.Lookup(ctx, DNSQuestion{Name: name, Type: "A", Search: true})
+	reply, err := p.Lookup(ctx, q)
 	if err != nil {
 		fmt.Fprintf(out, ";; connection timed out; no servers could be reached\n\n")
 		return 1, nil
@@ -64,6 +68,9 @@ func nslookup(ctx context.Context, p *Process, args []string, out io.Writer) (in
 		switch rr.Type {
 		case "CNAME":
 			fmt.Fprintf(out, "%s\tcanonical name = %s\n", strings.TrimSuffix(rr.Name, "."), rr.Data)
+		case "PTR":
+			fmt.Fprintf(out, "%s\tname = %s\n", strings.TrimSuffix(rr.Name, "."), strings.TrimSuffix(rr.Data, "."))
+			found = true
 		case "A":
 			if !found {
 				fmt.Fprintf(out, "Name:\t%s\n", strings.TrimSuffix(rr.Name, "."))
