@@ -150,6 +150,8 @@ func TestADisruptionBudgetLimitsEvictions(t *testing.T) {
 	}
 }
 
+// Deleting a namespace deletes its pods, then, once they are gone,
+// everything else in it, then the namespace.
 func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
 	c := startControllers(t)
 	ctx := context.Background()
@@ -178,6 +180,23 @@ func TestDeletingANamespaceDeletesWhatIsInIt(t *testing.T) {
 		err := c.Get(ctx, client.Pods, "demo", "web", &pod)
 		return err == nil && pod.DeletionTimestamp != nil, fmt.Sprint(err)
 	})
+	// Pods go first: the ConfigMap stays while the pod does, and the
+	// namespace's conditions say how its deletion goes.
+	testserver.Eventually(t, "the namespace's deletion conditions", func() (bool, string) {
+		var got corev1.Namespace
+		if err := c.Get(ctx, client.Namespaces, "", "demo", &got); err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == corev1.NamespaceDeletionContentFailure {
+				return cond.Status == corev1.ConditionFalse && cond.Reason == "ContentDeleted", fmt.Sprint(cond)
+			}
+		}
+		return false, fmt.Sprint(got.Status.Conditions)
+	})
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces/demo/configmaps/c", nil, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("the ConfigMap went before the pod: %v", err)
+	}
 	zero := int64(0)
 	if err := c.Delete(ctx, client.Pods, "demo", "web", &metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)

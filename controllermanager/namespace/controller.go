@@ -1,8 +1,9 @@
 // Package namespace is the namespace controller: `kubectl delete namespace
 // x` only marks x Terminating (the API server keeps it while
 // spec.finalizers names "kubernetes"); this controller then deletes every
-// namespaced object in it, kind by kind as discovery lists them, waits
-// until they are all gone (pods leave gracefully), removes its finalizer
+// namespaced object in it, kind by kind as discovery lists them (pods
+// first), waits until they are all gone (pods leave gracefully), writes
+// what holds it up in the namespace's conditions, removes its finalizer
 // through the namespaces/x/finalize subresource, and deletes x for good.
 // Meanwhile the API server refuses new objects in x (403 Forbidden).
 package namespace
@@ -20,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
@@ -42,6 +44,7 @@ type Controller struct {
 	namespaces *client.Informer
 	queue      *workqueue.Queue[string] // namespace names
 	workers    int
+	clock      clock.PassiveClock
 	log        *slog.Logger
 }
 
@@ -49,7 +52,7 @@ type Controller struct {
 // registers its handler, so call it before the informer runs.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "namespace")}
+		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock, log: d.Log.With("controller", "namespace")}
 	enqueue := func(obj runtime.Object) {
 		if obj.(*corev1.Namespace).DeletionTimestamp != nil {
 			ctrl.queue.Add(client.KeyOf(obj))
@@ -74,7 +77,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	if slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-		remaining, err := c.deleteContent(ctx, name)
+		remaining, err := c.deleteContent(ctx, ns)
 		if err != nil {
 			return err
 		}
@@ -102,48 +105,99 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 }
 
 // deleteContent deletes the collections of every namespaced kind in ns and
-// returns how many objects are still there.
-func (c *Controller) deleteContent(ctx context.Context, ns string) (int, error) {
-	paths, err := c.namespacedCollections(ctx, ns)
+// returns how many objects are still there. Pods go first, as in
+// Kubernetes' ordered namespace deletion: until every pod is gone,
+// nothing else is deleted, so that no pod outlives the ConfigMaps,
+// Secrets and service accounts it runs with. Each pass writes what holds
+// the deletion up in the namespace's status conditions.
+func (c *Controller) deleteContent(ctx context.Context, ns *corev1.Namespace) (int, error) {
+	collections, err := c.namespacedCollections(ctx, ns.Name)
 	if err != nil {
 		return 0, err
 	}
-	remaining := 0
-	for _, path := range paths {
-		if err := c.client.Do(ctx, http.MethodDelete, path, nil, nil); err != nil && !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("delete %s: %w", path, err)
+	d := deletion{remaining: map[string]int{}, finalizers: map[string]int{}}
+	total := 0
+	deleteAll := func(col collection) {
+		if err := c.client.Do(ctx, http.MethodDelete, col.path, nil, nil); err != nil && !apierrors.IsNotFound(err) {
+			d.failures = append(d.failures, fmt.Sprintf("delete %s: %v", col.path, err))
+			return
 		}
 		var list metav1.PartialObjectMetadataList
-		if err := c.client.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
-			return 0, fmt.Errorf("list %s: %w", path, err)
+		if err := c.client.Do(ctx, http.MethodGet, col.path, nil, &list); err != nil {
+			d.failures = append(d.failures, fmt.Sprintf("list %s: %v", col.path, err))
+			return
 		}
-		remaining += len(list.Items)
+		d.remaining[col.resource] += len(list.Items)
+		total += len(list.Items)
+		for _, item := range list.Items {
+			for _, f := range item.Finalizers {
+				d.finalizers[f]++
+			}
+		}
 	}
-	return remaining, nil
+	pods := slices.IndexFunc(collections, func(col collection) bool { return col.resource == "pods." })
+	if pods >= 0 {
+		deleteAll(collections[pods])
+		if total > 0 {
+			c.log.Info("namespace is terminating: its pods go first", "namespace", ns.Name, "pods", total)
+			d.partial = true
+			c.writeConditions(ctx, ns, d)
+			return total, nil
+		}
+	}
+	for i, col := range collections {
+		if i != pods {
+			deleteAll(col)
+		}
+	}
+	c.writeConditions(ctx, ns, d)
+	if len(d.failures) > 0 {
+		return 0, fmt.Errorf("namespace %s: %s", ns.Name, strings.Join(d.failures, "; "))
+	}
+	return total, nil
+}
+
+// writeConditions records the pass in the namespace's status, if that
+// changes it.
+func (c *Controller) writeConditions(ctx context.Context, ns *corev1.Namespace, d deletion) {
+	updated := ns.DeepCopy()
+	if !mergeConditions(&updated.Status, d.conditions(), metav1.NewTime(c.clock.Now())) {
+		return
+	}
+	if err := c.client.UpdateStatus(ctx, client.Namespaces, "", ns.Name, updated, nil); err != nil && !apierrors.IsNotFound(err) {
+		c.log.Warn("could not write the namespace's conditions", "namespace", ns.Name, "err", err)
+	}
+}
+
+// collection is a namespaced kind's collection in one namespace.
+type collection struct {
+	path     string // /apis/apps/v1/namespaces/NS/deployments
+	resource string // RESOURCE.GROUP, "pods." for the core group's
 }
 
 // namespacedCollections asks discovery for every namespaced kind that can
-// be listed and deleted as a collection, and returns its path in ns.
-func (c *Controller) namespacedCollections(ctx context.Context, ns string) ([]string, error) {
-	groupVersions := []string{"/api/v1"}
+// be listed and deleted as a collection, and returns its collection in ns.
+func (c *Controller) namespacedCollections(ctx context.Context, ns string) ([]collection, error) {
+	type groupVersion struct{ group, path string }
+	groupVersions := []groupVersion{{"", "/api/v1"}}
 	var groups metav1.APIGroupList
 	if err := c.client.Do(ctx, http.MethodGet, "/apis", nil, &groups); err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	for _, g := range groups.Groups {
-		groupVersions = append(groupVersions, "/apis/"+g.PreferredVersion.GroupVersion)
+		groupVersions = append(groupVersions, groupVersion{g.Name, "/apis/" + g.PreferredVersion.GroupVersion})
 	}
-	var paths []string
+	var out []collection
 	for _, gv := range groupVersions {
 		var list metav1.APIResourceList
-		if err := c.client.Do(ctx, http.MethodGet, gv, nil, &list); err != nil {
-			return nil, fmt.Errorf("discovery %s: %w", gv, err)
+		if err := c.client.Do(ctx, http.MethodGet, gv.path, nil, &list); err != nil {
+			return nil, fmt.Errorf("discovery %s: %w", gv.path, err)
 		}
 		for _, r := range list.APIResources {
 			if r.Namespaced && !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "deletecollection") && slices.Contains(r.Verbs, "list") {
-				paths = append(paths, gv+"/namespaces/"+ns+"/"+r.Name)
+				out = append(out, collection{path: gv.path + "/namespaces/" + ns + "/" + r.Name, resource: r.Name + "." + gv.group})
 			}
 		}
 	}
-	return paths, nil
+	return out, nil
 }
