@@ -36,8 +36,8 @@ import (
 //
 // Here each node's runtime answers it from the Services its kubelet gives
 // it (SetServices, services.go), as NodeLocal DNSCache answers at a
-// node-local address: the query never crosses the pod network, which
-// carries TCP only. A name outside the zone would be forwarded upstream,
+// node-local address: the query is answered in the runtime, not sent
+// as a datagram to port 53. A name outside the zone would be forwarded upstream,
 // and mkube's nodes have none: it is not found.
 
 // clusterDNS is the records of the cluster's zone.

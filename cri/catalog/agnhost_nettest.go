@@ -21,11 +21,12 @@ import (
 // proxy.
 //
 // Beside it, the real one finds its peers, the endpoints of --service,
-// through the API server at its ClusterIP (in-cluster config). mkube has
-// no kube-proxy yet, so that address is no pod's: each try fails with
-// "no route to host", as on a cluster without a Service proxy, and after
-// five minutes the program gives up with log.Fatalf (exit 1), as the
-// real one does.
+// through the API server at its ClusterIP (in-cluster config). Where
+// that address reaches the API server (the kubelets' Service rules), the
+// program says what of that search is not simulated and goes on serving;
+// where it does not, each try fails ("no route to host", as on a cluster
+// without a Service proxy), and after five minutes the program gives up
+// with log.Fatalf (exit 1), as the real one does.
 
 const (
 	nettestRetryInterval = 6 * time.Second // its 5 s sleepTime and the 1 s sleep after a failure
