@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mkube/mkube/apiserver"
 )
@@ -18,6 +19,8 @@ var Endpoints = &apiserver.Resource{
 	ShortNames: []string{"ep"},
 	New:        func() runtime.Object { return &corev1.Endpoints{} },
 	NewList:    func() runtime.Object { return &corev1.EndpointsList{} },
+	Default:    defaultEndpoints,
+	Validate:   func(obj, _ runtime.Object) field.ErrorList { return validateEndpoints(obj.(*corev1.Endpoints)) },
 	Columns:    []apiserver.Column{{Name: "Endpoints", Type: "string"}, {Name: "Age", Type: "string"}},
 	Row: func(obj runtime.Object, now time.Time) []any {
 		ep := obj.(*corev1.Endpoints)

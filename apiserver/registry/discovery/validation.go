@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
+
+	"github.com/mkube/mkube/apiserver/registry/core"
 )
 
 // Kubernetes' limits on a slice. maxPorts was 100 until Kubernetes 1.21
@@ -98,8 +99,8 @@ func validateEndpoints(endpoints []discoveryv1.Endpoint, t discoveryv1.AddressTy
 
 // validateAddress checks one address against the slice's type. An IP
 // must be of the family, and one traffic can be sent to: not unspecified,
-// loopback or link-local (core validation's ValidateEndpointIP, shared
-// with Endpoints). An unknown type is not checked: validateAddressType
+// loopback or link-local (core.ValidateEndpointIP, shared with
+// Endpoints). An unknown type is not checked: validateAddressType
 // has refused it already.
 func validateAddress(a string, t discoveryv1.AddressType, path *field.Path) field.ErrorList {
 	switch t {
@@ -111,20 +112,7 @@ func validateAddress(a string, t discoveryv1.AddressType, path *field.Path) fiel
 		if t == discoveryv1.AddressTypeIPv6 && (ip == nil || ip.To4() != nil) {
 			return field.ErrorList{field.Invalid(path, a, "must be a valid IPv6 address")}
 		}
-		var errs field.ErrorList
-		if ip.IsUnspecified() {
-			errs = append(errs, field.Invalid(path, a, fmt.Sprintf("may not be unspecified (%v)", a)))
-		}
-		if ip.IsLoopback() {
-			errs = append(errs, field.Invalid(path, a, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
-		}
-		if ip.IsLinkLocalUnicast() {
-			errs = append(errs, field.Invalid(path, a, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
-		}
-		if ip.IsLinkLocalMulticast() {
-			errs = append(errs, field.Invalid(path, a, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
-		}
-		return errs
+		return core.ValidateEndpointIP(a, path)
 	case discoveryv1.AddressTypeFQDN:
 		return validation.IsFullyQualifiedDomainName(path, a)
 	}
