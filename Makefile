@@ -85,10 +85,10 @@ conformance: build bin/e2e.test
 	bin/conformance -focus '$(FOCUS)' -skip '$(SKIP)' -parallel $(PARALLEL)
 
 # The suite reads its own version, as Kubernetes' build stamps it
-# (hack/lib/version.sh): the PodCertificate specs pick their pod fixture
-# by it, and an unstamped binary is v0.0, for which there is none.
-E2E_VERSION := -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
-	-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitTreeState=clean
-
+# (hack/lib/version.sh), here from hack/conformance/go.mod: the
+# PodCertificate specs pick their pod fixture by it, and an unstamped
+# binary is v0.0, for which there is none.
 bin/e2e.test:
-	cd hack/conformance && go test -c -ldflags '$(E2E_VERSION)' -o ../../bin/e2e.test k8s.io/kubernetes/test/e2e
+	cd hack/conformance && v=$$(go list -m -f '{{.Version}}' k8s.io/kubernetes) && pkg=k8s.io/component-base/version && \
+	go test -c -ldflags "-X $$pkg.gitMajor=1 -X $$pkg.gitMinor=$$(echo $$v | cut -d. -f2) -X $$pkg.gitVersion=$$v -X $$pkg.gitTreeState=clean" \
+		-o ../../bin/e2e.test k8s.io/kubernetes/test/e2e

@@ -16,9 +16,9 @@ import (
 )
 
 // exchange sends datagram from src (zero: the node's network) to
-// address and returns the answer that came back by the time the send
-// was done: a pod of this node answers in the sender's goroutine, so a
-// read with a deadline already passed gets it, or, if none came,
+// address and returns the answer: a pod of this node answers in the
+// sender's goroutine, so an answer is there as the send returns, and a
+// read that waits a moment for one that does not come fails with
 // os.ErrDeadlineExceeded (the datagram was lost or ignored).
 func (h *harness) exchange(t *testing.T, src netip.Addr, address, datagram string) (string, error) {
 	t.Helper()
@@ -30,10 +30,23 @@ func (h *harness) exchange(t *testing.T, src netip.Addr, address, datagram strin
 	if _, err := conn.Write([]byte(datagram)); err != nil {
 		t.Fatalf("write to %s: %v", address, err)
 	}
-	conn.SetReadDeadline(time.Unix(1, 0))
+	conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 	buf := make([]byte, 2048)
 	n, err := conn.Read(buf)
 	return string(buf[:n]), err
+}
+
+// answer is exchange's answer once the server has bound its port: its
+// program binds it as it starts, after the container is running.
+func (h *harness) answer(t *testing.T, src netip.Addr, address, datagram string) string {
+	t.Helper()
+	var got string
+	waitFor(t, address+" to answer", func() bool {
+		var err error
+		got, err = h.exchange(t, src, address, datagram)
+		return err == nil
+	})
+	return got
 }
 
 // A Service's UDP port sends datagrams to its endpoints, and its TCP
@@ -88,8 +101,8 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	if err := h.setServices(rules("TCP", "UDP")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "hostName\n"); err != nil || got != "multi" || !tcpAnswers() {
-		t.Fatalf("both ports: UDP answered %q, %v; TCP answers: %v", got, err, tcpAnswers())
+	if got := h.answer(t, clientIP, "10.96.0.40:80", "hostName\n"); got != "multi" || !tcpAnswers() {
+		t.Fatalf("both ports: UDP answered %q; TCP answers: %v", got, tcpAnswers())
 	}
 	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "clientip"); err != nil || !strings.HasPrefix(got, clientIP.String()+":") {
 		t.Errorf("netexec's clientip over UDP = %q, %v; want the client pod's %s:PORT", got, err, clientIP)
@@ -112,7 +125,7 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "hostName"); err != nil || got != "multi" || tcpAnswers() {
-		t.Errorf("UDP only: UDP answered %q, %v; TCP answers: %v, want refused", got, err, tcpAnswers())
+		t.Errorf("UDP only: UDP answered %q, %v; TCP answers: %v, want no answer", got, err, tcpAnswers())
 	}
 
 	if _, err := h.exchange(t, clientIP, "10.96.0.41:53", "query"); !errors.Is(err, syscall.ECONNREFUSED) {
@@ -121,8 +134,8 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	if _, err := h.exchange(t, clientIP, multiIP+":9999", "hostName"); !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "read: connection refused") {
 		t.Errorf("a pod's unbound UDP port: %v, want read: connection refused", err)
 	}
-	if got, err := h.exchange(t, clientIP, rawIP+":9376", "anything"); err != nil || got != "raw" {
-		t.Errorf("serve-hostname --udp answered %q, %v", got, err)
+	if got := h.answer(t, clientIP, rawIP+":9376", "anything"); got != "raw" {
+		t.Errorf("serve-hostname --udp answered %q", got)
 	}
 
 	// HostPort 54323 over UDP is the pod that maps it for UDP.
@@ -136,8 +149,8 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	c := containerConfig("app", netexecImage)
 	c.Args = []string{"netexec", "--http-port=8008", "--udp-port=8080"}
 	h.start(t, h.create(t, resp.PodSandboxId, c))
-	if got, err := h.exchange(t, netip.Addr{}, "192.0.2.2:54323", "hostname"); err != nil || got != "udp-host-port" {
-		t.Errorf("UDP host port: %q, %v", got, err)
+	if got := h.answer(t, netip.Addr{}, "192.0.2.2:54323", "hostname"); got != "udp-host-port" {
+		t.Errorf("UDP host port: %q", got)
 	}
 	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54323"); err == nil {
 		t.Error("a UDP host port took a TCP connection")

@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"cmp"
 	"net/netip"
 	"strings"
 
@@ -35,7 +36,7 @@ func (s *Server) hostPort(src netip.Addr, network string, dst netip.AddrPort) (n
 			continue
 		}
 		for _, pm := range sb.config.GetPortMappings() {
-			if pm.GetHostPort() != int32(dst.Port()) || networkOf(pm.GetProtocol()) != network {
+			if pm.GetHostPort() != int32(dst.Port()) || networkOf(pm.GetProtocol().String()) != network {
 				continue
 			}
 			switch pm.GetHostIp() {
@@ -47,8 +48,8 @@ func (s *Server) hostPort(src netip.Addr, network string, dst netip.AddrPort) (n
 	return netip.AddrPort{}, false
 }
 
-// networkOf is the Go network name of a CRI protocol: "tcp", "udp",
-// "sctp".
-func networkOf(p runtimeapi.Protocol) string {
-	return strings.ToLower(p.String())
+// networkOf is the Go network name of a Kubernetes or CRI protocol
+// ("TCP", "UDP", "SCTP"; "" is TCP): "tcp", "udp", "sctp".
+func networkOf(protocol string) string {
+	return strings.ToLower(cmp.Or(protocol, "TCP"))
 }

@@ -23,9 +23,10 @@ import (
 // tcpSocket probes connect to the pod's IP from the node. Here the pod
 // IPs (ipam.go) are no host's addresses, so the node reaches its pods
 // through the runtime: the PodNetwork service (proto/runtime.proto)
-// carries one TCP connection per Dial call, and the runtime connects it,
-// in memory, to the container whose process listens on the port, which
-// answers with what its image serves (catalog.Image.Serve).
+// carries one TCP connection per Dial call (or one UDP socket's
+// datagrams, datagrams.go), and the runtime connects it, in memory, to
+// the container whose process listens on the port, which answers with
+// what its image serves (catalog.Image.Serve).
 //
 // A connection costs two goroutines while it is open and nothing once
 // it is closed: an idle container has no listener running.
@@ -64,7 +65,7 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
 	}
 	ctx := stream.Context()
-	from := n.s.opts.PodCIDR.Masked().Addr().Next() // the node's
+	from := n.s.gateway() // the node's
 	if src := first.GetSource(); src != "" {        // a peer's pod (routes.go)
 		addr, perr := netip.ParseAddr(src)
 		if perr != nil || !addr.Is4() {
@@ -161,8 +162,7 @@ func nextEphemeralPort() int {
 // whose messages are the errno texts (runtimev1.ConnectionRefused,
 // runtimev1.NoRouteToHost).
 func (s *Server) dialPod(ctx context.Context, ip string, port int32) (net.Conn, error) {
-	gateway := s.opts.PodCIDR.Masked().Addr().Next()
-	return s.dialPodFrom(ctx, gateway, ip, port)
+	return s.dialPodFrom(ctx, s.gateway(), ip, port)
 }
 
 // dialPodFrom is dialPod from the source address src: 127.0.0.1 for a
@@ -222,6 +222,10 @@ func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, por
 	}()
 	return node, nil
 }
+
+// gateway is the node's address on its bridge, the pod CIDR's first:
+// the pods' gateway, where the node's own connections to them come from.
+func (s *Server) gateway() netip.Addr { return s.opts.PodCIDR.Masked().Addr().Next() }
 
 // podAddress is ip and port as an address on the pod network, or an
 // InvalidArgument status that says why not.

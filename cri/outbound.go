@@ -113,7 +113,7 @@ const (
 func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	from := src
 	if !from.IsValid() {
-		from = s.opts.PodCIDR.Masked().Addr().Next() // the bridge's address
+		from = s.gateway()
 	}
 	if to, ok := s.hostPort(src, network, dst); ok {
 		s.log.Debug("host port: to a pod", "from", from, "to", dst, "protocol", network, "pod", to)

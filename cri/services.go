@@ -1,13 +1,11 @@
 package cri
 
 import (
-	"cmp"
 	"context"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +97,7 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 			return err
 		}
 		for j, p := range svc.GetPorts() {
-			network := strings.ToLower(cmp.Or(p.GetProtocol(), "TCP"))
+			network := networkOf(p.GetProtocol()) // hostports.go
 			if network != "tcp" && network != "udp" {
 				continue // the pod network carries no SCTP
 			}

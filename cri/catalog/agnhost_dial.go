@@ -44,6 +44,22 @@ func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request parameter not specified. <nil>", http.StatusBadRequest)
 		return
 	}
+	var dial func(ctx context.Context, c Running, addr, request string) (string, error)
+	var addr net.Addr
+	var err error
+	udp := false
+	switch strings.ToLower(protocol) {
+	case "", "http":
+		dial = dialHTTP
+	case "udp":
+		dial, udp = dialUDP, true
+	case "sctp":
+		http.Error(w, fmt.Sprintf("unsupported protocol. %s (mkube's pod network carries no SCTP)", protocol), http.StatusBadRequest)
+		return
+	default:
+		http.Error(w, fmt.Sprintf("unsupported protocol. %s", protocol), http.StatusBadRequest)
+		return
+	}
 	// A name is resolved as the pod resolves it (its /etc/hosts and
 	// nameserver), not as the node does.
 	if net.ParseIP(host) == nil && host != "" {
@@ -54,22 +70,10 @@ func netexecDial(c Running, w http.ResponseWriter, r *http.Request) {
 		}
 		host = addrs[0]
 	}
-	var dial func(ctx context.Context, c Running, addr, request string) (string, error)
-	var addr net.Addr
-	var err error
-	switch strings.ToLower(protocol) {
-	case "", "http":
-		dial = dialHTTP
-		addr, err = net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
-	case "udp":
-		dial = dialUDP
+	if udp {
 		addr, err = net.ResolveUDPAddr("udp", net.JoinHostPort(host, port))
-	case "sctp":
-		http.Error(w, fmt.Sprintf("unsupported protocol. %s (mkube's pod network carries no SCTP)", protocol), http.StatusBadRequest)
-		return
-	default:
-		http.Error(w, fmt.Sprintf("unsupported protocol. %s", protocol), http.StatusBadRequest)
-		return
+	} else {
+		addr, err = net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
 	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("host and/or port param are invalid. %v", err), http.StatusBadRequest)
@@ -126,6 +130,8 @@ func dialUDP(ctx context.Context, c Running, addr, request string) (string, erro
 	if p.Dial == nil {
 		return "", fmt.Errorf("udp dial failed. err:dial udp %s: connect: network is unreachable", addr)
 	}
+	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
+	defer cancel()
 	conn, err := p.Dial(ctx, "udp", addr)
 	if err != nil {
 		return "", fmt.Errorf("udp dial failed. err:%v", err)
@@ -134,8 +140,6 @@ func dialUDP(ctx context.Context, c Running, addr, request string) (string, erro
 	if _, err := conn.Write([]byte(request)); err != nil {
 		return "", fmt.Errorf("udp connection write failed. err:%v", err)
 	}
-	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
-	defer cancel()
 	// The timeout passing is the read deadline passing.
 	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()

@@ -82,9 +82,12 @@ func (c *DatagramConn) signal() {
 }
 
 // Read is the next datagram from remote, cut to len(b) as recv(2) cuts
-// it.
+// it, failing at once, as a socket's, once the deadline has passed.
 func (c *DatagramConn) Read(b []byte) (int, error) {
 	for {
+		if isClosed(c.readDeadline.wait()) && !isClosed(c.closedc) {
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		}
 		c.mu.Lock()
 		switch {
 		case isClosed(c.closedc):
@@ -93,6 +96,9 @@ func (c *DatagramConn) Read(b []byte) (int, error) {
 		case len(c.queue) > 0:
 			n := copy(b, c.queue[0])
 			c.queue = c.queue[1:]
+			if len(c.queue) > 0 || c.refused {
+				c.signal() // for another reader
+			}
 			c.mu.Unlock()
 			return n, nil
 		case c.refused:

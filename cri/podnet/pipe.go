@@ -33,6 +33,7 @@ func Pipe(a, b net.Addr) (*PipeConn, *PipeConn) {
 
 // stream is one direction of a Pipe.
 type stream struct {
+	writeMu  sync.Mutex // one Write at a time, so that writes do not interleave
 	mu       sync.Mutex
 	buf      []byte
 	eof      bool          // the writer shut down its writing
@@ -63,10 +64,18 @@ type PipeConn struct {
 	readDeadline, writeDeadline *deadline
 }
 
+// Read is what the other end wrote, as soon as there is some. As a
+// socket's, it fails at once on a closed end or a passed deadline, even
+// with data waiting.
 func (c *PipeConn) Read(b []byte) (int, error) {
 	for {
-		if isClosed(c.closedc) {
+		switch {
+		case isClosed(c.closedc):
 			return 0, c.opError("read", net.ErrClosed)
+		case isClosed(c.readDeadline.wait()):
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		case len(b) == 0:
+			return 0, nil
 		}
 		s := c.in
 		s.mu.Lock()
@@ -75,9 +84,13 @@ func (c *PipeConn) Read(b []byte) (int, error) {
 			n := copy(b, s.buf)
 			s.buf = s.buf[n:]
 			wake(s.writable)
+			if len(s.buf) > 0 {
+				wake(s.readable) // for another reader
+			}
 			s.mu.Unlock()
 			return n, nil
 		case s.eof:
+			wake(s.readable) // every reader sees the EOF
 			s.mu.Unlock()
 			return 0, io.EOF
 		}
@@ -91,13 +104,20 @@ func (c *PipeConn) Read(b []byte) (int, error) {
 	}
 }
 
+// Write buffers b, waiting while the buffer is full; concurrent Writes
+// do not interleave.
 func (c *PipeConn) Write(b []byte) (int, error) {
+	s := c.out
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	n := 0
 	for {
-		if isClosed(c.closedc) {
+		switch {
+		case isClosed(c.closedc):
 			return n, c.opError("write", net.ErrClosed)
+		case isClosed(c.writeDeadline.wait()):
+			return n, c.opError("write", os.ErrDeadlineExceeded)
 		}
-		s := c.out
 		s.mu.Lock()
 		if s.gone || s.eof { // the reader is gone, or we sent our FIN
 			s.mu.Unlock()

@@ -1095,7 +1095,7 @@ func (x *TakeProbeFailureResponse) GetFail() bool {
 // DialFrame is one frame of a Dial call, either way.
 type DialFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// address is the destination in the client's first frame (tcp only)
+	// address is the destination in the client's first frame
 	// and the source the pod sees in the server's first frame; unset in
 	// every later frame.
 	Address *Address `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
@@ -1190,7 +1190,7 @@ func (x *DialFrame) GetPortUnreachable() bool {
 	return false
 }
 
-// Address is an IP address and TCP port.
+// Address is an IP address and a TCP or UDP port.
 type Address struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ip            string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`

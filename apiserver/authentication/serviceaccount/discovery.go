@@ -44,8 +44,8 @@ type Discovery struct {
 // the cluster that is kubernetes.default.svc, the API server's Service.
 func (t *Tokens) Discovery() (*Discovery, error) {
 	u, err := url.Parse(t.issuer)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("service account issuer %q is not an https URL, where its keys could be served", t.issuer)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("service account issuer %q is not an https URL without query or fragment, where its keys could be served", t.issuer)
 	}
 	var set jose.JSONWebKeySet
 	algs := map[string]bool{}
@@ -60,7 +60,9 @@ func (t *Tokens) Discovery() (*Discovery, error) {
 		}
 	}
 	sort.Slice(set.Keys, func(i, j int) bool { return set.Keys[i].KeyID < set.Keys[j].KeyID })
-	cfg := openIDConfiguration{Issuer: t.issuer, JWKSURI: u.JoinPath(JWKSPath).String(),
+	// The keys are at the server's root, whatever the issuer's path.
+	jwks := url.URL{Scheme: "https", Host: u.Host, Path: JWKSPath}
+	cfg := openIDConfiguration{Issuer: t.issuer, JWKSURI: jwks.String(),
 		ResponseTypes: []string{"id_token"}, SubjectTypes: []string{"public"}}
 	for alg := range algs {
 		cfg.SigningAlgs = append(cfg.SigningAlgs, alg)
