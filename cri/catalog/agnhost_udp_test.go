@@ -72,5 +72,11 @@ func TestServeHostnameModes(t *testing.T) {
 		waitUntil(t, fmt.Sprintf("%v to listen on TCP %v, UDP %v", tc.args, tc.tcp, tc.udp), func() bool {
 			return p.Listening(9376) == tc.tcp && p.ListeningUDP(9376) == tc.udp
 		})
+		// Once it has ended, what it bound is all it ever bound.
+		p.Terminate()
+		<-done
+		if p.Listening(9376) != tc.tcp || p.ListeningUDP(9376) != tc.udp {
+			t.Errorf("%v: TCP %v, UDP %v; want %v, %v", tc.args, p.Listening(9376), p.ListeningUDP(9376), tc.tcp, tc.udp)
+		}
 	}
 }
