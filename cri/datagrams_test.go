@@ -104,6 +104,18 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	if got := h.answer(t, clientIP, "10.96.0.40:80", "hostName\n"); got != "multi" || !tcpAnswers() {
 		t.Fatalf("both ports: UDP answered %q; TCP answers: %v", got, tcpAnswers())
 	}
+	// NAT is invisible to the client: its socket's far end is the
+	// Service's address, not the pod's.
+	for _, network := range []string{"tcp", "udp"} {
+		conn, err := h.srv.dialOut(h.ctx, clientIP, network, "10.96.0.40:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := conn.RemoteAddr().String(); got != "10.96.0.40:80" {
+			t.Errorf("%s to the Service: the far end is %s, want 10.96.0.40:80", network, got)
+		}
+		conn.Close()
+	}
 	if got, err := h.exchange(t, clientIP, "10.96.0.40:80", "clientip"); err != nil || !strings.HasPrefix(got, clientIP.String()+":") {
 		t.Errorf("netexec's clientip over UDP = %q, %v; want the client pod's %s:PORT", got, err, clientIP)
 	}

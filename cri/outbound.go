@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -69,9 +70,31 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, network, address s
 	dst := netip.AddrPortFrom(ip, uint16(port))
 	h := s.route(src, network, dst)
 	if network == "udp" {
-		return s.dialUDP(ctx, h, net.UDPAddrFromAddrPort(dst))
+		remote := net.UDPAddrFromAddrPort(dst)
+		return dialled(remote)(s.dialUDP(ctx, h, remote))
 	}
-	return s.dialTCP(ctx, h, net.TCPAddrFromAddrPort(dst))
+	remote := net.TCPAddrFromAddrPort(dst)
+	return dialled(remote)(s.dialTCP(ctx, h, remote))
+}
+
+// dialled makes a connection, or its error, what the client sees: its
+// far end is the address it dialled (127.0.0.1, a Service's address),
+// whatever pod the node's rules sent it to, as NAT is invisible to a
+// socket.
+func dialled(remote net.Addr) func(net.Conn, error) (net.Conn, error) {
+	return func(conn net.Conn, err error) (net.Conn, error) {
+		var op *net.OpError
+		switch {
+		case err != nil && errors.As(err, &op) && op.Op == "dial":
+			op.Addr = remote
+			return nil, err
+		case err != nil:
+			return nil, err
+		case conn.RemoteAddr().String() == remote.String():
+			return conn, nil
+		}
+		return &dialledConn{Conn: conn, remote: remote}, nil
+	}
 }
 
 // hop is where the node sends a connection from a container, once its
@@ -81,9 +104,6 @@ type hop struct {
 	from netip.Addr     // the source the server sees
 	to   netip.AddrPort // the server: a pod's, or a host's (toHost)
 	peer runtimev1.PodNetworkClient
-	// loopback: to the pod's own localhost, whose far end is 127.0.0.1,
-	// not the pod IP to is.
-	loopback bool
 }
 
 type hopKind int
@@ -142,7 +162,7 @@ func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 		if !src.IsValid() { // the node's loopback
 			return hop{kind: toRefused, from: ip}
 		}
-		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port()), loopback: true}
+		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port())} // the server sees 127.0.0.1 call 127.0.0.1
 	case s.opts.PodCIDR.Contains(ip) || peer == nil:
 		return hop{kind: toPod, from: from, to: dst}
 	default:
@@ -166,19 +186,23 @@ func (s *Server) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.C
 	if err != nil {
 		return nil, podnet.DialError(remote, err)
 	}
-	if h.loopback { // the server saw 127.0.0.1 call 127.0.0.1
-		return &loopbackConn{Conn: conn, remote: remote}, nil
-	}
 	return conn, nil
 }
 
-// loopbackConn is a connection to the pod's own localhost: its far end is
-// 127.0.0.1, not the pod's IP dialPodFrom connected to.
-type loopbackConn struct {
+// dialledConn is a connection whose far end is what its client dialled,
+// not the pod the node's rules sent it to (dialled).
+type dialledConn struct {
 	net.Conn
 	remote net.Addr
 }
 
-func (c *loopbackConn) RemoteAddr() net.Addr { return c.remote }
-func (c *loopbackConn) CloseWrite() error    { return c.Conn.(closeWriter).CloseWrite() }
-func (c *loopbackConn) String() string       { return fmt.Sprintf("%s->%s", c.LocalAddr(), c.remote) }
+func (c *dialledConn) RemoteAddr() net.Addr { return c.remote }
+func (c *dialledConn) String() string       { return fmt.Sprintf("%s->%s", c.LocalAddr(), c.remote) }
+
+// CloseWrite is TCP's FIN; a UDP socket has none to send.
+func (c *dialledConn) CloseWrite() error {
+	if cw, ok := c.Conn.(closeWriter); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
