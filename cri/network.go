@@ -65,8 +65,8 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
 	}
 	ctx := stream.Context()
-	from := n.s.gateway() // the node's
-	if src := first.GetSource(); src != "" {        // a peer's pod (routes.go)
+	from := n.s.gateway()                    // the node's
+	if src := first.GetSource(); src != "" { // a peer's pod (routes.go)
 		addr, perr := netip.ParseAddr(src)
 		if perr != nil || !addr.Is4() {
 			return status.Errorf(codes.InvalidArgument, "source %q is not an IPv4 address", src)

@@ -127,12 +127,9 @@ func dialHTTP(ctx context.Context, c Running, addr, request string) (string, err
 // err:'read udp 10.244.1.3:43567->10.244.2.5:8081: i/o timeout'".
 func dialUDP(ctx context.Context, c Running, addr, request string) (string, error) {
 	p := c.Process
-	if p.Dial == nil {
-		return "", fmt.Errorf("udp dial failed. err:dial udp %s: connect: network is unreachable", addr)
-	}
 	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
 	defer cancel()
-	conn, err := p.Dial(ctx, "udp", addr)
+	conn, err := p.Connect(ctx, "udp", addr)
 	if err != nil {
 		return "", fmt.Errorf("udp dial failed. err:%v", err)
 	}

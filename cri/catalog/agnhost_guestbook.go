@@ -96,11 +96,8 @@ func (st *guestbookState) register(ctx context.Context, p *shell.Process, primar
 }
 
 func (st *guestbookState) registerOnce(ctx context.Context, p *shell.Process, hostPort string) error {
-	if p.Dial == nil {
-		return fmt.Errorf("unable to get IP %s: dial udp: connect: network is unreachable", hostPort)
-	}
 	// Its getIP: the source address of a UDP socket to the primary.
-	conn, err := p.Dial(ctx, "udp", hostPort)
+	conn, err := p.Connect(ctx, "udp", hostPort)
 	if err != nil {
 		return fmt.Errorf("unable to get IP %s: %v", hostPort, err)
 	}

@@ -183,13 +183,10 @@ func getJSON(ctx context.Context, client *http.Client, url string, v any) error 
 }
 
 // podTransport is an HTTP transport whose connections the pod makes
-// (shell.Process.Dial), with tlsConfig for https.
+// (shell.Process.Connect), with tlsConfig for https.
 func podTransport(p *shell.Process, tlsConfig *tls.Config) *http.Transport {
 	return &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
-			if p.Dial == nil {
-				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: network is unreachable")}
-			}
-			return p.Dial(ctx, "tcp", address)
+			return p.Connect(ctx, "tcp", address)
 		}}
 }

@@ -111,9 +111,7 @@ func (s *nettestState) contactOthers(ctx context.Context, p *shell.Process) bool
 	for start := p.Clock.Now(); p.Clock.Since(start) < nettestTimeout; {
 		var conn net.Conn
 		dctx, cancel := clockTimeout(ctx, p, 30*time.Second) // client-go's dial timeout
-		if p.Dial == nil {
-			err = fmt.Errorf("dial tcp %s: connect: network is unreachable", address)
-		} else if conn, err = p.Dial(dctx, "tcp", address); err == nil {
+		if conn, err = p.Connect(dctx, "tcp", address); err == nil {
 			conn.Close()
 		}
 		cancel()

@@ -245,7 +245,7 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 			dialed.Lock()
 			dialed.expired = expired
 			dialed.Unlock()
-			conn, err := p.dial(dctx, "tcp", address)
+			conn, err := p.Connect(dctx, "tcp", address)
 			if err == nil {
 				dialed.Lock()
 				dialed.remote = conn.RemoteAddr()

@@ -80,7 +80,7 @@ func nc(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 		network = "udp"
 	}
 	dctx, expired, cancel := p.withTimeout(ctx, wait)
-	conn, err := p.dial(dctx, network, address)
+	conn, err := p.Connect(dctx, network, address)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,11 +21,17 @@ import (
 // the pod network's routes, to pods on other nodes. Their timeouts run on
 // the process's clock, and their messages are the real programs' own.
 
-// dial connects to "host:port" over network ("tcp", "udp") from the
-// container.
-func (p *Process) dial(ctx context.Context, network, address string) (net.Conn, error) {
-	if p.Dial == nil { // no network: only a loopback device
-		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
+// Connect connects to "host:port" over network ("tcp", "udp") from the
+// container, through Dial. Without a network (no Dial: only a loopback
+// device) it fails as connect(2) does there: "dial tcp
+// 10.244.1.5:80: connect: network is unreachable".
+func (p *Process) Connect(ctx context.Context, network, address string) (net.Conn, error) {
+	if p.Dial == nil {
+		var addr net.Addr
+		if ap, err := netip.ParseAddrPort(address); err == nil {
+			addr = &net.TCPAddr{IP: ap.Addr().AsSlice(), Port: int(ap.Port())}
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: addr, Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
 	}
 	return p.Dial(ctx, network, address)
 }

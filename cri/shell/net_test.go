@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -159,6 +160,12 @@ func TestNoNetwork(t *testing.T) {
 	_, stderr, code, _ := runNet(t, nil, `curl -sS http://10.244.1.5:8080/`, "")
 	if code != 7 || !strings.Contains(stderr, "Couldn't connect to server") {
 		t.Fatalf("got %q, exit %d", stderr, code)
+	}
+	// The images' programs connect through Connect too, and see connect(2)'s error.
+	p := New(Options{Clock: clocktesting.NewFakeClock(epoch), FS: NewFS(), Stdout: io.Discard, Stderr: io.Discard})
+	if _, err := p.Connect(context.Background(), "udp", "10.244.1.5:8081"); err == nil ||
+		err.Error() != "dial udp 10.244.1.5:8081: connect: network is unreachable" || !errors.Is(err, syscall.ENETUNREACH) {
+		t.Errorf("Connect without a network = %v", err)
 	}
 }
 

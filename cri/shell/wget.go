@@ -155,7 +155,7 @@ func wget(ctx context.Context, p *Process, args []string, out io.Writer) (int, e
 	setHeaders(req, headers)
 	transport := &http.Transport{DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
-			conn, err := p.dial(ctx, "tcp", address)
+			conn, err := p.Connect(ctx, "tcp", address)
 			if err == nil && !quiet {
 				fmt.Fprintf(p.Stderr, "Connecting to %s (%s)\n", address, conn.RemoteAddr())
 			}
