@@ -78,11 +78,11 @@ func mtlsServerConfig(p *shell.Process, credsFile, trustFile string) (tls.Certif
 }
 
 // serveMTLS answers one connection to the mtlsserver: the TLS handshake
-// (a client certificate requested, not required), then HTTP.
+// (a client certificate requested, not required), then HTTP, with the
+// files as they are when the client connects.
 func serveMTLS(c Running, conn net.Conn, flags []string) {
 	p := c.Process
-	trustFile := stringFlag(flags, "spiffe-trust-bundle", "")
-	cert, _, err := mtlsServerConfig(p, stringFlag(flags, "server-creds", ""), trustFile)
+	cert, roots, err := mtlsServerConfig(p, stringFlag(flags, "server-creds", ""), stringFlag(flags, "spiffe-trust-bundle", ""))
 	if err != nil {
 		conn.Close()
 		return
@@ -103,11 +103,6 @@ func serveMTLS(c Running, conn net.Conn, flags []string) {
 		}
 		if len(peers) == 0 {
 			deny(http.StatusUnauthorized, "SPIFFE client certificate authentication required", "")
-			return
-		}
-		_, roots, err := mtlsServerConfig(p, stringFlag(flags, "server-creds", ""), trustFile)
-		if err != nil {
-			deny(http.StatusInternalServerError, "Internal Error", "Error while reading SPIFFE trust anchors: "+err.Error())
 			return
 		}
 		intermediates := x509.NewCertPool()
