@@ -59,6 +59,7 @@ func TestAServiceSendsConnectionsToItsEndpoints(t *testing.T) {
 	for _, name := range []string{"web-1", "web-2"} {
 		pod, _ := h.runImage(t, name, netexecImage, "netexec", "--http-port=8080")
 		backends = append(backends, h.podIP(t, pod)+":8080")
+		h.get(t, "http://"+h.podIP(t, pod)+":8080/hostname") // waits until netexec listens: it binds as it starts
 	}
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "the API server") }))
 	defer host.Close()
