@@ -50,55 +50,55 @@ const closeLinger = 5 * time.Second
 //	dial tcp 10.244.0.9:80: i/o timeout                     (ctx's deadline came first; a net.Error with Timeout)
 func Dial(ctx context.Context, network runtimev1.PodNetworkClient, src netip.Addr, ip string, port int) (net.Conn, error) {
 	remote := &net.TCPAddr{IP: net.ParseIP(ip), Port: port}
-	fail := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Addr: remote, Err: err} }
 	if remote.IP == nil {
 		return nil, fmt.Errorf("dial tcp %s: not an IP address", net.JoinHostPort(ip, fmt.Sprint(port)))
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fail(contextError(err))
+	stream, answer, cancel, err := openDial(ctx, network, src, ip, port, "")
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: remote, Err: err}
 	}
-	// The call outlives ctx: cancel, which Close calls, is what ends it.
+	from := answer.GetAddress()
+	c := &podConn{stream: stream, cancel: cancel,
+		local:  &net.TCPAddr{IP: net.ParseIP(from.GetIp()), Port: int(from.GetPort())},
+		remote: remote, framec: make(chan []byte), closedc: make(chan struct{}),
+		readDeadline: newDeadline(), writeDeadline: newDeadline()}
+	go c.receive()
+	return c, nil
+}
+
+// openDial opens a Dial call to ip, an IP, and port over protocol ("" is TCP, or
+// "udp"), from src if valid, and waits for the runtime's first frame
+// (once connected, for TCP) no longer than ctx allows. The call outlives
+// ctx: cancel, which the caller's Close calls, is what ends it. Its
+// error is the syscall or Go error a dial fails with.
+func openDial(ctx context.Context, network runtimev1.PodNetworkClient, src netip.Addr, ip string, port int, protocol string) (
+	runtimev1.PodNetwork_DialClient, *runtimev1.DialFrame, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, contextError(err)
+	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stream, err := network.Dial(sctx)
 	if err == nil {
-		first := &runtimev1.DialFrame{Address: &runtimev1.Address{Ip: ip, Port: int32(port)}}
+		first := &runtimev1.DialFrame{Address: &runtimev1.Address{Ip: ip, Port: int32(port)}, Protocol: protocol}
 		if src.IsValid() {
 			first.Source = src.String()
 		}
 		err = stream.Send(first)
 	}
+	var answer *runtimev1.DialFrame
+	if err == nil {
+		stop := context.AfterFunc(ctx, cancel) // ctx's end ends the Recv
+		answer, err = stream.Recv()
+		if !stop() {
+			cancel()
+			return nil, nil, nil, contextError(ctx.Err())
+		}
+	}
 	if err != nil {
 		cancel()
-		return nil, fail(dialError(err))
+		return nil, nil, nil, dialError(err)
 	}
-	// The runtime's first frame says the connection is up; wait for it
-	// no longer than ctx allows.
-	type answer struct {
-		frame *runtimev1.DialFrame
-		err   error
-	}
-	answerc := make(chan answer, 1) // buffered: the goroutine never blocks
-	go func() {
-		f, err := stream.Recv()
-		answerc <- answer{f, err}
-	}()
-	select {
-	case a := <-answerc:
-		if a.err != nil {
-			cancel()
-			return nil, fail(dialError(a.err))
-		}
-		src := a.frame.GetAddress()
-		c := &podConn{stream: stream, cancel: cancel,
-			local:  &net.TCPAddr{IP: net.ParseIP(src.GetIp()), Port: int(src.GetPort())},
-			remote: remote, framec: make(chan []byte), closedc: make(chan struct{}),
-			readDeadline: newDeadline(), writeDeadline: newDeadline()}
-		go c.receive()
-		return c, nil
-	case <-ctx.Done():
-		cancel() // ends the Recv above, whose answer nobody reads
-		return nil, fail(contextError(ctx.Err()))
-	}
+	return stream, answer, cancel, nil
 }
 
 // DialError is err, why a dial to remote through the pod network failed

@@ -2,7 +2,6 @@ package podnet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -171,34 +170,12 @@ func (c *DatagramConn) opError(op string, err error) error {
 // is connected.
 func DialUDP(ctx context.Context, network runtimev1.PodNetworkClient, src netip.Addr, ip string, port int) (*DatagramConn, error) {
 	remote := &net.UDPAddr{IP: net.ParseIP(ip), Port: port}
-	fail := func(err error) error { return &net.OpError{Op: "dial", Net: "udp", Addr: remote, Err: err} }
 	if remote.IP == nil {
 		return nil, fmt.Errorf("dial udp %s: not an IP address", net.JoinHostPort(ip, fmt.Sprint(port)))
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fail(contextError(err))
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stream, err := network.Dial(sctx)
-	if err == nil {
-		first := &runtimev1.DialFrame{Address: &runtimev1.Address{Ip: ip, Port: int32(port)}, Protocol: "udp"}
-		if src.IsValid() {
-			first.Source = src.String()
-		}
-		err = stream.Send(first)
-	}
-	var answer *runtimev1.DialFrame
-	if err == nil {
-		stop := context.AfterFunc(ctx, cancel) // a runtime that does not answer
-		answer, err = stream.Recv()
-		if !stop() {
-			cancel()
-			return nil, fail(contextError(ctx.Err()))
-		}
-	}
+	stream, answer, cancel, err := openDial(ctx, network, src, ip, port, "udp")
 	if err != nil {
-		cancel()
-		return nil, fail(dialError(err))
+		return nil, &net.OpError{Op: "dial", Net: "udp", Addr: remote, Err: err}
 	}
 	from := answer.GetAddress()
 	var sendMu sync.Mutex // gRPC's rule: one Send at a time
@@ -215,9 +192,7 @@ func DialUDP(ctx context.Context, network runtimev1.PodNetworkClient, src netip.
 		for {
 			f, err := stream.Recv()
 			if err != nil {
-				if !errors.Is(err, context.Canceled) {
-					cancel()
-				}
+				cancel() // frees the call, if the runtime ended it
 				return
 			}
 			if f.GetPortUnreachable() {
