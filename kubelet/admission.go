@@ -67,11 +67,34 @@ func (k *Kubelet) admitPod(ctx context.Context, pod *corev1.Pod) (*rejection, er
 	if r := sysctlRejection(pod, k.cfg.AllowedUnsafeSysctls); r != nil { // sysctls.go
 		return r, nil
 	}
-	if r := generalFilter(pod, info); r != nil {
-		return r, nil
+	r, err := filterWithFreshNode(pod, info, func() (*corev1.Node, error) { return k.readNode(ctx) })
+	if r != nil || err != nil {
+		return r, err
 	}
 	k.noteAdmitted(pod)
 	return nil, nil
+}
+
+// filterWithFreshNode runs generalFilter against info's node, which comes
+// from the node informer and may lag the API server: `kubectl label node`
+// and, a moment later, a pod the scheduler bound because of that label
+// reach the kubelet by two watches, in either order. When the node's
+// labels or taints are what refuse the pod, it asks the API server for
+// the node as it is now (fresh) and decides by that.
+func filterWithFreshNode(pod *corev1.Pod, info *framework.NodeInfo, fresh func() (*corev1.Node, error)) (*rejection, error) {
+	r := generalFilter(pod, info)
+	if r == nil || (r.reason != nodeaffinity.Name && r.reason != tainttoleration.Name) {
+		return r, nil
+	}
+	node, err := fresh()
+	if err != nil {
+		return nil, err
+	}
+	if node.ResourceVersion == info.Node().ResourceVersion {
+		return r, nil
+	}
+	info.SetNode(node)
+	return generalFilter(pod, info), nil
 }
 
 // noteAdmitted counts pod among the node's pods for later admissions, as
@@ -116,6 +139,11 @@ func (k *Kubelet) nodeObject(ctx context.Context) (*corev1.Node, error) {
 	if obj, ok := k.fleet.nodes.Cache().Get(k.cfg.NodeName); ok {
 		return obj.(*corev1.Node), nil
 	}
+	return k.readNode(ctx)
+}
+
+// readNode is this node as the API server has it now.
+func (k *Kubelet) readNode(ctx context.Context) (*corev1.Node, error) {
 	node := &corev1.Node{}
 	if err := k.client.Get(ctx, client.Nodes, "", k.cfg.NodeName, node); err != nil {
 		return nil, fmt.Errorf("get node for admission: %w", err)

@@ -150,3 +150,50 @@ func TestTheKubeletRejectsAPodWhoseHostPortIsTaken(t *testing.T) {
 	create("third")
 	testserver.Eventually(t, "third, asking the freed port, runs", phase("third", corev1.PodRunning))
 }
+
+// The node informer may not yet have the label a pod was scheduled by
+// (`kubectl label node`, then the bound pod, by two watches): before it
+// refuses a pod for the node's labels or taints, admission asks the API
+// server for the node as it is now. Other refusals do not ask.
+func TestAdmissionRereadsTheNodeBeforeRefusingForItsLabels(t *testing.T) {
+	stale := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01", ResourceVersion: "10"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}}}
+	labelled := stale.DeepCopy()
+	labelled.ResourceVersion, labelled.Labels = "11", map[string]string{"disktype": "ssd"}
+	untainted := stale.DeepCopy()
+	untainted.ResourceVersion = "11"
+	tainted := stale.DeepCopy()
+	tainted.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoExecute}}
+	ssd := admissionPod("p", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"disktype": "ssd"} })
+	tests := []struct {
+		name         string
+		cached, now  *corev1.Node
+		pod          *corev1.Pod
+		reason       string
+		wantReadNode bool
+	}{
+		{"a label the informer has not seen yet", stale, labelled, ssd, "", true},
+		{"a label the node still lacks", stale, stale, ssd, "NodeAffinity", true},
+		{"a taint removed meanwhile", tainted, untainted, admissionPod("p"), "", true},
+		{"a pod that fits asks nothing", labelled, labelled, ssd, "", false},
+		{"another node's pod asks nothing", stale, stale, admissionPod("p", func(p *corev1.Pod) { p.Spec.NodeName = "node02" }), "NodeName", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			info := framework.NewNodeInfo()
+			info.SetNode(tc.cached)
+			read := false
+			r, err := filterWithFreshNode(tc.pod, info, func() (*corev1.Node, error) { read = true; return tc.now, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			reason := ""
+			if r != nil {
+				reason = r.reason
+			}
+			if reason != tc.reason || read != tc.wantReadNode {
+				t.Errorf("reason %q, read the node %v; want %q, %v", reason, read, tc.reason, tc.wantReadNode)
+			}
+		})
+	}
+}
