@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/apiserver/admission"
 	"github.com/mkube/mkube/apiserver/admission/predicates"
 	"github.com/mkube/mkube/apiserver/authentication"
+	"github.com/mkube/mkube/apiserver/webhookclient"
 )
 
 // Cluster is the API server as the dispatcher reads it.
@@ -41,7 +42,7 @@ type Follower interface {
 // Dispatcher calls the webhooks of the configurations it is fed.
 type Dispatcher struct {
 	mutating, validating *source
-	clients              clients
+	clients              webhookclient.Clients
 	log                  *slog.Logger
 }
 
@@ -218,7 +219,7 @@ func (d *Dispatcher) call(ctx context.Context, r *request, inv *invocation) (*an
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
-	data, err := d.post(ctx, h, r.cluster, body)
+	data, err := d.clients.Post(ctx, h.clientConfig, r.cluster, body)
 	if err != nil {
 		return nil, nil, &callError{h.name, fmt.Errorf("failed to call webhook: %w", err)}
 	}

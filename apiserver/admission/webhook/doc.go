@@ -17,9 +17,9 @@
 //     matchConditions (conditions.go).
 //  3. review.go: a matching webhook is sent an AdmissionReview (v1 or
 //     v1beta1, the first of its admissionReviewVersions this server
-//     speaks) by HTTPS POST (client.go), to its clientConfig.url or to its
+//     speaks) by HTTPS POST (apiserver/webhookclient), to its clientConfig.url or to its
 //     Service, which the API server reaches through the node of one of
-//     the Service's ready pods (dial.go).
+//     the Service's ready pods (webhookclient/dial.go).
 //  4. dispatch.go: the answers. A mutating webhook's JSON patch is
 //     applied and the object read back as the kind's own (decoded,
 //     pruned, defaulted) before the next webhook sees it; webhooks with

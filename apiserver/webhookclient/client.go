@@ -1,4 +1,10 @@
-package webhook
+// Package webhookclient calls the webhooks the API server is configured
+// to call, admission webhooks (apiserver/admission/webhook) and custom
+// resource conversion webhooks (apiserver/customresource), as
+// kube-apiserver's k8s.io/apiserver/pkg/util/webhook does for both: an
+// HTTPS POST to the webhook's url, or to its Service, checked against its
+// caBundle, over connections kept open between calls.
+package webhookclient
 
 import (
 	"bytes"
@@ -17,6 +23,8 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/mkube/mkube/apiserver/admission"
 )
 
 // maxAnswerBytes bounds a webhook's answer: the object it may send back
@@ -24,13 +32,17 @@ import (
 // request limit, is plenty.
 const maxAnswerBytes = 3 << 20
 
-// clients are the webhooks' HTTP clients, one per CA bundle and kind of
+// Objects is what a Service's dial reads: its Service, EndpointSlices
+// and the Node of the pod it picks.
+type Objects = admission.Objects
+
+// Clients are the webhooks' HTTP clients, one per CA bundle and kind of
 // address (a URL, or a Service reached through its pods' nodes), so that
 // a webhook's TLS connections stay open from one request to the next, as
 // kube-apiserver's ClientManager caches its REST clients. A transport's
 // pool is per host: a Service's URL host, <service>.<namespace>.svc:<port>,
 // is what its dial resolves.
-type clients struct {
+type Clients struct {
 	mu    sync.Mutex
 	byKey map[clientKey]*http.Client
 }
@@ -40,7 +52,7 @@ type clientKey struct {
 	service  bool
 }
 
-func (cs *clients) get(cc admissionregistrationv1.WebhookClientConfig) (*http.Client, error) {
+func (cs *Clients) get(cc admissionregistrationv1.WebhookClientConfig) (*http.Client, error) {
 	key := clientKey{caBundle: string(cc.CABundle), service: cc.Service != nil}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -70,15 +82,15 @@ func (cs *clients) get(cc admissionregistrationv1.WebhookClientConfig) (*http.Cl
 	return c, nil
 }
 
-// clusterKey carries the API server's Cluster to a Service's dial, which
+// objectsKey carries the API server's Objects to a Service's dial, which
 // net/http calls with a context and an address only.
-type clusterKey struct{}
+type objectsKey struct{}
 
 // dialServiceHost dials <service>.<namespace>.svc:<port> (dial.go).
 func dialServiceHost(ctx context.Context, _, addr string) (net.Conn, error) {
-	c, ok := ctx.Value(clusterKey{}).(Cluster)
+	c, ok := ctx.Value(objectsKey{}).(Objects)
 	if !ok {
-		return nil, fmt.Errorf("dial %s: no cluster to resolve the service in", addr)
+		return nil, fmt.Errorf("dial %s: no objects to resolve the service in", addr)
 	}
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -112,14 +124,15 @@ func webhookURL(cc admissionregistrationv1.WebhookClientConfig) (*url.URL, error
 	return u, nil
 }
 
-// post sends body to the webhook and returns its answer's body. ctx
+// Post sends body to the webhook cc names and returns its answer's body;
+// objs resolve a Service. ctx
 // carries the webhook's timeout, which the webhook is told as
 // ?timeout=<seconds>s, rounded up, as Kubernetes' REST client tells it.
 // Its errors read as the REST client's:
 //
 //	Post "https://e2e-test-webhook.ns.svc:8443/always-allow-delay-5s?timeout=1s": context deadline exceeded
-func (d *Dispatcher) post(ctx context.Context, h *hook, c Cluster, body []byte) ([]byte, error) {
-	u, err := webhookURL(h.clientConfig)
+func (cs *Clients) Post(ctx context.Context, cc admissionregistrationv1.WebhookClientConfig, objs Objects, body []byte) ([]byte, error) {
+	u, err := webhookURL(cc)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +146,11 @@ func (d *Dispatcher) post(ctx context.Context, h *hook, c Cluster, body []byte) 
 			u.RawQuery = q.Encode()
 		}
 	}
-	client, err := d.clients.get(h.clientConfig)
+	client, err := cs.get(cc)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, clusterKey{}, c), http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, objectsKey{}, objs), http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package webhook
+package webhookclient
 
 import (
 	"bufio"
@@ -70,7 +70,7 @@ type target struct {
 }
 
 // dialService connects to port of the Service namespace/name.
-func dialService(ctx context.Context, c Cluster, namespace, name string, port int32) (net.Conn, error) {
+func dialService(ctx context.Context, c Objects, namespace, name string, port int32) (net.Conn, error) {
 	t, err := resolveService(ctx, c, namespace, name, port)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func dialService(ctx context.Context, c Cluster, namespace, name string, port in
 }
 
 // resolveService picks a ready endpoint of the Service's port.
-func resolveService(ctx context.Context, c Cluster, namespace, name string, port int32) (target, error) {
+func resolveService(ctx context.Context, c Objects, namespace, name string, port int32) (target, error) {
 	obj, err := c.Get(ctx, services, namespace, name)
 	if err != nil {
 		return target{}, err
