@@ -131,11 +131,13 @@ func (r *Resource) storageName() string {
 	return r.Name
 }
 
-// Conversion maps a resource's type to the type it is stored as.
+// Conversion maps a resource's type to the type it is stored as. A
+// conversion may fail (a custom resource's conversion webhook does not
+// answer): the request that needed it fails, with nothing written.
 type Conversion struct {
 	New                  func() runtime.Object // an empty stored object
 	GVK                  schema.GroupVersionKind
-	ToStored, FromStored func(runtime.Object) runtime.Object
+	ToStored, FromStored func(runtime.Object) (runtime.Object, error)
 }
 
 // Subresource is a path below one object (pods/web/binding) with a handler

@@ -65,9 +65,13 @@ var (
 	learned       = map[schema.GroupVersionKind]bool{} // the resources whose conversions the scheme knows
 )
 
-func addConversion(s *runtime.Scheme, from, to runtime.Object, convert func(runtime.Object) runtime.Object) {
+func addConversion(s *runtime.Scheme, from, to runtime.Object, convert func(runtime.Object) (runtime.Object, error)) {
 	err := s.AddConversionFunc(from, to, func(a, b any, _ conversion.Scope) error {
-		reflect.ValueOf(b).Elem().Set(reflect.ValueOf(convert(a.(runtime.Object))).Elem())
+		out, err := convert(a.(runtime.Object))
+		if err != nil {
+			return err
+		}
+		reflect.ValueOf(b).Elem().Set(reflect.ValueOf(out).Elem())
 		return nil
 	})
 	if err != nil {

@@ -292,6 +292,11 @@ func (s *Server) logWrite(q *Request, obj runtime.Object) {
 // objects is what admission may read: the server's storages, by resource.
 type objects struct{ s *Server }
 
+// Objects are the server's objects, as admission reads them: for what
+// runs inside the API server and reads besides its own kind (a
+// conversion webhook's Service).
+func (s *Server) Objects() admission.Objects { return objects{s} }
+
 func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
 	st := o.s.StorageFor(gvr)
 	if st == nil {

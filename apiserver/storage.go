@@ -62,14 +62,15 @@ func (s *Storage) encode(obj runtime.Object) ([]byte, error) {
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
+	defer m.SetResourceVersion(rv)
 	stored := obj
 	if c := s.res.StoredAs; c != nil {
-		stored = c.ToStored(obj)
+		if stored, err = c.ToStored(obj); err != nil {
+			return nil, err
+		}
 		stored.GetObjectKind().SetGroupVersionKind(c.GVK)
 	}
-	data, err := json.Marshal(stored)
-	m.SetResourceVersion(rv)
-	return data, err
+	return json.Marshal(stored)
 }
 
 // decode reads a stored value and stamps it with its revision.
@@ -82,12 +83,22 @@ func (s *Storage) decode(value []byte, rev int64) (runtime.Object, error) {
 		return nil, fmt.Errorf("decode stored %s: %w", s.res.Name, err)
 	}
 	if c := s.res.StoredAs; c != nil {
-		obj = c.FromStored(obj)
+		var err error
+		if obj, err = c.FromStored(obj); err != nil {
+			return nil, &conversionError{err}
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
 	setRV(obj, rev)
 	return obj, nil
 }
+
+// conversionError is a stored object that could not be converted to the
+// version read: one that may convert if tried again.
+type conversionError struct{ err error }
+
+func (e *conversionError) Error() string { return e.err.Error() }
+func (e *conversionError) Unwrap() error { return e.err }
 
 func setRV(obj runtime.Object, rev int64) {
 	if m, err := meta.Accessor(obj); err == nil {
@@ -101,7 +112,11 @@ func (s *Storage) Get(ctx context.Context, ns, name string) (runtime.Object, err
 	if err != nil {
 		return nil, storeError(err, s.res.GroupResource(), name)
 	}
-	return s.decode(kv.Value, kv.Rev)
+	obj, err := s.decode(kv.Value, kv.Rev)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, nil
 }
 
 // List reads a page of objects in ns ("" = all namespaces) at one revision.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sort"
 	"sync"
@@ -107,7 +108,7 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 				c.progress(ev.Rev)
 				continue
 			}
-			we, err := c.storage.decodeEvent(ev)
+			we, err := c.decodeEvent(ctx, ev)
 			if err != nil {
 				c.log.Error("watch cache: undecodable event skipped", "key", ev.Key, "err", err)
 				continue
@@ -120,6 +121,23 @@ func (c *watchCache) run(ctx context.Context, ready chan<- struct{}) {
 			c.log.Warn("watch cache: etcd watch ended, restarting", "resource", c.storage.res.Name, "err", err)
 			c.sleep(ctx, time.Second)
 		}
+	}
+}
+
+// decodeEvent decodes ev; a conversion that failed (a custom resource's
+// conversion webhook is down) is tried again, less and less often, until
+// it succeeds or ctx ends: the event may not be lost, and none after it
+// may pass it.
+func (c *watchCache) decodeEvent(ctx context.Context, ev store.Event) (*watchEvent, error) {
+	wait := time.Second
+	for {
+		we, err := c.storage.decodeEvent(ev)
+		if !errors.As(err, new(*conversionError)) || ctx.Err() != nil {
+			return we, err
+		}
+		c.log.Warn("watch cache: cannot convert an event, waiting before trying again", "key", ev.Key, "rv", ev.Rev, "wait", wait, "err", err)
+		c.sleep(ctx, wait)
+		wait = min(2*wait, time.Minute)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver"
 	"github.com/mkube/mkube/apiserver/registry/apiextensions"
+	"github.com/mkube/mkube/apiserver/webhookclient"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/store"
 )
@@ -44,6 +45,8 @@ type Controller struct {
 	// generation and resourceVersion they were built from; only the
 	// worker touches it.
 	served map[string]servedDefinition
+	// webhooks call the definitions' conversion webhooks.
+	webhooks *Webhooks
 }
 
 type servedDefinition struct {
@@ -54,9 +57,11 @@ type servedDefinition struct {
 // NewController is the controller for srv, which must serve
 // CustomResourceDefinitions.
 func NewController(srv *apiserver.Server, clk clock.WithDelayedExecution, log *slog.Logger) *Controller {
+	log = log.With("controller", "customresourcedefinitions")
 	return &Controller{srv: srv, crds: srv.StorageFor(apiextensions.CustomResourceDefinitions.GroupVersionResource()),
-		queue: workqueue.New[string](clk), clock: clk, log: log.With("controller", "customresourcedefinitions"),
-		served: map[string]servedDefinition{}}
+		queue: workqueue.New[string](clk), clock: clk, log: log,
+		served:   map[string]servedDefinition{},
+		webhooks: &Webhooks{Clients: &webhookclient.Clients{}, Objects: srv.Objects(), Log: log}}
 }
 
 // Run follows the definitions and serves them until ctx ends; it returns
@@ -113,7 +118,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			condition(apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "NotAccepted", "not all names are accepted"))
 	}
 	if cur, ok := c.served[name]; !ok || cur.generation != crd.Generation {
-		resources, err := Resources(crd)
+		resources, err := Resources(crd, c.webhooks)
 		if err != nil {
 			c.log.Warn("cannot serve the definition", "crd", name, "err", err)
 			return nil // stays not Established; a new generation is tried again
@@ -185,7 +190,14 @@ func (c *Controller) deleteObjects(ctx context.Context, crd *apiextensionsv1.Cus
 	if !ok || len(served.resources) == 0 {
 		return nil
 	}
-	st := c.srv.StorageFor(served.resources[0].GroupVersionResource())
+	// At the storage version, objects stored there need no conversion.
+	res := served.resources[0]
+	for _, r := range served.resources {
+		if r.GroupVersion == r.StoredAs.GVK.GroupVersion() {
+			res = r
+		}
+	}
+	st := c.srv.StorageFor(res.GroupVersionResource())
 	objs, _, err := st.List(ctx, "", store.ListOptions{})
 	if err != nil {
 		return err

@@ -31,8 +31,9 @@ import (
 )
 
 // Resources are the resources that serve a definition: one per served
-// version.
-func Resources(crd *apiextensionsv1.CustomResourceDefinition) ([]*apiserver.Resource, error) {
+// version. hooks call its conversion webhook, if it has one
+// (conversion.go).
+func Resources(crd *apiextensionsv1.CustomResourceDefinition, hooks *Webhooks) ([]*apiserver.Resource, error) {
 	storage := ""
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
@@ -40,13 +41,14 @@ func Resources(crd *apiextensionsv1.CustomResourceDefinition) ([]*apiserver.Reso
 		}
 	}
 	storedGVK := schema.GroupVersionKind{Group: crd.Spec.Group, Version: storage, Kind: crd.Spec.Names.Kind}
+	convert := converterFor(crd, hooks)
 	var out []*apiserver.Resource
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if !v.Served {
 			continue
 		}
-		res, err := resourceFor(crd, v, storedGVK)
+		res, err := resourceFor(crd, v, storedGVK, convert)
 		if err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
@@ -56,7 +58,7 @@ func Resources(crd *apiextensionsv1.CustomResourceDefinition) ([]*apiserver.Reso
 }
 
 func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1.CustomResourceDefinitionVersion,
-	storedGVK schema.GroupVersionKind) (*apiserver.Resource, error) {
+	storedGVK schema.GroupVersionKind, convert converter) (*apiserver.Resource, error) {
 	names := crd.Spec.Names
 	gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
 	gvk := gv.WithKind(names.Kind)
@@ -95,18 +97,24 @@ func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensions
 			l.SetGroupVersionKind(gv.WithKind(names.ListKind))
 			return l
 		},
-		// Every version is kept in the storage version; with the
-		// conversion strategy None only apiVersion differs. What comes
-		// back from etcd is defaulted by the reader's schema, so a default
-		// added to the schema later shows on old objects too.
+		// An object is written in the storage version and read back
+		// from the version it was stored at, both converted as
+		// spec.conversion says (conversion.go). What comes back from
+		// etcd is defaulted by the reader's schema, so a default added
+		// to the schema later shows on old objects too.
 		StoredAs: &apiserver.Conversion{
 			New: newObject(storedGVK), GVK: storedGVK,
-			ToStored: func(obj runtime.Object) runtime.Object { return obj.(*unstructured.Unstructured).DeepCopy() },
-			FromStored: func(obj runtime.Object) runtime.Object {
-				u := obj.(*unstructured.Unstructured)
+			ToStored: func(obj runtime.Object) (runtime.Object, error) {
+				return convert(obj.(*unstructured.Unstructured).DeepCopy(), storedGVK.GroupVersion().String())
+			},
+			FromStored: func(obj runtime.Object) (runtime.Object, error) {
+				u, err := convert(obj.(*unstructured.Unstructured), gv.String())
+				if err != nil {
+					return nil, err
+				}
 				u.SetGroupVersionKind(gvk)
 				vs.applyDefaults(u)
-				return u
+				return u, nil
 			},
 		},
 		Decode: func(data []byte) (runtime.Object, []string, error) {

@@ -145,7 +145,7 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		return agnhostDNS(p, args[0], out) // agnhost_dns.go
 	case "test-webserver": // a file server of the container's "/"
 		ports = []int32{int32(intFlag(args[1:], "port", 80))}
-	case "webhook": // the admission webhook of Kubernetes' tests, over HTTPS (agnhost_webhook.go)
+	case "webhook", "crd-conversion-webhook": // the admission and conversion webhooks of Kubernetes' tests, over HTTPS (agnhost_webhook.go, agnhost_crdconvert.go)
 		port, exit, ok := webhookStart(p, args[1:])
 		if !ok {
 			return exit, nil
@@ -281,6 +281,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":
 		serveWebhook(c, conn, flags)
+	case "crd-conversion-webhook":
+		serveCRDConversion(c, conn, flags)
 	case "porter":
 		servePorter(c, port, conn, flags)
 	case "serve-hostname":

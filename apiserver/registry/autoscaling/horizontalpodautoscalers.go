@@ -67,10 +67,14 @@ var HorizontalPodAutoscalersV1 = &apiserver.Resource{
 	New:     func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },
 	NewList: func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
 	StoredAs: &apiserver.Conversion{
-		New:        func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
-		GVK:        autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
-		ToStored:   func(obj runtime.Object) runtime.Object { return stored(obj.(*autoscalingv1.HorizontalPodAutoscaler)) },
-		FromStored: func(obj runtime.Object) runtime.Object { return toV1(obj.(*autoscalingv2.HorizontalPodAutoscaler)) },
+		New: func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+		GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
+		ToStored: func(obj runtime.Object) (runtime.Object, error) {
+			return stored(obj.(*autoscalingv1.HorizontalPodAutoscaler)), nil
+		},
+		FromStored: func(obj runtime.Object) (runtime.Object, error) {
+			return toV1(obj.(*autoscalingv2.HorizontalPodAutoscaler)), nil
+		},
 	},
 	PrepareForCreate: func(obj runtime.Object) {
 		hpa := obj.(*autoscalingv1.HorizontalPodAutoscaler)

@@ -28,8 +28,8 @@ var Events = &apiserver.Resource{
 	StoredAs: &apiserver.Conversion{
 		New:        func() runtime.Object { return &corev1.Event{} },
 		GVK:        corev1.SchemeGroupVersion.WithKind("Event"),
-		ToStored:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },
-		FromStored: func(obj runtime.Object) runtime.Object { return eventFromCore(obj.(*corev1.Event)) },
+		ToStored:   func(obj runtime.Object) (runtime.Object, error) { return eventToCore(obj.(*eventsv1.Event)), nil },
+		FromStored: func(obj runtime.Object) (runtime.Object, error) { return eventFromCore(obj.(*corev1.Event)), nil },
 	},
 	Columns: core.EventColumns,
 	Row: func(obj runtime.Object, now time.Time) []any {
