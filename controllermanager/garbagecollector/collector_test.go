@@ -380,6 +380,36 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 		})
 	})
 
+	t.Run("a dependent with a valid owner outlives an owner deleted in the foreground, which goes", func(t *testing.T) {
+		// Kubernetes' "should not delete dependents that have both valid
+		// owner and owner that's waiting for dependents to be deleted":
+		// half of a ReplicaSet's pods are also owned by a second one.
+		createReplicaSet(t, c, "to-be-deleted", 4)
+		pods := waitPods(t, c, "to-be-deleted", "to-be-deleted", 4)
+		stay := createReplicaSet(t, c, "to-stay", 0)
+		shared := names(pods)[:2]
+		for _, name := range shared {
+			p := pods[name]
+			p.OwnerReferences = append(p.OwnerReferences, replicaSetRef(stay.Name, stay.UID))
+			if err := c.Update(ctx, client.Pods, "default", name, p, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deleteObject(t, c, client.ReplicaSets, "to-be-deleted", metav1.DeletePropagationForeground)
+		testserver.Eventually(t, "the deleted owner goes", func() (bool, string) {
+			return gone(t, c, client.ReplicaSets, "to-be-deleted"), fmt.Sprintf("pods: %v", names(podsLabelled(t, c, "to-be-deleted")))
+		})
+		left := podsLabelled(t, c, "to-be-deleted")
+		if got := names(left); !slices.Equal(got, shared) {
+			t.Fatalf("pods left %v, want %v", got, shared)
+		}
+		for _, p := range left {
+			if p.DeletionTimestamp != nil || len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != stay.UID {
+				t.Errorf("pod %s: deletionTimestamp %v, owners %v; want only %s", p.Name, p.DeletionTimestamp, p.OwnerReferences, stay.Name)
+			}
+		}
+	})
+
 	t.Run("only a dependent whose owners are all gone is deleted", func(t *testing.T) {
 		x := createReplicaSet(t, c, "x", 0)
 		// Created in this order, the pods reach the collector's single

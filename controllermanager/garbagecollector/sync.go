@@ -54,7 +54,8 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 	if len(refs) == 0 {
 		return nil
 	}
-	foreground := false
+	foreground, solid := false, false
+	var drop []types.UID // owners gone, or waiting for their dependents
 	for _, ref := range refs {
 		state, err := gc.ownerState(ctx, m.GetNamespace(), ref)
 		if err != nil {
@@ -62,14 +63,32 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 		}
 		switch state {
 		case ownerPresent:
-			return nil
+			solid = true
+		case ownerAbsent:
+			drop = append(drop, ref.UID)
 		case ownerDeletingForeground:
 			// A foreground deletion deletes every dependent before the
 			// owner. One that blocks the owner's deletion goes in the
 			// foreground too, so that the owner also waits for its own
 			// dependents; the others go in the background.
+			drop = append(drop, ref.UID)
 			foreground = foreground || (ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion)
 		}
+	}
+	if solid {
+		// An owner that exists keeps the object (Kubernetes'
+		// attemptToDeleteItem); its references to owners that are gone,
+		// or that wait for their dependents to go, are removed: such an
+		// owner would otherwise wait for it forever.
+		if len(drop) == 0 {
+			return nil
+		}
+		if err := gc.dropOwnerRefs(ctx, mon.res, obj, drop...); err != nil {
+			return fmt.Errorf("drop the gone or deleting owners of %s %s: %w", mon.res.Name, client.KeyOf(obj), err)
+		}
+		gc.log.Info("removed references to owners gone or deleting; another owner keeps the object", "resource", mon.res.Name,
+			"object", client.KeyOf(obj), "owners", drop)
+		return nil
 	}
 	policy := metav1.DeletePropagationBackground
 	if foreground {
@@ -198,7 +217,7 @@ func (gc *Collector) orphanDependents(ctx context.Context, mon *monitor, owner r
 			if !slices.ContainsFunc(dm.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == om.GetUID() }) {
 				continue
 			}
-			if err := gc.dropOwnerRef(ctx, dmon.res, obj, om.GetUID()); err != nil {
+			if err := gc.dropOwnerRefs(ctx, dmon.res, obj, om.GetUID()); err != nil {
 				return err
 			}
 			gc.log.Info("orphaned dependent", "owner", client.KeyOf(owner), "resource", dmon.res.Name, "object", client.KeyOf(obj))
@@ -275,15 +294,15 @@ func (gc *Collector) unblockOwnerRefs(ctx context.Context, res client.Resource, 
 	return fresh, gc.client.Update(ctx, res, m.GetNamespace(), m.GetName(), fresh, fresh)
 }
 
-// dropOwnerRef removes the reference to uid from obj's ownerReferences.
-// A conflict (obj changed since it was read) is returned, and the owner
-// is synced again.
-func (gc *Collector) dropOwnerRef(ctx context.Context, res client.Resource, obj runtime.Object, uid types.UID) error {
+// dropOwnerRefs removes the references to uids from obj's
+// ownerReferences. A conflict (obj changed since it was read) is
+// returned, and the object or its owner is synced again.
+func (gc *Collector) dropOwnerRefs(ctx context.Context, res client.Resource, obj runtime.Object, uids ...types.UID) error {
 	fresh := obj.DeepCopyObject()
 	m, _ := meta.Accessor(fresh)
 	var keep []metav1.OwnerReference
 	for _, r := range m.GetOwnerReferences() {
-		if r.UID != uid {
+		if !slices.Contains(uids, r.UID) {
 			keep = append(keep, r)
 		}
 	}
