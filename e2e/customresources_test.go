@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +106,131 @@ func TestCustomResourceDefinitionsServeTheirKinds(t *testing.T) {
 	_, errOut, code = k.kubectl(t, "get", "widgets")
 	if code == 0 || !strings.Contains(errOut, "could not find the requested resource") && !strings.Contains(errOut, `doesn't have a resource type "widgets"`) {
 		t.Errorf("kubectl get widgets after the definition is gone: exit %d, %s", code, errOut)
+	}
+}
+
+// A definition whose versions convert through a webhook, as the
+// CustomResourceConversionWebhook conformance specs deploy it: agnhost's
+// crd-conversion-webhook in a pod, behind a Service, its certificate from
+// a Secret. A v1 object (hostPort) reads at v2 as host and port; after
+// the storage version becomes v2, a list at either version holds both
+// objects, each converted; with the webhook gone, reads at the other
+// version fail in Kubernetes' words.
+func TestACustomResourceConvertsThroughItsWebhook(t *testing.T) {
+	c := startCluster(t, nil, "node01")
+	k := newKubectl(t, c)
+	ca, cert, key := webhookCertificates(t, "e2e-test-crd-conversion-webhook.default.svc")
+	k.mustKubectl(t, "create", "secret", "generic", "webhook-certs", "--from-file=tls.crt="+k.manifest(t, "tls.crt", cert),
+		"--from-file=tls.key="+k.manifest(t, "tls.key", key))
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "converter.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: sample-crd-conversion-webhook
+  labels:
+    crd-webhook: "true"
+spec:
+  containers:
+  - name: sample-crd-conversion-webhook
+    image: registry.k8s.io/e2e-test-images/agnhost:2.66.1
+    args: ["crd-conversion-webhook", "--tls-cert-file=/certs/tls.crt", "--tls-private-key-file=/certs/tls.key", "-v=4", "--port=9444"]
+    ports:
+    - containerPort: 9444
+    readinessProbe:
+      httpGet: {scheme: HTTPS, port: 9444, path: /readyz}
+      periodSeconds: 1
+    volumeMounts:
+    - {name: certs, mountPath: /certs, readOnly: true}
+  volumes:
+  - name: certs
+    secret: {secretName: webhook-certs}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: e2e-test-crd-conversion-webhook
+spec:
+  selector:
+    crd-webhook: "true"
+  ports:
+  - port: 9443
+    targetPort: 9444
+`))
+	k.mustKubectl(t, "wait", "--for=condition=Ready", "pod/sample-crd-conversion-webhook", "--timeout=60s")
+	crd := func(storage string) string {
+		return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: e2e-test-crds.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: e2e-test-crds, singular: e2e-test-crd, kind: E2eTestCrd, listKind: E2eTestCrdList}
+  versions:
+  - name: v1
+    served: true
+    storage: %t
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          hostPort: {type: string}
+  - name: v2
+    served: true
+    storage: %t
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          host: {type: string}
+          port: {type: string}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: ["v1", "v1beta1"]
+      clientConfig:
+        caBundle: %s
+        service: {namespace: default, name: e2e-test-crd-conversion-webhook, path: /crdconvert, port: 9443}
+`, storage == "v1", storage == "v2", base64.StdEncoding.EncodeToString([]byte(ca)))
+	}
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "crd-v1.yaml", crd("v1")))
+	k.mustKubectl(t, "wait", "--for", "condition=Established", "crd/e2e-test-crds.stable.example.com", "--timeout", "20s")
+	object := func(name, hostPort string) string {
+		return k.manifest(t, name+".yaml", "apiVersion: stable.example.com/v1\nkind: E2eTestCrd\nmetadata: {name: "+name+"}\nhostPort: \""+hostPort+"\"\n")
+	}
+	k.mustKubectl(t, "create", "-f", object("cr-instance-1", "localhost:8080"))
+	if got := k.mustKubectl(t, "get", "e2e-test-crds.v2.stable.example.com", "cr-instance-1", "-o", "jsonpath={.apiVersion} {.host} {.port} {.hostPort}"); got != "stable.example.com/v2 localhost 8080 " {
+		t.Fatalf("cr-instance-1 at v2: %q", got)
+	}
+
+	// The storage version becomes v2: once the API server serves the
+	// definition's second generation (its log says so), cr-instance-2,
+	// created at v1, is stored at v2.
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "crd-v2.yaml", crd("v2")))
+	testserver.EventuallyWithin(t, 20*time.Second, "the API server serves generation 2", func() (bool, string) {
+		log, _ := os.ReadFile(c.logs["apiserver"])
+		return regexp.MustCompile(`msg="serving custom resources".* crd=e2e-test-crds.stable.example.com .*generation=2`).Match(log), "not in its log"
+	})
+	k.mustKubectl(t, "create", "-f", object("cr-instance-2", "example.com:80"))
+	for _, tc := range []struct{ version, fields, want string }{
+		{"v1", "{range .items[*]}{.metadata.name}={.hostPort} {end}", "cr-instance-1=localhost:8080 cr-instance-2=example.com:80 "},
+		{"v2", "{range .items[*]}{.metadata.name}={.host}/{.port} {end}", "cr-instance-1=localhost/8080 cr-instance-2=example.com/80 "},
+	} {
+		if got := k.mustKubectl(t, "get", "e2e-test-crds."+tc.version+".stable.example.com", "-o", "jsonpath="+tc.fields); got != tc.want {
+			t.Errorf("the list at %s: %q, want %q", tc.version, got, tc.want)
+		}
+	}
+
+	// Without the webhook, an object stored at v2 does not read at v1.
+	k.mustKubectl(t, "delete", "pod", "sample-crd-conversion-webhook", "--grace-period=0", "--force")
+	testserver.EventuallyWithin(t, 20*time.Second, "a read at v1 fails", func() (bool, string) {
+		_, errOut, code := k.kubectl(t, "get", "e2e-test-crds.v1.stable.example.com", "cr-instance-2")
+		return code != 0 && strings.Contains(errOut, "Internal error occurred: conversion webhook for stable.example.com/v2, Kind=E2eTestCrd failed: "), errOut
+	})
+	if got := k.mustKubectl(t, "get", "e2e-test-crds.v2.stable.example.com", "cr-instance-2", "-o", "jsonpath={.host}"); got != "example.com" {
+		t.Errorf("at its storage version it still reads: %q", got)
+	}
+	if _, errOut, code := k.kubectl(t, "get", "e2e-test-crds.v2.stable.example.com", "cr-instance-1"); code == 0 ||
+		!strings.Contains(errOut, "conversion webhook for stable.example.com/v1, Kind=E2eTestCrd failed: ") {
+		t.Errorf("cr-instance-1, stored at v1, read at v2 without the webhook: exit %d, %s", code, errOut)
 	}
 }
