@@ -25,8 +25,9 @@ type container struct {
 	state                            runtimeapi.ContainerState
 	createdAt, startedAt, finishedAt int64 // ns since the epoch; 0 until it happens
 	exitCode                         int32
-	reason, message                  string   // why it exited: "Completed", "Error", ...
-	proc                             *process // its process once started (process.go)
+	reason, message                  string    // why it exited: "Completed", "Error", ...
+	proc                             *process  // its process once started (process.go)
+	resources                        resources // its cgroup settings (cgroups.go)
 }
 
 // CreateContainer creates a container in a ready sandbox from an image
@@ -64,6 +65,7 @@ func (s *Server) CreateContainer(ctx context.Context, req *runtimeapi.CreateCont
 	c := &container{id: newID(), sandboxID: sb.id, name: name, config: cfg, image: img,
 		logPath: logPath(sb.config.GetLogDirectory(), cfg.GetLogPath()),
 		state:   runtimeapi.ContainerState_CONTAINER_CREATED, createdAt: s.clock.Now().UnixNano()}
+	c.resources.set(cfg.GetLinux().GetResources())
 	s.addContainer(c)
 	s.names[name] = c.id
 	s.log.Info("created container", "container", md.GetName(), "attempt", md.GetAttempt(),
@@ -186,6 +188,7 @@ func (s *Server) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerS
 		Image: c.config.GetImage(), ImageRef: c.image.id, ImageId: c.image.id,
 		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(),
 		Mounts: c.config.GetMounts(), LogPath: c.logPath,
+		Resources: &runtimeapi.ContainerResources{Linux: c.resources.get()},
 	}}
 	// As containerd does, the status names the image by its full tag
 	// (what the kubelet shows as the pod's containerStatuses[].image) and,

@@ -105,6 +105,7 @@ func (s *Server) containerFS(c *container, sb *sandbox, img catalog.Image) (*she
 	for name, data := range s.sandboxFiles(sb) {
 		fsys.WriteFile(name, []byte(data))
 	}
+	fsys.Mount("/sys/fs/cgroup", cgroupVolume{&c.resources}, true) // cgroups.go
 	if err := s.mountVolumes(fsys, c, sb); err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 	att := newAttachment(c.config, log) // its stdio, for kubectl attach (attach.go)
 	sh := shell.New(shell.Options{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
 		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
-		MemoryLimit: c.config.GetLinux().GetResources().GetMemoryLimitInBytes(),
+		MemoryLimit: c.resources.get().GetMemoryLimitInBytes(),
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
 		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),

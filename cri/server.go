@@ -42,7 +42,7 @@ type Options struct {
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
 // generated Unimplemented servers, so the calls it does not serve yet
-// (the pod sandbox stats, UpdateContainerResources) answer
+// (the pod sandbox stats) answer
 // codes.Unimplemented, which CRI clients such as crictl and the kubelet
 // understand.
 type Server struct {

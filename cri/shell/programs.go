@@ -27,7 +27,7 @@ func init() { // a map literal would refer to sh, which refers back to programs
 		"sleep": sleepProgram, "exit": exitProgram, "true": status(0), ":": status(0), "false": status(1),
 		"echo": echo, "printf": printf, "env": env, "printenv": printenv, "cat": cat, "ls": ls,
 		"touch": touch, "rm": rm, "mv": mv, "dd": dd, "mkdir": mkdir, "test": test, "[": bracket, "[[": doubleBracket, "expr": expr,
-		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail, "id": id,
+		"date": date, "hostname": hostname, "tar": tarProgram, "hexdump": hexdump, "tail": tail, "head": head, "id": id, "mount": mountProgram,
 		"wc": wc, "awk": awk, "grep": grep, "cut": cut, "sysctl": sysctl, "ip": ip,
 		"curl": curl, "wget": wget, "nc": nc, // net.go
 		"nslookup": nslookup, "dig": dig, "getent": getent, "seq": seq, // dns.go

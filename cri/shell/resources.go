@@ -38,6 +38,14 @@ func (p *Process) UseMemory(bytes int64) error {
 	return nil
 }
 
+// SetMemoryLimit changes the process's memory limit (an in-place
+// resize): its next allocation is judged by it.
+func (p *Process) SetMemoryLimit(bytes int64) {
+	p.res.mu.Lock()
+	defer p.res.mu.Unlock()
+	p.res.limit = bytes
+}
+
 // MemoryUsage is the memory the process holds, in bytes.
 func (p *Process) MemoryUsage() int64 {
 	p.res.mu.Lock()

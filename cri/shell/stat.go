@@ -28,6 +28,7 @@ type FileInfo struct {
 const (
 	OverlayfsMagic = 0x794c7630 // a container's root: containerd's overlayfs snapshot
 	TmpfsMagic     = 0x01021994
+	Cgroup2Magic   = 0x63677270 // /sys/fs/cgroup, the container's cgroup (cgroup v2)
 )
 
 // Default modes of what the image's layer holds (see above).
