@@ -25,7 +25,7 @@ var Pods = &apiserver.Resource{
 	ShortNames: []string{"po"}, Categories: []string{"all"},
 	Columns: podColumns, Row: podRow,
 	Subresources: []apiserver.Subresource{apiserver.StatusSubresource, bindingSubresource, evictionSubresource, logSubresource, execSubresource, attachSubresource, portForwardSubresource,
-		ephemeralContainersSubresource, podProxySubresource},
+		ephemeralContainersSubresource, resizeSubresource, podProxySubresource},
 	New:     func() runtime.Object { return &corev1.Pod{} },
 	NewList: func() runtime.Object { return &corev1.PodList{} },
 	PrepareForCreate: func(obj runtime.Object) {
