@@ -114,6 +114,7 @@ func (k *Kubelet) forgetAdmitted(key string, keep types.UID) {
 	for uid, p := range k.admitted {
 		if uid != keep && client.KeyOf(p) == key {
 			delete(k.admitted, uid)
+			delete(k.pendingResizes, uid)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
-	k.noteAdmitted(pod) // as it is now; an earlier kubelet's pod, too
+	k.allocate(ctx, pod) // its resources as the node took them; an earlier kubelet's pod, too (resize.go)
 	if f, failed := k.failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
@@ -207,14 +207,22 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
 	cur := sb.Containers[c.Name]
+	alloc, _ := k.allocation(pod)
+	c = allocatedContainer(alloc, c) // its resources as allocated (resize.go)
 	switch {
 	case cur == nil:
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		if cur.Image == c.Image {
-			return nil, nil // nothing to do: the common case
+			restart, err := k.resizeContainer(ctx, pod, c, cur) // the common case: nothing to do
+			if !restart || err != nil {
+				return nil, err
+			}
+			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s resize requires a restart", c.Name)
+			k.log.Info("resized: restarting container, as its resizePolicy says", "pod", key, "container", c.Name)
+		} else {
+			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
+			k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
 		}
-		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
-		k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
 		if err := k.killContainer(ctx, pod, c, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}

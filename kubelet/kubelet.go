@@ -138,8 +138,11 @@ type Kubelet struct {
 	pullErrors  map[string]string
 	failures    map[types.UID]podFailure  // pods the kubelet failed (deadline.go)
 	admitted    map[types.UID]*corev1.Pod // the pods let in that hold the node's resources and ports (admission.go)
-	static      map[string]*staticPod     // by mirror key (staticpods.go)
-	mirrorUIDs  map[types.UID]types.UID   // a static pod's hash → its mirror's UID
+	// pendingResizes are why the resizes that could not be allocated
+	// wait (resize.go).
+	pendingResizes map[types.UID]*corev1.PodCondition
+	static         map[string]*staticPod   // by mirror key (staticpods.go)
+	mirrorUIDs     map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
 	// lease is the Lease last written, renewed by the heartbeat loop
@@ -245,17 +248,18 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
 	k := &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
-		queue:         workqueue.New[string](cfg.Clock),
-		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		terminating:   map[types.UID]bool{},
-		mounted:       map[types.UID]bool{},
-		pullErrors:    map[string]string{},
-		failures:      map[types.UID]podFailure{},
-		admitted:      map[types.UID]*corev1.Pod{},
-		mirrorUIDs:    map[types.UID]types.UID{},
-		mirrorDeleted: map[string]time.Time{},
-		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
+		queue:          workqueue.New[string](cfg.Clock),
+		backOff:        newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		pullBackOff:    newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		terminating:    map[types.UID]bool{},
+		mounted:        map[types.UID]bool{},
+		pullErrors:     map[string]string{},
+		failures:       map[types.UID]podFailure{},
+		admitted:       map[types.UID]*corev1.Pod{},
+		pendingResizes: map[types.UID]*corev1.PodCondition{},
+		mirrorUIDs:     map[types.UID]types.UID{},
+		mirrorDeleted:  map[string]time.Time{},
+		runtimeOK:      cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})

@@ -54,6 +54,9 @@ type runtimeContainer struct {
 	// instance (probes.go): its startup probe has not succeeded yet; its
 	// readiness probe has not succeeded, or it has not started.
 	NotStarted, NotReady bool
+	// Resources are its cgroup settings as the runtime has them now
+	// (resize.go); nil if the runtime does not say.
+	Resources *runtimeapi.LinuxContainerResources
 }
 
 // podSandbox returns what the runtime has for the pod with uid, or nil
@@ -117,7 +120,7 @@ func (rs *runtimeService) containerStatus(ctx context.Context, c *runtimeapi.Con
 	rc := &runtimeContainer{ID: rs.containerID(c.GetId()), RawID: c.GetId(), Name: c.GetLabels()[labelContainerName], Image: c.GetImage().GetUserSpecifiedImage(),
 		ImageID: st.GetImageRef(), State: st.GetState(), Attempt: c.GetMetadata().GetAttempt(),
 		StartedAt: unixNano(st.GetStartedAt()), FinishedAt: unixNano(st.GetFinishedAt()),
-		ExitCode: st.GetExitCode(), Reason: st.GetReason(), LogPath: st.GetLogPath()}
+		ExitCode: st.GetExitCode(), Reason: st.GetReason(), LogPath: st.GetLogPath(), Resources: st.GetResources().GetLinux()}
 	if rc.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		rc.Message = terminationMessage(st, rs.nodeDisk(c.GetLabels()[labelNodeName]))
 	}

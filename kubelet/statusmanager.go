@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/mkube/mkube/client"
@@ -33,6 +34,8 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSand
 	k.applyProbeResults(pod, sb)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status := generatePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
+		alloc, pendingResize := k.allocation(pod)
+		setResourceStatus(&status, alloc, sb, pendingResize, metav1.NewTime(k.clock.Now()).Rfc3339Copy()) // resize.go
 		if f, failed := k.failure(pod.UID); failed {
 			// The kubelet failed the pod itself (activeDeadlineSeconds).
 			status.Phase, status.Reason, status.Message = corev1.PodFailed, f.reason, f.message
