@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,7 +24,7 @@ import (
 //     pods. If they could never fit, the resize is Infeasible; if they do
 //     not fit now, Deferred: either way the pod keeps what it has and
 //     says why in a PodResizePending condition, and a Deferred resize is
-//     tried again at the pod's next sync. If they fit, they are the pod's
+//     tried again --sync-frequency later. If they fit, they are the pod's
 //     allocation from now on.
 //  2. actuation: each running container whose cgroup settings are not
 //     its allocated resources' (containerResources) is given them by the
@@ -41,10 +40,6 @@ import (
 // on a pod that requested 100m: generation 2 → allocated 200m → the
 // runtime's cpu.weight goes from 4 to 8 → status.resources 200m,
 // observedGeneration 2, no resize condition.
-
-// deferredResizeRetry is how soon a Deferred resize is tried again: the
-// kubelet's --sync-frequency.
-const deferredResizeRetry = time.Minute
 
 // allocate makes pod's resources its allocation, if the node takes
 // them: a pod new to the allocation (an earlier kubelet's) at once, a
@@ -70,7 +65,7 @@ func (k *Kubelet) allocate(ctx context.Context, pod *corev1.Pod) {
 		k.log.Info("resize cannot be allocated: "+msg, "pod", client.KeyOf(pod), "reason", reason)
 		k.setPendingResize(pod, resizeCondition(reason, msg))
 		if reason == corev1.PodReasonDeferred {
-			k.queue.AddAfter(client.KeyOf(pod), deferredResizeRetry) // other pods may have gone by then
+			k.queue.AddAfter(client.KeyOf(pod), k.cfg.SyncFrequency) // other pods may have gone by then
 		}
 		return
 	}
