@@ -131,15 +131,7 @@ func (v cgroupVolume) Files() []shell.File {
 }
 
 // Info: cgroup files are root's, -rw-r--r--.
-func (v cgroupVolume) Info(name string) (shell.FileInfo, error) {
-	switch exists, isDir := v.Stat(name); {
-	case isDir:
-		return shell.FileInfo{Mode: fs.ModeDir | 0o755}, nil
-	case exists:
-		return shell.FileInfo{Mode: 0o644}, nil
-	}
-	return shell.FileInfo{}, fs.ErrNotExist
-}
+func (v cgroupVolume) Info(name string) (shell.FileInfo, error) { return rootsFile(v.Stat(name)) }
 
 // UpdateContainerResources gives a created or running container new
 // cgroup settings (an in-place pod resize): its files show them at once.

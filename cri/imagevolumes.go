@@ -133,8 +133,12 @@ func (v imageVolume) Files() []shell.File {
 }
 
 // Info: an image's files are root's, -rw-r--r--, in drwxr-xr-x directories.
-func (v imageVolume) Info(name string) (shell.FileInfo, error) {
-	switch exists, isDir := v.Stat(name); {
+func (v imageVolume) Info(name string) (shell.FileInfo, error) { return rootsFile(v.Stat(name)) }
+
+// rootsFile is the stat(2) of a read-only volume's file or directory:
+// root's, -rw-r--r-- or drwxr-xr-x.
+func rootsFile(exists, isDir bool) (shell.FileInfo, error) {
+	switch {
 	case isDir:
 		return shell.FileInfo{Mode: fs.ModeDir | 0o755}, nil
 	case exists:

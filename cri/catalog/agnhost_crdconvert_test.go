@@ -1,12 +1,6 @@
 package catalog
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/tls"
-	"encoding/json"
-	"net"
-	"net/http"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,23 +16,10 @@ import (
 func convertOverTLS(t *testing.T, p *shell.Process, apiVersion string, req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionReview {
 	t.Helper()
 	argv := []string{"/agnhost", "crd-conversion-webhook", "--tls-cert-file=/certs/tls.crt", "--tls-private-key-file=/certs/tls.key", "-v=4", "--port=9444"}
-	node, pod := net.Pipe()
-	go Lookup("registry.k8s.io/e2e-test-images/agnhost:2.66.1").Serve(Running{Process: p, Argv: argv, Started: epoch}, 9444, pod)
-	conn := tls.Client(node, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a test of the server
-	defer conn.Close()
-	body, _ := json.Marshal(apiextensionsv1.ConversionReview{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "ConversionReview"}, Request: req})
-	hr, _ := http.NewRequest(http.MethodPost, "https://e2e-test-crd-conversion-webhook.ns.svc:9443/crdconvert", bytes.NewReader(body))
-	hr.Header.Set("Content-Type", "application/json")
-	if err := hr.Write(conn); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var out apiextensionsv1.ConversionReview
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Response == nil {
+	err := postOverTLS(t, p, argv, 9444, "https://e2e-test-crd-conversion-webhook.ns.svc:9443/crdconvert",
+		apiextensionsv1.ConversionReview{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "ConversionReview"}, Request: req}, &out)
+	if err != nil || out.Response == nil {
 		t.Fatalf("%v %+v", err, out)
 	}
 	return &out

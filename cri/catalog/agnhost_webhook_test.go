@@ -56,18 +56,16 @@ func selfSigned(t *testing.T) (cert, key []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
 }
 
-// review sends the webhook at path one AdmissionReview over TLS and
-// returns its answer.
-func review(t *testing.T, p *shell.Process, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+// postOverTLS runs agnhost with argv on one connection of port and
+// POSTs it body, JSON, over TLS; out receives its JSON answer.
+func postOverTLS(t *testing.T, p *shell.Process, argv []string, port int32, url string, body, out any) error {
 	t.Helper()
-	img := Lookup("registry.k8s.io/e2e-test-images/agnhost:2.66.1")
 	node, pod := net.Pipe()
-	go img.Serve(Running{Process: p, Argv: webhookArgv, Started: epoch}, 8444, pod)
+	go Lookup("registry.k8s.io/e2e-test-images/agnhost:2.66.1").Serve(Running{Process: p, Argv: argv, Started: epoch}, port, pod)
 	conn := tls.Client(node, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a test of the server
 	defer conn.Close()
-	req.UID = "uid-1"
-	body, _ := json.Marshal(admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: req})
-	hr, _ := http.NewRequest(http.MethodPost, "https://e2e-test-webhook.ns.svc:8443"+path, bytes.NewReader(body))
+	data, _ := json.Marshal(body)
+	hr, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(data))
 	hr.Header.Set("Content-Type", "application/json")
 	if err := hr.Write(conn); err != nil {
 		t.Fatal(err)
@@ -77,8 +75,18 @@ func review(t *testing.T, p *shell.Process, path string, req *admissionv1.Admiss
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// review sends the webhook at path one AdmissionReview over TLS and
+// returns its answer.
+func review(t *testing.T, p *shell.Process, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req.UID = "uid-1"
 	var out admissionv1.AdmissionReview
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Response == nil {
+	err := postOverTLS(t, p, webhookArgv, 8444, "https://e2e-test-webhook.ns.svc:8443"+path,
+		admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: req}, &out)
+	if err != nil || out.Response == nil {
 		t.Fatalf("%s: %v %+v", path, err, out)
 	}
 	if out.Response.UID != "uid-1" || out.APIVersion != "admission.k8s.io/v1" {
