@@ -46,10 +46,18 @@ import (
 // resize only if it fits; one that does not is remembered as pending,
 // with why.
 func (k *Kubelet) allocate(ctx context.Context, pod *corev1.Pod) {
-	k.admitMu.Lock()
-	defer k.admitMu.Unlock()
 	k.mu.Lock()
 	cur, ok := k.admitted[pod.UID]
+	k.mu.Unlock()
+	if ok && sameResources(cur, pod) {
+		k.noteAdmitted(pod) // the common case: no resize, and no wait for admissions
+		k.setPendingResize(pod, nil)
+		return
+	}
+	k.admitMu.Lock() // a resize is judged against the other pods as admission does
+	defer k.admitMu.Unlock()
+	k.mu.Lock()
+	cur, ok = k.admitted[pod.UID]
 	k.mu.Unlock()
 	if !ok || sameResources(cur, pod) {
 		k.noteAdmitted(pod)

@@ -54,10 +54,13 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 	if len(refs) == 0 {
 		return nil
 	}
+	if m.GetDeletionTimestamp() != nil {
+		return nil // already on its way out: a one-way trip (attemptToDeleteItem)
+	}
 	foreground, solid := false, false
 	var drop []types.UID // owners gone, or waiting for their dependents
 	for _, ref := range refs {
-		state, err := gc.ownerState(ctx, m.GetNamespace(), ref)
+		state, err := gc.ownerState(ctx, m.GetNamespace(), ref, false)
 		if err != nil {
 			return err
 		}
@@ -83,7 +86,11 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 		if len(drop) == 0 {
 			return nil
 		}
-		if err := gc.dropOwnerRefs(ctx, mon.res, obj, drop...); err != nil {
+		err := gc.dropOwnerRefs(ctx, mon.res, obj, drop...)
+		if apierrors.IsConflict(err) {
+			return nil // changed since: its event brings it back
+		}
+		if err != nil {
 			return fmt.Errorf("drop the gone or deleting owners of %s %s: %w", mon.res.Name, client.KeyOf(obj), err)
 		}
 		gc.log.Info("removed references to owners gone or deleting; another owner keeps the object", "resource", mon.res.Name,
@@ -93,9 +100,6 @@ func (gc *Collector) deleteIfOrphaned(ctx context.Context, mon *monitor, obj run
 	policy := metav1.DeletePropagationBackground
 	if foreground {
 		policy = metav1.DeletePropagationForeground // the owner waits for our whole subtree
-	}
-	if m.GetDeletionTimestamp() != nil {
-		return nil // already on its way out
 	}
 	if foreground && gc.hasDependentDeletingForeground(m.GetUID()) {
 		// Kubernetes' cycle breaking (attemptToDeleteItem): owners that
@@ -140,8 +144,9 @@ const (
 )
 
 // ownerState says whether the owner named by ref exists (with the same
-// UID: a new object under an old name is not the owner).
-func (gc *Collector) ownerState(ctx context.Context, namespace string, ref metav1.OwnerReference) (ownerStatus, error) {
+// UID: a new object under an old name is not the owner), from our caches
+// or, when they do not have it (or live), from the API server.
+func (gc *Collector) ownerState(ctx context.Context, namespace string, ref metav1.OwnerReference, live bool) (ownerStatus, error) {
 	res, ok := gc.resourceFor(ref)
 	if !ok {
 		return ownerPresent, nil // a kind we do not know: never delete on its account
@@ -150,7 +155,7 @@ func (gc *Collector) ownerState(ctx context.Context, namespace string, ref metav
 		namespace = ""
 	}
 	var owner runtime.Object
-	if mon, ok := gc.monitored[res.Name]; ok {
+	if mon, ok := gc.monitored[res.Name]; ok && !live {
 		key := ref.Name
 		if namespace != "" {
 			key = namespace + "/" + ref.Name
@@ -169,6 +174,11 @@ func (gc *Collector) ownerState(ctx context.Context, namespace string, ref metav
 		owner = live
 	}
 	m, _ := meta.Accessor(owner)
+	if m.GetUID() != ref.UID && !live {
+		// The cache may lag: an owner recreated under its name, whose
+		// new object a new dependent names, is asked of the API server.
+		return gc.ownerState(ctx, namespace, ref, true)
+	}
 	if m.GetUID() != ref.UID {
 		return ownerAbsent, nil
 	}

@@ -51,7 +51,7 @@ func resizePod(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
 		}
 		errs = append(errs, takeResize(c, want, spec.Child("initContainers").Index(i), spec.Child("initContainers").Index(i))...)
 	}
-	if qos := qosClass(pod); qos != old.Status.QOSClass && old.Status.QOSClass != "" {
+	if qos := qosClass(pod); qos != qosClass(old) {
 		errs = append(errs, field.Invalid(spec, qos, "Pod QOS Class may not change as a result of resizing"))
 	}
 	errs = append(errs, ValidatePodSpec(&pod.Spec, spec)...)
