@@ -163,11 +163,7 @@ func allocatedPod(pod, alloc *corev1.Pod) *corev1.Pod {
 	out := pod.DeepCopy()
 	for _, cs := range [][]corev1.Container{out.Spec.InitContainers, out.Spec.Containers} {
 		for i := range cs {
-			for _, a := range allContainers(alloc) {
-				if a.Name == cs[i].Name {
-					cs[i].Resources = a.Resources
-				}
-			}
+			cs[i] = allocatedContainer(alloc, cs[i])
 		}
 	}
 	return out
