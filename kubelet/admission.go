@@ -55,15 +55,7 @@ func (k *Kubelet) admitPod(ctx context.Context, pod *corev1.Pod) (*rejection, er
 	}
 	k.admitMu.Lock()
 	defer k.admitMu.Unlock()
-	info := framework.NewNodeInfo()
-	info.SetNode(node)
-	k.mu.Lock()
-	for uid, p := range k.admitted {
-		if uid != pod.UID {
-			info.AddPodInfo(framework.NewPodInfo(p))
-		}
-	}
-	k.mu.Unlock()
+	info := k.nodeWithOthers(node, pod.UID)
 	if r := sysctlRejection(pod, k.cfg.AllowedUnsafeSysctls); r != nil { // sysctls.go
 		return r, nil
 	}
@@ -73,6 +65,21 @@ func (k *Kubelet) admitPod(ctx context.Context, pod *corev1.Pod) (*rejection, er
 	}
 	k.noteAdmitted(pod)
 	return nil, nil
+}
+
+// nodeWithOthers is node with the pods admitted to it but uid: what a
+// pod is judged against. Callers hold admitMu.
+func (k *Kubelet) nodeWithOthers(node *corev1.Node, uid types.UID) *framework.NodeInfo {
+	info := framework.NewNodeInfo()
+	info.SetNode(node)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for other, p := range k.admitted {
+		if other != uid {
+			info.AddPodInfo(framework.NewPodInfo(p))
+		}
+	}
+	return info
 }
 
 // filterWithFreshNode runs generalFilter against info's node, which comes

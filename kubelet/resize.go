@@ -46,24 +46,18 @@ import (
 // resize only if it fits; one that does not is remembered as pending,
 // with why.
 func (k *Kubelet) allocate(ctx context.Context, pod *corev1.Pod) {
+	// Only this pod's sync changes its allocation, and syncs of one pod
+	// never overlap: what is read here holds until it is written.
 	k.mu.Lock()
 	cur, ok := k.admitted[pod.UID]
 	k.mu.Unlock()
-	if ok && sameResources(cur, pod) {
+	if !ok || sameResources(cur, pod) {
 		k.noteAdmitted(pod) // the common case: no resize, and no wait for admissions
 		k.setPendingResize(pod, nil)
 		return
 	}
 	k.admitMu.Lock() // a resize is judged against the other pods as admission does
 	defer k.admitMu.Unlock()
-	k.mu.Lock()
-	cur, ok = k.admitted[pod.UID]
-	k.mu.Unlock()
-	if !ok || sameResources(cur, pod) {
-		k.noteAdmitted(pod)
-		k.setPendingResize(pod, nil)
-		return
-	}
 	node, err := k.nodeObject(ctx)
 	if err != nil {
 		k.setPendingResize(pod, resizeCondition(corev1.PodReasonDeferred, err.Error()))
@@ -106,10 +100,10 @@ func (k *Kubelet) allocation(pod *corev1.Pod) (*corev1.Pod, *corev1.PodCondition
 
 // resizeFits says why pod's new requests do not fit node: Infeasible
 // beyond what the node can give any pod, Deferred beyond what its other
-// pods leave. Callers hold admitMu.
+// pods leave (admission's own check, admission.go). Callers hold
+// admitMu.
 func (k *Kubelet) resizeFits(pod *corev1.Pod, node *corev1.Node) (reason, message string) {
-	info := framework.NewNodeInfo()
-	info.SetNode(node)
+	info := k.nodeWithOthers(node, pod.UID)
 	p := framework.NewPodInfo(pod)
 	alloc := &info.Allocatable
 	for _, r := range []struct {
@@ -121,22 +115,8 @@ func (k *Kubelet) resizeFits(pod *corev1.Pod, node *corev1.Node) (reason, messag
 			return corev1.PodReasonInfeasible, fmt.Sprintf("Node didn't have enough capacity: %s, requested: %d, capacity: %d", r.name, r.requested, r.capacity)
 		}
 	}
-	k.mu.Lock()
-	for uid, other := range k.admitted {
-		if uid != pod.UID {
-			info.AddPodInfo(framework.NewPodInfo(other))
-		}
-	}
-	k.mu.Unlock()
-	used := &info.Requested
-	for _, r := range []struct {
-		name                      corev1.ResourceName
-		requested, used, capacity int64
-	}{{corev1.ResourceCPU, p.Requests.MilliCPU, used.MilliCPU, alloc.MilliCPU}, {corev1.ResourceMemory, p.Requests.Memory, used.Memory, alloc.Memory}} {
-		if r.requested > r.capacity-r.used {
-			return corev1.PodReasonDeferred, fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
-				r.name, r.requested, r.used, r.capacity)
-		}
+	if r := insufficientResource(p, info); r != nil {
+		return corev1.PodReasonDeferred, r.message
 	}
 	return "", ""
 }
