@@ -81,14 +81,7 @@ func sameContainers(in, old []corev1.Container, path *field.Path, what string) f
 // requests the limit, as on create.
 func takeResize(c, want *corev1.Container, path, specPath *field.Path) field.ErrorList {
 	res := *want.Resources.DeepCopy()
-	for name, lim := range res.Limits {
-		if _, ok := res.Requests[name]; !ok {
-			if res.Requests == nil {
-				res.Requests = corev1.ResourceList{}
-			}
-			res.Requests[name] = lim.DeepCopy()
-		}
-	}
+	defaultRequests(&res) // podspec_defaults.go
 	var errs field.ErrorList
 	if removed(res.Requests, c.Resources.Requests) {
 		errs = append(errs, field.Forbidden(path.Child("resources", "requests"), "resource requests cannot be removed"))

@@ -57,13 +57,18 @@ func defaultContainer(c *corev1.Container) {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
 		}
 	}
-	// A limit without a request requests the limit (Kubernetes defaulting).
-	for name, lim := range c.Resources.Limits {
-		if c.Resources.Requests == nil {
-			c.Resources.Requests = corev1.ResourceList{}
+	defaultRequests(&c.Resources)
+}
+
+// defaultRequests: a limit without a request requests the limit
+// (Kubernetes defaulting), on create and on a resize.
+func defaultRequests(r *corev1.ResourceRequirements) {
+	for name, lim := range r.Limits {
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
 		}
-		if _, ok := c.Resources.Requests[name]; !ok {
-			c.Resources.Requests[name] = lim.DeepCopy()
+		if _, ok := r.Requests[name]; !ok {
+			r.Requests[name] = lim.DeepCopy()
 		}
 	}
 }
