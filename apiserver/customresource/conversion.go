@@ -9,7 +9,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -138,60 +137,40 @@ func (w *conversionWebhook) convert(u *unstructured.Unstructured, apiVersion str
 }
 
 // conversionReview is the request for the first review version both
-// sides speak.
+// sides speak. The v1 and v1beta1 ConversionReviews have the same
+// fields: one type serves both, with the version's apiVersion.
 func conversionReview(versions []string, u *unstructured.Unstructured, apiVersion string, uid types.UID) (runtime.Object, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	objects := []runtime.RawExtension{{Raw: raw}}
 	for _, v := range versions {
-		switch v {
-		case "v1":
+		if reviewVersions[apiextensionsv1.GroupName+"/"+v] {
 			return &apiextensionsv1.ConversionReview{
-				TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "ConversionReview"},
-				Request:  &apiextensionsv1.ConversionRequest{UID: uid, DesiredAPIVersion: apiVersion, Objects: objects}}, nil
-		case "v1beta1":
-			return &apiextensionsv1beta1.ConversionReview{
-				TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1beta1.SchemeGroupVersion.String(), Kind: "ConversionReview"},
-				Request:  &apiextensionsv1beta1.ConversionRequest{UID: uid, DesiredAPIVersion: apiVersion, Objects: objects}}, nil
+				TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.GroupName + "/" + v, Kind: "ConversionReview"},
+				Request:  &apiextensionsv1.ConversionRequest{UID: uid, DesiredAPIVersion: apiVersion, Objects: []runtime.RawExtension{{Raw: raw}}}}, nil
 		}
 	}
 	return nil, fmt.Errorf("no supported conversion review versions")
 }
 
+// reviewVersions are the ConversionReview versions this server speaks.
+var reviewVersions = map[string]bool{"apiextensions.k8s.io/v1": true, "apiextensions.k8s.io/v1beta1": true}
+
 // convertedObjects reads the webhook's answer: a ConversionReview (v1 or
 // v1beta1) whose response has the request's uid and succeeded.
 func convertedObjects(answer []byte, uid types.UID) ([]runtime.RawExtension, error) {
-	var typ metav1.TypeMeta
-	if err := json.Unmarshal(answer, &typ); err != nil {
+	var review apiextensionsv1.ConversionReview
+	if err := json.Unmarshal(answer, &review); err != nil {
 		return nil, err
 	}
-	var uidGot types.UID
-	var result metav1.Status
-	var objects []runtime.RawExtension
-	switch typ.APIVersion {
-	case apiextensionsv1.SchemeGroupVersion.String():
-		review := &apiextensionsv1.ConversionReview{}
-		if err := json.Unmarshal(answer, review); err != nil {
-			return nil, err
-		}
-		if review.Response == nil {
-			return nil, fmt.Errorf("no response provided")
-		}
-		uidGot, result, objects = review.Response.UID, review.Response.Result, review.Response.ConvertedObjects
-	case apiextensionsv1beta1.SchemeGroupVersion.String():
-		review := &apiextensionsv1beta1.ConversionReview{}
-		if err := json.Unmarshal(answer, review); err != nil {
-			return nil, err
-		}
-		if review.Response == nil {
-			return nil, fmt.Errorf("no response provided")
-		}
-		uidGot, result, objects = review.Response.UID, review.Response.Result, review.Response.ConvertedObjects
-	default:
-		return nil, fmt.Errorf("unrecognized response type: %s, Kind=%s", typ.APIVersion, typ.Kind)
+	if !reviewVersions[review.APIVersion] {
+		return nil, fmt.Errorf("unrecognized response type: %s, Kind=%s", review.APIVersion, review.Kind)
 	}
+	if review.Response == nil {
+		return nil, fmt.Errorf("no response provided")
+	}
+	uidGot, result, objects := review.Response.UID, review.Response.Result, review.Response.ConvertedObjects
 	if uidGot != uid {
 		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, uidGot)
 	}
