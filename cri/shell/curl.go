@@ -202,6 +202,9 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 	if r.data != nil {
 		body = strings.NewReader(*r.data)
 	}
+	// The clock is read before --max-time's timer starts: a timer that
+	// fired first would make the elapsed time it reports too short.
+	start := p.Clock.Now()
 	ctx, overall, cancel := p.withTimeout(ctx, r.maxTime)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
@@ -223,7 +226,6 @@ func (r *curlRequest) fetch(ctx context.Context, p *Process, raw string, out io.
 			return r.failed(p, 77, "error setting certificate file: %s", r.caCert)
 		}
 	}
-	start := p.Clock.Now()
 	// The transport dials on a goroutine of its own, which may outlive
 	// a cancelled Do.
 	var dialed struct {
