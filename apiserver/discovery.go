@@ -112,6 +112,19 @@ func (s *Server) groups() []apiGroup {
 			out[i].versions = append(out[i].versions, gv)
 		}
 	}
+	// kube-aggregator lists every APIService's group-version, available
+	// or not: a client finds out by asking it.
+	for _, a := range s.aggregatedGroupVersions() {
+		i, ok := index[a.Group]
+		if !ok {
+			i = len(out)
+			index[a.Group] = i
+			out = append(out, apiGroup{name: a.Group})
+		}
+		if !slices.Contains(out[i].versions, a.GroupVersion) {
+			out[i].versions = append(out[i].versions, a.GroupVersion)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if (out[i].name == "") != (out[j].name == "") {
 			return out[i].name == ""

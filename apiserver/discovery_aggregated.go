@@ -52,10 +52,15 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, core bo
 		}
 		group := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: g.name}}
 		for _, v := range g.versions {
-			group.Versions = append(group.Versions, apidiscoveryv2.APIVersionDiscovery{
-				Version: v.Version, Resources: s.resourceDiscovery(v), Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent})
+			entries, freshness, ok := s.versionEntries(v)
+			if ok {
+				group.Versions = append(group.Versions, apidiscoveryv2.APIVersionDiscovery{
+					Version: v.Version, Resources: resourceDiscovery(entries), Freshness: freshness})
+			}
 		}
-		list.Items = append(list.Items, group)
+		if len(group.Versions) > 0 {
+			list.Items = append(list.Items, group)
+		}
 	}
 	data, err := jsonEncode(list)
 	if err != nil {
@@ -76,35 +81,61 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, core bo
 	w.Write(append(data, '\n'))
 }
 
-// resourceDiscovery is a group-version's resources, each with its
-// subresources nested inside: the legacy APIResourceList entries
-// regrouped, as kube-apiserver's ConvertGroupVersionIntoToDiscovery does,
-// so both documents always say the same. Resources are sorted by name.
-func (s *Server) resourceDiscovery(gv schema.GroupVersion) []apidiscoveryv2.APIResourceDiscovery {
-	var out []apidiscoveryv2.APIResourceDiscovery
+// versionEntries are the APIResourceList entries of a group-version:
+// this server's own, or what an aggregated API server last listed (Stale
+// when its last check failed). ok is false for an aggregated
+// group-version never listed: kube-aggregator leaves it out of the
+// document until its server has answered.
+func (s *Server) versionEntries(gv schema.GroupVersion) (entries []metav1.APIResource, freshness apidiscoveryv2.DiscoveryFreshness, ok bool) {
+	for _, a := range s.aggregatedGroupVersions() {
+		if a.GroupVersion == gv {
+			if a.Stale {
+				return a.Resources, apidiscoveryv2.DiscoveryFreshnessStale, a.Resources != nil
+			}
+			return a.Resources, apidiscoveryv2.DiscoveryFreshnessCurrent, a.Resources != nil
+		}
+	}
 	for _, res := range s.resources() {
-		if res.GroupVersion != gv {
+		if res.GroupVersion == gv {
+			entries = append(entries, discoveryEntries(res)...)
+		}
+	}
+	return entries, apidiscoveryv2.DiscoveryFreshnessCurrent, true
+}
+
+// resourceDiscovery regroups a group-version's legacy APIResourceList
+// entries, each subresource ("pods/status") nested in its resource, as
+// kube-apiserver's ConvertGroupVersionIntoToDiscovery does, so both
+// documents always say the same. Resources are sorted by name.
+func resourceDiscovery(entries []metav1.APIResource) []apidiscoveryv2.APIResourceDiscovery {
+	var out []apidiscoveryv2.APIResourceDiscovery
+	index := map[string]int{}
+	for _, main := range entries {
+		if strings.Contains(main.Name, "/") {
 			continue
 		}
-		entries := discoveryEntries(res)
-		main := entries[0]
 		scope := apidiscoveryv2.ScopeCluster
 		if main.Namespaced {
 			scope = apidiscoveryv2.ScopeNamespace
 		}
-		d := apidiscoveryv2.APIResourceDiscovery{
+		index[main.Name] = len(out)
+		out = append(out, apidiscoveryv2.APIResourceDiscovery{
 			Resource: main.Name, SingularResource: main.SingularName, Scope: scope, Verbs: main.Verbs,
 			ShortNames: main.ShortNames, Categories: main.Categories,
 			ResponseKind: &metav1.GroupVersionKind{Group: main.Group, Version: main.Version, Kind: main.Kind},
+		})
+	}
+	for _, sub := range entries {
+		parent, name, ok := strings.Cut(sub.Name, "/")
+		i, known := index[parent]
+		if !ok || !known {
+			continue
 		}
-		for _, sub := range entries[1:] {
-			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-				Subresource:  strings.TrimPrefix(sub.Name, main.Name+"/"),
-				ResponseKind: &metav1.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind},
-				Verbs:        sub.Verbs,
-			})
-		}
-		out = append(out, d)
+		out[i].Subresources = append(out[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource:  name,
+			ResponseKind: &metav1.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind},
+			Verbs:        sub.Verbs,
+		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
 	return out

@@ -25,6 +25,10 @@ import (
 // or collection itself here, a subresource by the handler its Resource
 // declares.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+	if proxy := s.aggregated(r); proxy != nil {
+		proxy.ServeHTTP(w, r)
+		return
+	}
 	info, ok := parseRequestInfo(r)
 	if !ok {
 		writeError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))

@@ -70,6 +70,9 @@ type Config struct {
 	// Clock is the server's time: creation and deletion timestamps, table
 	// ages, watch bookmarks, progress requests. Nil is the real clock.
 	Clock clock.WithTicker
+	// Aggregated are the group-versions proxied to aggregated API servers
+	// (apiserver/aggregator); nil proxies none.
+	Aggregated Aggregated
 	// Profiling serves Go's profiles at /debug/pprof/, as kube-apiserver's
 	// --profiling does: `go tool pprof http://HOST:8080/debug/pprof/profile`.
 	Profiling bool
@@ -216,6 +219,10 @@ func (s *Server) routes() http.Handler {
 		})
 		r.Get("/apis/{group}"+slash, func(w http.ResponseWriter, r *http.Request) { s.serveAPIGroup(w, r, chi.URLParam(r, "group")) })
 		r.Get("/apis/{group}/{version}"+slash, func(w http.ResponseWriter, r *http.Request) {
+			if proxy := s.aggregated(r); proxy != nil {
+				proxy.ServeHTTP(w, r)
+				return
+			}
 			s.serveResourceList(w, r, schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")})
 		})
 	}

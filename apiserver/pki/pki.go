@@ -12,7 +12,13 @@
 //     name, O the groups (admin: kubernetes-admin in system:masters; the
 //     scheduler, the controller manager, a kubelet fleet, each node);
 //   - admin.kubeconfig, to point kubectl at the secure port, and a
-//     kubeconfig for each component (kubeconfig.go).
+//     kubeconfig for each component (kubeconfig.go);
+//   - a second CA, front-proxy-ca, and the one certificate it signs,
+//     front-proxy-client: what the API server presents when it proxies a
+//     request to an aggregated API server, which believes the user named
+//     in the request's headers because of it (apiserver/aggregator).
+//     A CA of its own, as kubeadm makes it, so that no ordinary client
+//     certificate can pass for the proxy.
 //
 // Everything is kept in one directory; a restart reuses what is there.
 package pki
@@ -72,12 +78,21 @@ func Node(name string) Identity {
 	return Identity{Name: "kubelet-" + name, User: "system:node:" + name, Groups: []string{"system:nodes"}}
 }
 
+// FrontProxyClient is the front proxy's identity, kube-apiserver's
+// --proxy-client-cert-file, which aggregated API servers accept from
+// the CN list they are told (requestheader-allowed-names).
+var FrontProxyClient = Identity{Name: "front-proxy-client", User: "front-proxy-client"}
+
 // PKI is the CA and the API server's serving certificate, loaded or made.
 type PKI struct {
 	Dir     string
 	CA      *x509.Certificate
 	caKey   crypto.Signer
 	Serving string // path of apiserver.crt (apiserver.key beside it)
+	// FrontProxyCA signs only FrontProxyClient's certificate
+	// (front-proxy-client.crt and .key), kube-apiserver's
+	// --requestheader-client-ca-file.
+	FrontProxyCA *x509.Certificate
 }
 
 // Ensure loads the PKI in dir, creating what is missing: the CA, the
@@ -90,10 +105,7 @@ func Ensure(dir string, hosts []string, now time.Time) (*PKI, error) {
 	p := &PKI{Dir: dir, Serving: filepath.Join(dir, "apiserver.crt")}
 	ca, key, err := load(dir, "ca")
 	if errors.Is(err, os.ErrNotExist) {
-		ca, key, err = p.create("ca", &x509.Certificate{
-			Subject: pkix.Name{CommonName: "mkube-ca"}, IsCA: true, BasicConstraintsValid: true,
-			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		}, now, caLifetime)
+		ca, key, err = p.create("ca", caTemplate("mkube-ca"), nil, nil, now, caLifetime)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("CA: %w", err)
@@ -116,7 +128,36 @@ func Ensure(dir string, hosts []string, now time.Time) (*PKI, error) {
 			return nil, err
 		}
 	}
+	if err := p.ensureFrontProxy(now); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// ensureFrontProxy loads or makes front-proxy-ca and front-proxy-client.
+func (p *PKI) ensureFrontProxy(now time.Time) error {
+	ca, key, err := load(p.Dir, "front-proxy-ca")
+	if errors.Is(err, os.ErrNotExist) {
+		ca, key, err = p.create("front-proxy-ca", caTemplate("front-proxy-ca"), nil, nil, now, caLifetime)
+	}
+	if err != nil {
+		return fmt.Errorf("front-proxy CA: %w", err)
+	}
+	p.FrontProxyCA = ca
+	if _, _, err := load(p.Dir, FrontProxyClient.Name); err == nil {
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: %w", FrontProxyClient.Name, err)
+	}
+	_, _, err = p.create(FrontProxyClient.Name, clientTemplate(FrontProxyClient), ca, key, now, certLifetime)
+	return err
+}
+
+func caTemplate(cn string) *x509.Certificate {
+	return &x509.Certificate{
+		Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+	}
 }
 
 // EnsureClient signs a client certificate for id (CN id.User, O
@@ -139,13 +180,13 @@ func (p *PKI) ensure(name string, template *x509.Certificate, now time.Time) err
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	_, _, err := p.create(name, template, now, certLifetime)
+	_, _, err := p.create(name, template, p.CA, p.caKey, now, certLifetime)
 	return err
 }
 
-// create makes a key and a certificate for it, signed by the CA (or by
-// itself, for the CA), and writes both.
-func (p *PKI) create(name string, template *x509.Certificate, now time.Time, lifetime time.Duration) (*x509.Certificate, crypto.Signer, error) {
+// create makes a key and a certificate for it, signed by parent (nil: by
+// itself, for a CA), and writes both.
+func (p *PKI) create(name string, template, parent *x509.Certificate, parentKey crypto.Signer, now time.Time, lifetime time.Duration) (*x509.Certificate, crypto.Signer, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -156,9 +197,11 @@ func (p *PKI) create(name string, template *x509.Certificate, now time.Time, lif
 	}
 	template.SerialNumber = serial
 	template.NotBefore, template.NotAfter = now.Add(-time.Minute), now.Add(lifetime) // a minute of leeway for clocks
-	parent, signer := template, crypto.Signer(key)
-	if p.CA != nil {
-		parent, signer = p.CA, p.caKey
+	signer := crypto.Signer(key)
+	if parent == nil {
+		parent = template
+	} else {
+		signer = parentKey
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, parent, key.Public(), signer)
 	if err != nil {

@@ -171,3 +171,40 @@ func TestComponentKubeconfigsPresentEachComponentsOwnIdentity(t *testing.T) {
 		t.Error("the CA's key is in the components' directory")
 	}
 }
+
+// The front proxy's certificate is vouched for by its own CA only: an
+// aggregated API server that trusts front-proxy-ca for its request
+// headers believes no other client, and the cluster CA does not make the
+// proxy a user of the API server.
+func TestTheFrontProxyClientHasACAOfItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Ensure(dir, []string{"127.0.0.1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyRoots, clusterRoots := x509.NewCertPool(), x509.NewCertPool()
+	proxyRoots.AddCert(p.FrontProxyCA)
+	clusterRoots.AddCert(p.CA)
+	client := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	proxy := readCert(t, filepath.Join(dir, "front-proxy-client.crt"))
+	if proxy.Subject.CommonName != "front-proxy-client" {
+		t.Errorf("front proxy CN %q", proxy.Subject.CommonName)
+	}
+	if _, err := proxy.Verify(x509.VerifyOptions{Roots: proxyRoots, CurrentTime: now, KeyUsages: client}); err != nil {
+		t.Errorf("front-proxy-ca does not vouch for the proxy: %v", err)
+	}
+	if _, err := proxy.Verify(x509.VerifyOptions{Roots: clusterRoots, CurrentTime: now, KeyUsages: client}); err == nil {
+		t.Error("the cluster CA vouches for the proxy")
+	}
+	admin := readCert(t, filepath.Join(dir, "admin.crt"))
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: proxyRoots, CurrentTime: now, KeyUsages: client}); err == nil {
+		t.Error("front-proxy-ca vouches for the admin")
+	}
+	again, err := Ensure(dir, []string{"127.0.0.1"}, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.FrontProxyCA.Equal(p.FrontProxyCA) || !readCert(t, filepath.Join(dir, "front-proxy-client.crt")).Equal(proxy) {
+		t.Error("a restart made a new front proxy CA or certificate")
+	}
+}

@@ -59,20 +59,9 @@ func (cs *Clients) get(cc admissionregistrationv1.WebhookClientConfig) (*http.Cl
 	if c, ok := cs.byKey[key]; ok {
 		return c, nil
 	}
-	// Without a CA bundle the system's roots are trusted, as Kubernetes
-	// does (which no webhook with a cluster-made certificate passes).
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(cc.CABundle) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(cc.CABundle) {
-			return nil, errors.New("unable to load root certificates: unable to parse bytes as PEM block")
-		}
-		tlsConfig.RootCAs = pool
-	}
-	transport := &http.Transport{TLSClientConfig: tlsConfig, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
-		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
-	if key.service {
-		transport.DialContext = dialServiceHost
+	transport, err := NewTransport(cc.CABundle, nil, key.service)
+	if err != nil {
+		return nil, err
 	}
 	c := &http.Client{Transport: transport}
 	if cs.byKey == nil {
@@ -80,6 +69,40 @@ func (cs *Clients) get(cc admissionregistrationv1.WebhookClientConfig) (*http.Cl
 	}
 	cs.byKey[key] = c
 	return c, nil
+}
+
+// NewTransport is an HTTPS transport that checks servers against
+// caBundle and presents clientCert, if set; with service, it dials the
+// hosts <service>.<namespace>.svc:<port> through the Service's pods
+// (dial.go), which needs the request's context to carry the API server's
+// Objects (WithObjects). kube-aggregator's proxy to an aggregated API
+// server is such a transport, presenting the front proxy's certificate.
+func NewTransport(caBundle []byte, clientCert *tls.Certificate, service bool) (*http.Transport, error) {
+	// Without a CA bundle the system's roots are trusted, as Kubernetes
+	// does (which no webhook with a cluster-made certificate passes).
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caBundle) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caBundle) {
+			return nil, errors.New("unable to load root certificates: unable to parse bytes as PEM block")
+		}
+		tlsConfig.RootCAs = pool
+	}
+	if clientCert != nil {
+		tlsConfig.Certificates = []tls.Certificate{*clientCert}
+	}
+	transport := &http.Transport{TLSClientConfig: tlsConfig, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
+	if service {
+		transport.DialContext = dialServiceHost
+	}
+	return transport, nil
+}
+
+// WithObjects gives a request's context the Objects a Service's dial
+// resolves the Service in.
+func WithObjects(ctx context.Context, objs Objects) context.Context {
+	return context.WithValue(ctx, objectsKey{}, objs)
 }
 
 // objectsKey carries the API server's Objects to a Service's dial, which
@@ -150,7 +173,7 @@ func (cs *Clients) Post(ctx context.Context, cc admissionregistrationv1.WebhookC
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, objectsKey{}, objs), http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(WithObjects(ctx, objs), http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authorization/node"
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
 	"github.com/mkube/mkube/apiserver/customresource"
+	"github.com/mkube/mkube/apiserver/pki"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/admissionregistration"
 	"github.com/mkube/mkube/apiserver/registry/apiregistration"
@@ -95,6 +96,7 @@ func main() {
 	}
 	kubeconfig := ""
 	var clientCA *x509.Certificate // trusted for client certificates: the secure port's
+	var frontProxy *pki.PKI        // the front proxy's CA and certificate, with the secure port's PKI
 	if *securePort != 0 {
 		tlsConfig, path, p, err := secureServing(*certDir, *bind, *securePort)
 		if err != nil {
@@ -110,7 +112,7 @@ func main() {
 			log.Error("kubeconfigs", "err", err)
 			os.Exit(1)
 		}
-		kubeconfig, clientCA = path, p.CA
+		kubeconfig, clientCA, frontProxy = path, p.CA, p
 		listeners = append(listeners, tls.NewListener(ln, tlsConfig))
 		servers = append(servers, &http.Server{ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig})
 	}
@@ -143,9 +145,14 @@ func main() {
 	// The cluster's admission webhooks and policies, fed below from the
 	// server's own watch cache.
 	hooks, policies, mutating := webhook.New(log), admissionpolicy.New(log), admissionpolicy.NewMutator(log)
+	agg, err := newAggregator(frontProxy, log)
+	if err != nil {
+		log.Error("aggregator", "err", err)
+		os.Exit(1)
+	}
 	srv := apiserver.New(apiserver.Config{Store: st, Registry: registry.New(), Admission: chain, Webhooks: hooks, Policies: policies,
 		MutatingPolicies: mutating, Authenticator: authenticator, ServiceAccountTokens: saTokens, Audit: auditLog,
-		Authorizer: authorization.Chain(modes, policy, nodeMode(graph)), Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
+		Authorizer: authorization.Chain(modes, policy, nodeMode(graph)), Aggregated: agg, Log: log, WatchCacheSize: *watchCache, Profiling: *profiling})
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", "err", err)
 		os.Exit(1)
@@ -166,8 +173,16 @@ func main() {
 		log.Error("start serving custom resources", "err", err)
 		os.Exit(1)
 	}
-	if err := apiregistration.NewController(srv, registry.Resources, clock.RealClock{}, log).Run(ctx); err != nil {
+	if err := agg.Start(ctx, srv); err != nil {
+		log.Error("start the aggregator", "err", err)
+		os.Exit(1)
+	}
+	if err := apiregistration.NewController(srv, registry.Resources, agg, clock.RealClock{}, log).Run(ctx); err != nil {
 		log.Error("start the APIService controllers", "err", err)
+		os.Exit(1)
+	}
+	if err := publishAuthentication(ctx, srv, clientCA, frontProxy); err != nil {
+		log.Error("start", "err", err)
 		os.Exit(1)
 	}
 	go st.RunCompactor(ctx, *compaction, log, srv.Compacted)

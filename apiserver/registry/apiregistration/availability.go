@@ -3,6 +3,7 @@ package apiregistration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,21 +17,37 @@ var localAvailable = apiregistrationv1.APIServiceCondition{
 	Reason: "Local", Message: "Local APIServices are always available",
 }
 
-// notProxied is why an APIService backed by a Service is never available
-// here. kube-aggregator proxies requests for the group-version to the
-// Service, after a discovery check (GET /apis/<group>/<version> through
-// it) has passed; mkube has no such proxy, so the check is failed
-// without being sent, with the reason Kubernetes gives for a server that
-// does not answer.
-const notProxied = "mkube does not proxy to aggregated API servers"
+// passed is what kube-aggregator's remote availability controller says
+// of an APIService whose Service answered the discovery check.
+var passed = apiregistrationv1.APIServiceCondition{
+	Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue,
+	Reason: "Passed", Message: "all checks passed",
+}
+
+// Checker sends an APIService's discovery check to its Service (GET
+// /apis/<group>/<version>): apiserver/aggregator's Aggregator.
+type Checker interface {
+	Check(ctx context.Context, svc *apiregistrationv1.APIService) error
+}
+
+// Rechecks of a Service-backed APIService: kube-aggregator's remote
+// availability controller checks each every 30 s, and at once when its
+// Service's endpoints change. mkube does not follow endpoints, so a
+// failing one is checked again after 5 s instead: a server that has just
+// become ready is found a few seconds later.
+const (
+	recheckPassed = 30 * time.Second
+	recheckFailed = 5 * time.Second
+)
 
 // availability is the Available condition the APIService should have
 // (its transition time left to setAvailable): kube-aggregator's local
 // and remote availability controllers. For a Service-backed one, the
 // remote controller's checks in its order and words: the Service exists,
-// a ClusterIP Service listens on the port, then the discovery check,
-// which here always fails (notProxied). The endpoint checks between the
-// last two are left out: they could only change the reason of a False.
+// a ClusterIP Service listens on the port, then the discovery check
+// (Checker). The endpoint checks between the last two are left out: the
+// discovery check's error says the same ("no endpoints available for
+// service").
 func (c *Controller) availability(ctx context.Context, svc *apiregistrationv1.APIService) apiregistrationv1.APIServiceCondition {
 	ref := svc.Spec.Service
 	if ref == nil {
@@ -55,13 +72,11 @@ func (c *Controller) availability(ctx context.Context, svc *apiregistrationv1.AP
 		cond.Reason, cond.Message = "ServicePortError", fmt.Sprintf("service/%s in %q is not listening on port %d", ref.Name, ref.Namespace, port)
 		return cond
 	}
-	path := "/apis/" + svc.Spec.Group + "/" + svc.Spec.Version
-	if svc.Name == "v1." {
-		path = "/api/" + svc.Spec.Version
+	if err := c.checker.Check(ctx, svc); err != nil {
+		cond.Reason, cond.Message = "FailedDiscoveryCheck", err.Error()
+		return cond
 	}
-	url := fmt.Sprintf("https://%s.%s.svc:%d%s", ref.Name, ref.Namespace, port, path)
-	cond.Reason, cond.Message = "FailedDiscoveryCheck", fmt.Sprintf("failing or missing response from %s: %s", url, notProxied)
-	return cond
+	return passed
 }
 
 func listensOn(service *corev1.Service, port int32) bool {

@@ -39,6 +39,7 @@ type Controller struct {
 	// builtin are the Local APIServices of the built-in group-versions,
 	// put right once, at Run.
 	builtin map[string]*apiregistrationv1.APIService
+	checker Checker // the discovery checks of Service-backed APIServices
 	queue   *workqueue.Queue[string]
 	clock   clock.WithDelayedExecution
 	log     *slog.Logger
@@ -53,11 +54,12 @@ type Controller struct {
 }
 
 // NewController is the controller for srv, which serves resources (the
-// built-in kinds), APIServices, Services and CustomResourceDefinitions.
-func NewController(srv *apiserver.Server, resources []*apiserver.Resource, clk clock.WithDelayedExecution, log *slog.Logger) *Controller {
+// built-in kinds), APIServices, Services and CustomResourceDefinitions;
+// checker sends the discovery checks.
+func NewController(srv *apiserver.Server, resources []*apiserver.Resource, checker Checker, clk clock.WithDelayedExecution, log *slog.Logger) *Controller {
 	log = log.With("controller", "apiservices")
 	return &Controller{srv: srv, apiServices: srv.StorageFor(APIServices.GroupVersionResource()), services: srv.StorageFor(servicesGVR),
-		builtin: BuiltinAPIServices(resources, log), queue: workqueue.New[string](clk), clock: clk, log: log,
+		builtin: BuiltinAPIServices(resources, log), checker: checker, queue: workqueue.New[string](clk), clock: clk, log: log,
 		crdVersions: map[string][]schema.GroupVersion{}, byService: map[string][]string{}}
 }
 
@@ -175,9 +177,17 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 
 // setAvailable writes the Available condition if it says something new.
 // Its lastTransitionTime moves only when its status does
-// (SetAPIServiceCondition).
+// (SetAPIServiceCondition). A Service-backed APIService is checked again
+// later (recheckPassed, recheckFailed).
 func (c *Controller) setAvailable(ctx context.Context, cur *apiregistrationv1.APIService) error {
 	want := c.availability(ctx, cur)
+	if cur.Spec.Service != nil {
+		again := recheckFailed
+		if want.Status == apiregistrationv1.ConditionTrue {
+			again = recheckPassed
+		}
+		c.queue.AddAfter(cur.Name, again)
+	}
 	if have := availableCondition(cur); have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
 		return nil
 	}

@@ -3,8 +3,11 @@ package apiregistration_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,17 +24,44 @@ import (
 const apiServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
 
 // startController runs a server and the APIService controller on a fake
-// clock (for the transition times), until the test ends.
-func startController(t *testing.T) (*testserver.Server, *clocktesting.FakeClock) {
+// clock (for the transition times), until the test ends. Its discovery
+// checks answer what the returned checker is told.
+func startController(t *testing.T) (*testserver.Server, *clocktesting.FakeClock, *fakeChecker) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	s := testserver.StartServer(t, func(c *apiserver.Config) { c.Clock = clk })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := apiregistration.NewController(s.API, registry.Resources, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	checker := &fakeChecker{err: errors.New("dial tcp 10.96.0.20:443: connect: connection refused")}
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return s, clk
+	return s, clk, checker
+}
+
+// fakeChecker answers every discovery check with err, and counts them.
+type fakeChecker struct {
+	mu     sync.Mutex
+	err    error
+	checks int
+}
+
+func (f *fakeChecker) Check(_ context.Context, svc *apiregistrationv1.APIService) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks++
+	if f.err != nil {
+		return fmt.Errorf("failing or missing response from https://%s.%s.svc:443/apis/%s/%s: %w",
+			svc.Spec.Service.Name, svc.Spec.Service.Namespace, svc.Spec.Group, svc.Spec.Version, f.err)
+	}
+	return nil
+}
+
+func (f *fakeChecker) set(err error) (checks int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+	return f.checks
 }
 
 func getAPIService(t *testing.T, s *testserver.Server, name string) (*apiregistrationv1.APIService, int) {
@@ -64,7 +94,7 @@ func available(t *testing.T, s *testserver.Server, name string) (apiregistration
 // When Run returns, every built-in group-version has its Local
 // APIService, available, as kube-apiserver's autoregister leaves them.
 func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
-	s, clk := startController(t)
+	s, clk, checker := startController(t)
 	var list apiregistrationv1.APIServiceList
 	if code := s.Do(http.MethodGet, apiServicesPath, "", "", &list); code != http.StatusOK {
 		t.Fatalf("list: %d", code)
@@ -91,7 +121,7 @@ func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := apiregistration.NewController(s.API, registry.Resources, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if apps, _ := getAPIService(t, s, "v1.apps"); apps.Spec.VersionPriority != 15 {
@@ -102,7 +132,7 @@ func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 // A custom resource's group-version gets a Local APIService with the
 // low priorities of crdregistration, and loses it with its definition.
 func TestACustomResourceDefinitionRegistersItsGroupVersion(t *testing.T) {
-	s, _ := startController(t)
+	s, _, _ := startController(t)
 	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},
 	"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},
@@ -129,10 +159,11 @@ func TestACustomResourceDefinitionRegistersItsGroupVersion(t *testing.T) {
 	})
 }
 
-// An aggregated API server's APIService is stored but never available:
-// first its Service is missing, then mkube does not proxy to it.
-func TestAServiceBackedAPIServiceIsNotAvailable(t *testing.T) {
-	s, clk := startController(t)
+// An aggregated API server's APIService is available once its Service
+// exists and answers the discovery check, and is checked again every
+// 30 s, so that a server that goes away is found out.
+func TestAServiceBackedAPIServiceIsAvailableOnceItsServiceAnswers(t *testing.T) {
+	s, clk, checker := startController(t)
 	body := `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1beta1.metrics.k8s.io"},
 	"spec":{"group":"metrics.k8s.io","version":"v1beta1","service":{"namespace":"kube-system","name":"metrics-server"},
 	"groupPriorityMinimum":100,"versionPriority":100,"insecureSkipTLSVerify":true}}`
@@ -158,7 +189,7 @@ func TestAServiceBackedAPIServiceIsNotAvailable(t *testing.T) {
 	testserver.Eventually(t, "FailedDiscoveryCheck", func() (bool, string) {
 		c, _ := available(t, s, "v1beta1.metrics.k8s.io")
 		return c.Reason == "FailedDiscoveryCheck" && c.Message ==
-				"failing or missing response from https://metrics-server.kube-system.svc:443/apis/metrics.k8s.io/v1beta1: mkube does not proxy to aggregated API servers",
+				"failing or missing response from https://metrics-server.kube-system.svc:443/apis/metrics.k8s.io/v1beta1: dial tcp 10.96.0.20:443: connect: connection refused",
 			c.Reason + ": " + c.Message
 	})
 	if c, _ := available(t, s, "v1beta1.metrics.k8s.io"); !c.LastTransitionTime.Equal(&first.LastTransitionTime) {
@@ -175,4 +206,27 @@ func TestAServiceBackedAPIServiceIsNotAvailable(t *testing.T) {
 	if cells := table.Rows[0].Cells; cells[1] != "kube-system/metrics-server" || cells[2] != "False (FailedDiscoveryCheck)" {
 		t.Errorf("row %v", cells)
 	}
+
+	// The server answers: at the next check, 5 s after a failed one, the
+	// APIService is available; then it is checked every 30 s.
+	before := checker.set(nil)
+	clk.Step(5 * time.Second)
+	testserver.Eventually(t, "Passed", func() (bool, string) {
+		c, _ := available(t, s, "v1beta1.metrics.k8s.io")
+		return c.Status == apiregistrationv1.ConditionTrue && c.Reason == "Passed" && c.Message == "all checks passed" &&
+			c.LastTransitionTime.Time.Equal(clk.Now()), c.Reason + ": " + c.Message
+	})
+	checks := checker.set(errors.New("connection reset by peer"))
+	if checks <= before {
+		t.Fatalf("no check after 5 s")
+	}
+	clk.Step(29 * time.Second)
+	if c, _ := available(t, s, "v1beta1.metrics.k8s.io"); c.Status != apiregistrationv1.ConditionTrue {
+		t.Fatalf("checked again before 30 s: %+v", c)
+	}
+	clk.Step(time.Second)
+	testserver.Eventually(t, "False again after 30 s", func() (bool, string) {
+		c, _ := available(t, s, "v1beta1.metrics.k8s.io")
+		return c.Status == apiregistrationv1.ConditionFalse && c.Reason == "FailedDiscoveryCheck", c.Reason + ": " + c.Message
+	})
 }

@@ -12,7 +12,8 @@
 //   - crdregistration: one Local APIService for each group-version that
 //     a CustomResourceDefinition serves, removed with the last of them;
 //   - availability: the Available condition, True for a Local APIService
-//     and, for one backed by a Service, False: mkube never proxies to an
-//     aggregated API server, so the discovery check fails as it would in
-//     Kubernetes for an unreachable one.
+//     and, for one backed by a Service, True once the Service answers the
+//     discovery check (GET /apis/<group>/<version>, sent by
+//     apiserver/aggregator, which then proxies the group-version's
+//     requests to it), checked again every 30 s.
 package apiregistration

@@ -56,18 +56,16 @@ func ReconcileDefaultPolicy(ctx context.Context, srv *apiserver.Server, log *slo
 		log = slog.Default()
 	}
 	ctx = authentication.WithUser(ctx, apiserverUser)
-	roles := clusterRoleStore{ctx, srv.StorageFor(ClusterRoles.GroupVersionResource())}
+	clusterRoles := clusterRoleStore(ctx, srv.StorageFor(ClusterRoles.GroupVersionResource()))
 	for _, role := range bootstrappolicy.ClusterRoles() {
-		opts := reconciliation.ReconcileRoleOptions{Role: reconciliation.ClusterRoleRuleOwner{ClusterRole: &role}, Confirm: true, Client: roles}
-		err := retryOnConflict(func() error {
-			res, err := opts.Run()
-			if err == nil {
-				logReconciled(log, "clusterrole", role.Name, res.Operation, res.Protected, len(res.MissingRules) > 0)
-			}
+		if err := reconcileRole(log, "clusterrole", reconciliation.ClusterRoleRuleOwner{ClusterRole: &role}, clusterRoles); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("reconcile clusterrole %s: %w", role.Name, err)
+		}
+	}
+	roles := roleStore(ctx, srv.StorageFor(Roles.GroupVersionResource()))
+	for _, role := range bootstrappolicy.Roles() {
+		if err := reconcileRole(log, "role", reconciliation.RoleRuleOwner{Role: &role}, roles); err != nil {
+			return err
 		}
 	}
 	bindings := clusterRoleBindingStore{ctx, srv.StorageFor(ClusterRoleBindings.GroupVersionResource())}
@@ -83,6 +81,22 @@ func ReconcileDefaultPolicy(ctx context.Context, srv *apiserver.Server, log *slo
 		if err != nil {
 			return fmt.Errorf("reconcile clusterrolebinding %s: %w", b.Name, err)
 		}
+	}
+	return nil
+}
+
+// reconcileRole creates role, or gives it back the rules it lost.
+func reconcileRole(log *slog.Logger, kind string, role reconciliation.RuleOwner, st ruleOwnerStore) error {
+	opts := reconciliation.ReconcileRoleOptions{Role: role, Confirm: true, Client: st}
+	err := retryOnConflict(func() error {
+		res, err := opts.Run()
+		if err == nil {
+			logReconciled(log, kind, role.GetName(), res.Operation, res.Protected, len(res.MissingRules) > 0)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile %s %s: %w", kind, role.GetName(), err)
 	}
 	return nil
 }

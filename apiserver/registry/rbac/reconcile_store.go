@@ -19,29 +19,41 @@ import (
 // (reconciliation.RuleOwnerModifier and RoleBindingModifier), where
 // kube-apiserver passes its loopback clients.
 
-type clusterRoleStore struct {
-	ctx context.Context
-	st  *apiserver.Storage
+type ruleOwnerStore struct {
+	ctx  context.Context
+	st   *apiserver.Storage
+	wrap func(runtime.Object) reconciliation.RuleOwner // a ClusterRole's or a Role's adapter
 }
 
-func (s clusterRoleStore) Get(namespace, name string) (reconciliation.RuleOwner, error) {
-	obj, err := s.st.Get(s.ctx, namespace, name)
-	return ruleOwner(obj, err)
+func clusterRoleStore(ctx context.Context, st *apiserver.Storage) ruleOwnerStore {
+	return ruleOwnerStore{ctx, st, func(obj runtime.Object) reconciliation.RuleOwner {
+		return reconciliation.ClusterRoleRuleOwner{ClusterRole: obj.(*rbacv1.ClusterRole)}
+	}}
 }
 
-func (s clusterRoleStore) Create(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
-	return ruleOwner(s.st.Create(s.ctx, in.GetObject().DeepCopyObject()))
+func roleStore(ctx context.Context, st *apiserver.Storage) ruleOwnerStore {
+	return ruleOwnerStore{ctx, st, func(obj runtime.Object) reconciliation.RuleOwner {
+		return reconciliation.RoleRuleOwner{Role: obj.(*rbacv1.Role)}
+	}}
 }
 
-func (s clusterRoleStore) Update(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
-	return ruleOwner(update(s.ctx, s.st, in.GetObject()))
+func (s ruleOwnerStore) Get(namespace, name string) (reconciliation.RuleOwner, error) {
+	return s.ruleOwner(s.st.Get(s.ctx, namespace, name))
 }
 
-func ruleOwner(obj runtime.Object, err error) (reconciliation.RuleOwner, error) {
+func (s ruleOwnerStore) Create(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	return s.ruleOwner(s.st.Create(s.ctx, in.GetObject().DeepCopyObject()))
+}
+
+func (s ruleOwnerStore) Update(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	return s.ruleOwner(update(s.ctx, s.st, in.GetObject()))
+}
+
+func (s ruleOwnerStore) ruleOwner(obj runtime.Object, err error) (reconciliation.RuleOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reconciliation.ClusterRoleRuleOwner{ClusterRole: obj.(*rbacv1.ClusterRole)}, nil
+	return s.wrap(obj), nil
 }
 
 type clusterRoleBindingStore struct {

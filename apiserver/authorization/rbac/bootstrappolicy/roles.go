@@ -52,12 +52,33 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
 				"/openid/v1/jwks", "/openid/v1/jwks/"),
 		)},
+		// What an API server that delegates authentication and
+		// authorization to this one needs: an aggregated API server
+		// asks about each of its requests' credentials and rights.
+		{ObjectMeta: defaultMeta("system:auth-delegator"), Rules: rules(
+			rule("create").groups(authnGroup).resources("tokenreviews"),
+			rule("create").groups(authzGroup).resources("subjectaccessreviews"),
+		)},
 		// What anyone, even without credentials, may read.
 		{ObjectMeta: defaultMeta("system:public-info-viewer"), Rules: rules(
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
 		)},
 	}
 	return slices.Concat(roles, componentRoles(), controllerRoles())
+}
+
+// Roles is the default Roles, each in its namespace, as Kubernetes'
+// NamespaceRoles: in kube-system, the reading of the ConfigMap that tells
+// aggregated API servers how this server authenticates the requests it
+// proxies to them (apiserver/aggregator).
+func Roles() []rbacv1.Role {
+	reader := defaultMeta("extension-apiserver-authentication-reader")
+	reader.Namespace = systemNamespace
+	return []rbacv1.Role{
+		{ObjectMeta: reader, Rules: rules(
+			rule("get", "list", "watch").groups("").resources("configmaps").names("extension-apiserver-authentication"),
+		)},
+	}
 }
 
 // AggregateLabel is the label that puts a ClusterRole's rules into the
