@@ -139,11 +139,22 @@ func (s *Server) groups() []apiGroup {
 	return out
 }
 
-// groupVersions lists every served group-version, group by group.
+// groupVersions lists every group-version this server serves itself,
+// group by group: what its OpenAPI documents describe. (kube-aggregator
+// also merges in the aggregated servers' own documents; mkube does not,
+// so kubectl validates their objects by the server's fieldValidation.)
 func (s *Server) groupVersions() []schema.GroupVersion {
+	aggregated := map[schema.GroupVersion]bool{}
+	for _, a := range s.aggregatedGroupVersions() {
+		aggregated[a.GroupVersion] = true
+	}
 	var out []schema.GroupVersion
 	for _, g := range s.groups() {
-		out = append(out, g.versions...)
+		for _, gv := range g.versions {
+			if !aggregated[gv] {
+				out = append(out, gv)
+			}
+		}
 	}
 	return out
 }

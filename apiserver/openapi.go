@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -130,7 +132,7 @@ func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 func (s *Server) openAPIChanged() {
 	s.openAPIMu.Lock()
 	defer s.openAPIMu.Unlock()
-	s.openAPIDocs, s.openAPIV2 = nil, nil
+	s.openAPIDocs, s.openAPIV2, s.openAPIV2Protobuf = nil, nil, nil
 }
 
 // serveOpenAPIV2 answers /openapi/v2, the older single document that some
@@ -145,6 +147,9 @@ func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 		definitions := map[string]any{}
 		for _, gv := range s.groupVersions() {
 			for name, schema := range s.openAPIDocument(gv)["components"].(map[string]any)["schemas"].(schemaSet) {
+				if v2, ok := leafSchemasV2[name]; ok {
+					schema = v2
+				}
 				definitions[name] = schema
 			}
 		}
@@ -164,6 +169,42 @@ func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 		s.openAPIV2 = doc
 		s.openAPIMu.Unlock()
 	}
+	if accept := r.Header.Get("Accept"); strings.Contains(accept, openAPIV2Protobuf) || strings.Contains(accept, openAPIV2ProtobufAsked) {
+		s.serveOpenAPIV2Protobuf(w, doc)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(doc)
+}
+
+// openAPIV2Protobuf is the media type of /openapi/v2 as gnostic's
+// protobuf Document, which client-go's OpenAPISchema asks for (by its
+// older name, with an "@" a media type may not hold), and kubectl's
+// validation reads when a kind is not in /openapi/v3.
+const (
+	openAPIV2Protobuf      = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	openAPIV2ProtobufAsked = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+)
+
+// serveOpenAPIV2Protobuf answers the JSON document doc re-encoded as
+// protobuf, encoded once until the resources change.
+func (s *Server) serveOpenAPIV2Protobuf(w http.ResponseWriter, doc []byte) {
+	s.openAPIMu.Lock()
+	pb := s.openAPIV2Protobuf
+	s.openAPIMu.Unlock()
+	if pb == nil {
+		parsed, err := openapi_v2.ParseDocument(doc)
+		if err == nil {
+			pb, err = proto.Marshal(parsed)
+		}
+		if err != nil {
+			writeError(w, apierrors.NewInternalError(fmt.Errorf("encode /openapi/v2 as protobuf: %w", err)))
+			return
+		}
+		s.openAPIMu.Lock()
+		s.openAPIV2Protobuf = pb
+		s.openAPIMu.Unlock()
+	}
+	w.Header().Set("Content-Type", openAPIV2Protobuf)
+	w.Write(pb)
 }

@@ -34,6 +34,15 @@ var leafSchemas = map[reflect.Type]map[string]any{
 	reflect.TypeFor[metav1.FieldsV1]():      {"type": "object", "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format."},
 }
 
+// leafSchemasV2 are the leaf schemas Swagger 2.0 cannot say as v3 does
+// (it has no oneOf, and int-or-string is a format there): /openapi/v2
+// publishes Kubernetes' v2 forms of them instead.
+var leafSchemasV2 = map[string]map[string]any{
+	schemaName(reflect.TypeFor[resource.Quantity]()): {"type": "string", "description": leafSchemas[reflect.TypeFor[resource.Quantity]()]["description"]},
+	schemaName(reflect.TypeFor[intstr.IntOrString]()): {"type": "string", "format": "int-or-string",
+		"description": leafSchemas[reflect.TypeFor[intstr.IntOrString]()]["description"]},
+}
+
 // schemaSet collects the schemas reachable from some kinds.
 type schemaSet map[string]map[string]any
 

@@ -98,6 +98,8 @@ type Server struct {
 	openAPIMu   sync.Mutex
 	openAPIDocs map[schema.GroupVersion][]byte // encoded once, on first request
 	openAPIV2   []byte
+	// openAPIV2Protobuf is openAPIV2 as protobuf, once asked for.
+	openAPIV2Protobuf []byte
 }
 
 // New builds the server; Start must run before it serves watches.

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -607,5 +609,27 @@ func TestANamespaceStatusPatchKeepsItsAnnotations(t *testing.T) {
 	if ns.Annotations["e2e-patched-ns-status"] != "team" || len(ns.Status.Conditions) != 1 || len(ns.Spec.Finalizers) != 1 {
 		t.Errorf("after the status patch: annotations %v, conditions %v, finalizers %v; want the annotation, the condition and the spec's finalizer",
 			ns.Annotations, ns.Status.Conditions, ns.Spec.Finalizers)
+	}
+}
+
+// client-go's OpenAPISchema reads /openapi/v2 as gnostic's protobuf
+// Document (and kubectl's validation does, for a kind /openapi/v3 does
+// not describe): asked so, the server answers so.
+func TestOpenAPIV2IsServedAsProtobufToClientGo(t *testing.T) {
+	s := newTestServer(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: s.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := dc.OpenAPISchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range doc.GetDefinitions().GetAdditionalProperties() {
+		found = found || d.GetName() == "io.k8s.api.core.v1.Pod"
+	}
+	if doc.GetSwagger() != "2.0" || !found {
+		t.Errorf("swagger %q, a Pod definition: %v", doc.GetSwagger(), found)
 	}
 }
