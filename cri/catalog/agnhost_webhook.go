@@ -56,7 +56,13 @@ func webhookStart(p *shell.Process, flags []string) (port int32, exit int, ok bo
 // webhookCertificate is the key pair of --tls-cert-file and
 // --tls-private-key-file, from the container's files.
 func webhookCertificate(fs *shell.FS, flags []string) (tls.Certificate, error) {
-	certFile, keyFile := stringFlag(flags, "tls-cert-file", ""), stringFlag(flags, "tls-private-key-file", "")
+	return loadKeyPair(fs, stringFlag(flags, "tls-cert-file", ""), stringFlag(flags, "tls-private-key-file", ""))
+}
+
+// loadKeyPair is the key pair of certFile and keyFile, from the
+// container's files, failing in os.ReadFile's and tls.X509KeyPair's
+// words.
+func loadKeyPair(fs *shell.FS, certFile, keyFile string) (tls.Certificate, error) {
 	certPEM, err := fs.ReadFile(certFile)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("open %s: no such file or directory", certFile)
