@@ -9,8 +9,8 @@ import (
 )
 
 // metricsAPIService is how metrics-server registers itself: an
-// aggregated API server behind a Service. mkube stores it and says, as
-// Kubernetes would of an unreachable one, that it is not available.
+// aggregated API server behind a Service. Without a server behind the
+// Service, mkube says, as Kubernetes would, that it is not available.
 const metricsAPIService = `apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata:
@@ -45,7 +45,8 @@ spec:
 // APIServices with the real kubectl: every built-in group-version is
 // registered Local and available, a custom resource's group-version
 // comes and goes with its definition, and an aggregated API server's is
-// stored but unavailable.
+// unavailable while nothing serves its Service (aggregator_test.go has
+// one that serves).
 func TestAPIServices(t *testing.T) {
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
@@ -90,7 +91,7 @@ func TestAPIServices(t *testing.T) {
 	testserver.EventuallyWithin(t, 30*time.Second, "with its Service, the discovery check fails", func() (bool, string) {
 		out := k.mustKubectl(t, "get", "apiservice", "v1beta1.metrics.k8s.io", "-o", "jsonpath={.status.conditions[0].reason}: {.status.conditions[0].message}")
 		return out == "FailedDiscoveryCheck: failing or missing response from https://metrics-server.kube-system.svc:443/apis/metrics.k8s.io/v1beta1: "+
-			"mkube does not proxy to aggregated API servers", out
+			`no endpoints available for service "metrics-server"`, out
 	})
 
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "gadgets.yaml", gadgetsCRD))
