@@ -47,8 +47,11 @@ proto:
 		--go-grpc_out=. --go-grpc_opt=module=github.com/mkube/mkube \
 		proto/runtime.proto
 
+# The end-to-end package starts about a hundred clusters, one after the
+# other: about 10 minutes on 2 cores, which is go test's default bound,
+# so the bound is 30 minutes (a hung test still ends the run).
 test: bin/crictl
-	go test ./...
+	go test -timeout 30m ./...
 
 bench:
 	go test -run '^$$' -bench . -benchtime 2s ./store/ ./apiserver/
