@@ -87,12 +87,10 @@ func serveMTLS(c Running, conn net.Conn, flags []string) {
 		conn.Close()
 		return
 	}
-	tlsConn := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert})
-	if err := tlsConn.Handshake(); err != nil {
-		conn.Close()
+	tlsConn, peers, ok := acceptTLS(conn, cert)
+	if !ok {
 		return
 	}
-	peers := tlsConn.ConnectionState().PeerCertificates
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /spiffe-echo", func(w http.ResponseWriter, r *http.Request) {
 		deny := func(status int, msg, logged string) {

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -189,12 +188,10 @@ func sampleAPIServerServe(c Running, _ int32, conn net.Conn) {
 		conn.Close()
 		return
 	}
-	tlsConn := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert})
-	if err := tlsConn.Handshake(); err != nil {
-		conn.Close()
+	tlsConn, peers, ok := acceptTLS(conn, cert)
+	if !ok {
 		return
 	}
-	peers := tlsConn.ConnectionState().PeerCertificates
 	serveHTTP(tlsConn, logged(c, "", s.handler(peers), nil))
 }
 

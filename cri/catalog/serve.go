@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log"
 	"net"
@@ -48,6 +50,19 @@ func serveHTTP(conn net.Conn, h http.Handler) {
 	l := &connListener{conn: conn, closedc: make(chan struct{})}
 	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
 	srv.Serve(l) // returns once the connection is closed
+}
+
+// acceptTLS is the server's side of a TLS handshake on conn with cert,
+// asking for a client certificate without requiring one: the connection
+// and the certificates the client presented. A failed handshake closes
+// conn (ok false).
+func acceptTLS(conn net.Conn, cert tls.Certificate) (_ net.Conn, peers []*x509.Certificate, ok bool) {
+	tlsConn := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert})
+	if err := tlsConn.Handshake(); err != nil {
+		conn.Close()
+		return nil, nil, false
+	}
+	return tlsConn, tlsConn.ConnectionState().PeerCertificates, true
 }
 
 // connListener is a net.Listener of one connection. Accept returns it
