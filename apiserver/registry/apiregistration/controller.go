@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -51,6 +52,9 @@ type Controller struct {
 	// byService is, for each "namespace/name" Service, the APIServices
 	// backed by it.
 	byService map[string][]string
+	// rechecks are the Service-backed APIServices' next discovery checks,
+	// one each: however many events sync one, it has one chain of checks.
+	rechecks map[string]clock.Timer
 }
 
 // NewController is the controller for srv, which serves resources (the
@@ -60,7 +64,7 @@ func NewController(srv *apiserver.Server, resources []*apiserver.Resource, check
 	log = log.With("controller", "apiservices")
 	return &Controller{srv: srv, apiServices: srv.StorageFor(APIServices.GroupVersionResource()), services: srv.StorageFor(servicesGVR),
 		builtin: BuiltinAPIServices(resources, log), checker: checker, queue: workqueue.New[string](clk), clock: clk, log: log,
-		crdVersions: map[string][]schema.GroupVersion{}, byService: map[string][]string{}}
+		crdVersions: map[string][]schema.GroupVersion{}, byService: map[string][]string{}, rechecks: map[string]clock.Timer{}}
 }
 
 // Run registers the built-in group-versions, follows what the
@@ -150,6 +154,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	want := c.forCustomResources(name)
 	switch {
 	case cur == nil && want == nil:
+		c.recheck(name, 0)
 		return nil // gone, and nobody wants it
 	case cur == nil:
 		_, err := c.apiServices.Create(ctx, want)
@@ -186,7 +191,7 @@ func (c *Controller) setAvailable(ctx context.Context, cur *apiregistrationv1.AP
 		if want.Status == apiregistrationv1.ConditionTrue {
 			again = recheckPassed
 		}
-		c.queue.AddAfter(cur.Name, again)
+		c.recheck(cur.Name, again)
 	}
 	if have := availableCondition(cur); have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
 		return nil
@@ -212,6 +217,20 @@ func (c *Controller) setAvailable(ctx context.Context, cur *apiregistrationv1.AP
 		return nil
 	}
 	return err
+}
+
+// recheck queues name again after d, in place of the check it had
+// scheduled; d 0 schedules none.
+func (c *Controller) recheck(name string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.rechecks[name]; ok {
+		t.Stop()
+		delete(c.rechecks, name)
+	}
+	if d > 0 {
+		c.rechecks[name] = c.clock.AfterFunc(d, func() { c.queue.Add(name) })
+	}
 }
 
 // putSpec writes an automanaged APIService's spec back.
