@@ -383,14 +383,18 @@ func wardleList(res *wardleResource, version string, items []*wardleObject, rv u
 	return list
 }
 
-// create is the registry's Create behind the create handler.
-func (s *wardleServer) create(w http.ResponseWriter, r *http.Request, res *wardleResource, info requestInfo) {
+// decodeRequest is the object in r's body, read as version.
+func decodeRequest(r *http.Request, res *wardleResource, version string) (*wardleObject, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeAPIError(w, err)
-		return
+		return nil, err
 	}
-	o, err := decodeWardle(res, info.version, body)
+	return decodeWardle(res, version, body)
+}
+
+// create is the registry's Create behind the create handler.
+func (s *wardleServer) create(w http.ResponseWriter, r *http.Request, res *wardleResource, info requestInfo) {
+	o, err := decodeRequest(r, res, info.version)
 	if err == nil {
 		err = matchRequestNamespace(&o.meta, info.namespace)
 	}
@@ -509,12 +513,7 @@ func (s *wardleServer) admitCreate(ctx context.Context, res *wardleResource, o *
 
 // update is the registry's Update behind the update handler.
 func (s *wardleServer) update(w http.ResponseWriter, r *http.Request, res *wardleResource, info requestInfo) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	o, err := decodeWardle(res, info.version, body)
+	o, err := decodeRequest(r, res, info.version)
 	if err == nil {
 		err = checkName(o, info)
 	}
