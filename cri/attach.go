@@ -8,7 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // `kubectl attach` (and `kubectl run -it`) connects to the main process

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // boundFile is one file of the node's disk bind-mounted into a container,

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // A container's cgroup. The kubelet gives each container cgroup

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // ExecSync runs a command in a running container and returns what it

@@ -7,7 +7,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // identity is who a container's process runs as, as containerd builds

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/images/catalog"
 )
 
 // image is an image on the node. Nothing is downloaded: its ID and size

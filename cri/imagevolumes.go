@@ -9,8 +9,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // An image volume (a pod volume of source image, Kubernetes 1.33's

@@ -10,8 +10,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // What a container's process does. A started container runs its command

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/images/catalog"
 )
 
 // waitFor polls cond, which a container's goroutine makes true; it fails

@@ -6,7 +6,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/catalog"
+	"github.com/mkube/mkube/images/catalog"
 )
 
 // Container stats are what `crictl stats` and the kubelet's resource

@@ -20,7 +20,7 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // `kubectl exec`, `attach` and `port-forward` are streams, which CRI's

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 	"github.com/mkube/mkube/internal/mounttable"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/mkube/mkube/cri/shell"
+	"github.com/mkube/mkube/images/shell"
 )
 
 // What stat(2) and statfs(2) say of a tmpfs' files. The kubelet mounts
