@@ -8,7 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // `kubectl attach` (and `kubectl run -it`) connects to the main process
@@ -26,7 +26,7 @@ import (
 // attachment is a main process's stdio.
 type attachment struct {
 	stdout, stderr *fanout
-	term           *shell.Terminal // tty: true; nil otherwise
+	term           *images.Terminal // tty: true; nil otherwise
 	stdinOnce      bool
 	stdinR         *io.PipeReader // the process's end of stdin; nil without stdin: true
 	stdinW         *io.PipeWriter // the attached clients' end
@@ -48,7 +48,7 @@ func newAttachment(cfg *runtimeapi.ContainerConfig, log *logWriter) *attachment 
 		keys, a.procIn = a.stdinR, a.stdinR
 	}
 	if cfg.GetTty() {
-		a.term = shell.NewTerminal(keys, a.stdout)
+		a.term = images.NewTerminal(keys, a.stdout)
 		a.procOut, a.procErr = a.term.Output(), a.term.Output()
 		if a.procIn != nil {
 			a.procIn = a.term

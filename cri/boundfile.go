@@ -7,7 +7,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // boundFile is one file of the node's disk bind-mounted into a container,
@@ -30,8 +30,8 @@ type boundFile struct {
 	path hostDir // the resolved file, as a Volume whose root "" is the file
 
 	mu   sync.Mutex
-	last []byte         // the content last read or written
-	info shell.FileInfo // its stat(2) when bound
+	last []byte          // the content last read or written
+	info images.FileInfo // its stat(2) when bound
 }
 
 // bindFile binds the file at host (a real path).
@@ -104,14 +104,14 @@ func (b *boundFile) List(dir string) ([]string, error) {
 }
 
 // Files is the file itself, at the mount point ("." below it).
-func (b *boundFile) Files() []shell.File {
+func (b *boundFile) Files() []images.File {
 	data, _ := b.ReadFile("")
-	return []shell.File{{Path: ".", Size: int64(len(data))}}
+	return []images.File{{Path: ".", Size: int64(len(data))}}
 }
 
-func (b *boundFile) Info(name string) (shell.FileInfo, error) {
+func (b *boundFile) Info(name string) (images.FileInfo, error) {
 	if name != "" {
-		return shell.FileInfo{}, errNotDir
+		return images.FileInfo{}, errNotDir
 	}
 	if info, err := b.path.Info(""); err == nil {
 		return info, nil

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // A container's cgroup. The kubelet gives each container cgroup
@@ -30,7 +30,7 @@ import (
 //
 // What the files say changes as soon as the settings do: a resize
 // reaches the running process without a restart. The memory limit is
-// also what the process is OOM-killed above (shell.Options.MemoryLimit).
+// also what the process is OOM-killed above (images.ProcessOptions.MemoryLimit).
 
 // cgroupPeriod is the CFS period the kubelet sets with a quota (100 ms).
 const cgroupPeriod = 100_000
@@ -93,11 +93,11 @@ func (v cgroupVolume) ReadFile(name string) ([]byte, error) {
 	return nil, fs.ErrNotExist
 }
 
-func (v cgroupVolume) WriteFile(string, []byte, bool) error     { return shell.ErrReadOnly }
-func (v cgroupVolume) Mkdir(string, bool) error                 { return shell.ErrReadOnly }
-func (v cgroupVolume) Remove(string, bool) error                { return shell.ErrReadOnly }
-func (v cgroupVolume) Create(string, []byte, fs.FileMode) error { return shell.ErrReadOnly }
-func (v cgroupVolume) FSType(string) (int64, error)             { return shell.Cgroup2Magic, nil }
+func (v cgroupVolume) WriteFile(string, []byte, bool) error     { return images.ErrReadOnly }
+func (v cgroupVolume) Mkdir(string, bool) error                 { return images.ErrReadOnly }
+func (v cgroupVolume) Remove(string, bool) error                { return images.ErrReadOnly }
+func (v cgroupVolume) Create(string, []byte, fs.FileMode) error { return images.ErrReadOnly }
+func (v cgroupVolume) FSType(string) (int64, error)             { return images.Cgroup2Magic, nil }
 
 func (v cgroupVolume) Stat(name string) (exists, isDir bool) {
 	if name == "" {
@@ -122,16 +122,16 @@ func (v cgroupVolume) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (v cgroupVolume) Files() []shell.File {
-	var out []shell.File
+func (v cgroupVolume) Files() []images.File {
+	var out []images.File
 	for n, data := range v.files() {
-		out = append(out, shell.File{Path: n, Size: int64(len(data))})
+		out = append(out, images.File{Path: n, Size: int64(len(data))})
 	}
 	return out
 }
 
 // Info: cgroup files are root's, -rw-r--r--.
-func (v cgroupVolume) Info(name string) (shell.FileInfo, error) { return rootsFile(v.Stat(name)) }
+func (v cgroupVolume) Info(name string) (images.FileInfo, error) { return rootsFile(v.Stat(name)) }
 
 // UpdateContainerResources gives a created or running container new
 // cgroup settings (an in-place pod resize): its files show them at once.

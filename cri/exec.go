@@ -11,8 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // ExecSync runs a command in a running container and returns what it
@@ -66,7 +65,7 @@ type execIO struct {
 // id, beside its main process: ExecSync's, and the streaming server's for
 // `kubectl exec`. It returns the process, and the channel closed when the
 // main process exits (which ends the command too).
-func (s *Server) newExec(id string, stdio execIO) (*shell.Process, <-chan struct{}, error) {
+func (s *Server) newExec(id string, stdio execIO) (*images.Process, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, c, err := find(s.containers, "container", id)
@@ -76,8 +75,8 @@ func (s *Server) newExec(id string, stdio execIO) (*shell.Process, <-chan struct
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.proc == nil {
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.id)
 	}
-	img := catalog.Lookup(c.image.ref)
-	p := shell.New(shell.Options{Clock: s.clock, FS: c.proc.sh.FS, Stdin: stdio.stdin, Stdout: stdio.stdout, Stderr: stdio.stderr,
+	img := images.Lookup(c.image.ref)
+	p := images.NewProcess(images.ProcessOptions{Clock: s.clock, FS: c.proc.sh.FS, Stdin: stdio.stdin, Stdout: stdio.stdout, Stderr: stdio.stderr,
 		Env: environment(img, c.config, s.sandboxes[c.sandboxID]), Hostname: c.proc.sh.Hostname, Programs: img.Programs,
 		Identity: c.proc.sh.Identity, Privileged: c.proc.sh.Privileged, NoNewPrivs: c.proc.sh.NoNewPrivs,
 		Dial: c.proc.sh.Dial, Lookup: c.proc.sh.Lookup}) // as the container's process
@@ -89,9 +88,9 @@ func (s *Server) newExec(id string, stdio execIO) (*shell.Process, <-chan struct
 // container that stops, as the kernel does a PID namespace's processes.
 var errContainerExited = errors.New("the container exited while the command ran")
 
-// runExec runs argv in p until it ends, ctx ends (shell.ErrKilled) or
+// runExec runs argv in p until it ends, ctx ends (images.ErrKilled) or
 // the container exits (errContainerExited).
-func runExec(ctx context.Context, p *shell.Process, argv []string, exited <-chan struct{}) (int, error) {
+func runExec(ctx context.Context, p *images.Process, argv []string, exited <-chan struct{}) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	containerExited := make(chan struct{})
@@ -104,7 +103,7 @@ func runExec(ctx context.Context, p *shell.Process, argv []string, exited <-chan
 		}
 	}()
 	code, err := p.Exec(ctx, argv)
-	if errors.Is(err, shell.ErrKilled) {
+	if errors.Is(err, images.ErrKilled) {
 		select {
 		case <-containerExited:
 			return code, errContainerExited

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -227,7 +227,7 @@ func (f faultsServer) InspectProcess(_ context.Context, req *runtimev1.InspectPr
 		return nil, err
 	}
 	sb := s.sandboxes[c.sandboxID]
-	img := catalog.Lookup(c.image.ref)
+	img := images.Lookup(c.image.ref)
 	resp := &runtimev1.InspectProcessResponse{State: c.state.String(),
 		Argv: commandLine(img, c.config.GetCommand(), c.config.GetArgs())}
 	if sb != nil {

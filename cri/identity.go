@@ -7,7 +7,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // identity is who a container's process runs as, as containerd builds
@@ -26,9 +26,9 @@ import (
 // For example, `id` prints, with runAsUser 1001 and runAsGroup 2002,
 // "uid=1001 gid=2002 groups=2002"; with runAsUser 65534 alone in
 // busybox, "uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)".
-func identity(sc *runtimeapi.LinuxContainerSecurityContext, fsys *shell.FS) shell.Identity {
+func identity(sc *runtimeapi.LinuxContainerSecurityContext, fsys *images.FS) images.Identity {
 	users := readIDFile(fsys, "/etc/passwd")
-	var who shell.Identity
+	var who images.Identity
 	name := ""
 	switch {
 	case sc.GetRunAsUser() != nil:
@@ -75,7 +75,7 @@ func identity(sc *runtimeapi.LinuxContainerSecurityContext, fsys *shell.FS) shel
 }
 
 // readIDFile splits an /etc/passwd or /etc/group into its lines' fields.
-func readIDFile(fsys *shell.FS, name string) [][]string {
+func readIDFile(fsys *images.FS, name string) [][]string {
 	data, err := fsys.ReadFile(name)
 	if err != nil {
 		return nil

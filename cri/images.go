@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images"
 )
 
 // image is an image on the node. Nothing is downloaded: its ID and size
@@ -37,7 +37,7 @@ const (
 
 func newImage(ref string) *image {
 	sum := sha256.Sum256([]byte(ref))
-	size := catalog.Size(ref) // a known image weighs what it does on a real node
+	size := images.Size(ref) // a known image weighs what it does on a real node
 	if size == 0 {
 		size = minImageSize + binary.BigEndian.Uint64(sum[:8])%(maxImageSize-minImageSize)
 	}
@@ -133,12 +133,12 @@ func (s *Server) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest
 		case <-s.clock.After(d):
 		}
 	}
-	// Some images cannot be had (catalog.PullError): a tag that does not
+	// Some images cannot be had (images.PullError): a tag that does not
 	// exist is NotFound, as containerd reports it; a registry that does
 	// not resolve is Unknown.
-	if err := catalog.PullError(ref); err != nil {
+	if err := images.PullError(ref); err != nil {
 		code := codes.Unknown
-		if errors.Is(err, catalog.ErrNotFound) {
+		if errors.Is(err, images.ErrNotFound) {
 			code = codes.NotFound
 		}
 		s.log.Info("image pull failed", "image", name, "ref", ref, "err", err)

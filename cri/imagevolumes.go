@@ -9,8 +9,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // An image volume (a pod volume of source image, Kubernetes 1.33's
@@ -22,13 +21,13 @@ import (
 
 // mountImage mounts image volume m into fsys. The image must be on the
 // node: the kubelet pulled it. Callers hold s.mu.
-func (s *Server) mountImage(fsys *shell.FS, m *runtimeapi.Mount) error {
+func (s *Server) mountImage(fsys *images.FS, m *runtimeapi.Mount) error {
 	img, err := s.findImage(m.GetImage().GetImage())
 	if err != nil {
 		return fmt.Errorf("failed to mount image volume %s to %s: %w", m.GetImage().GetImage(), m.GetContainerPath(), err)
 	}
 	v := imageVolume{files: map[string]string{}}
-	for name, data := range catalog.Lookup(img.ref).Files {
+	for name, data := range images.Lookup(img.ref).Files {
 		v.files[strings.TrimPrefix(path.Clean("/"+name), "/")] = data
 	}
 	if sub := m.GetImageSubPath(); sub != "" {
@@ -41,7 +40,7 @@ func (s *Server) mountImage(fsys *shell.FS, m *runtimeapi.Mount) error {
 	return nil
 }
 
-// imageVolume is an image's files as a read-only shell.Volume, from its
+// imageVolume is an image's files as a read-only images.Volume, from its
 // directory root ("" for all of it).
 type imageVolume struct {
 	files map[string]string // by path, without the leading "/"
@@ -75,11 +74,11 @@ func (v imageVolume) ReadFile(name string) ([]byte, error) {
 	return nil, fs.ErrNotExist
 }
 
-func (v imageVolume) WriteFile(string, []byte, bool) error { return shell.ErrReadOnly }
-func (v imageVolume) Mkdir(string, bool) error             { return shell.ErrReadOnly }
-func (v imageVolume) Remove(string, bool) error            { return shell.ErrReadOnly }
+func (v imageVolume) WriteFile(string, []byte, bool) error { return images.ErrReadOnly }
+func (v imageVolume) Mkdir(string, bool) error             { return images.ErrReadOnly }
+func (v imageVolume) Remove(string, bool) error            { return images.ErrReadOnly }
 func (v imageVolume) Create(string, []byte, fs.FileMode) error {
-	return shell.ErrReadOnly
+	return images.ErrReadOnly
 }
 
 func (v imageVolume) Stat(name string) (exists, isDir bool) {
@@ -118,33 +117,33 @@ func (v imageVolume) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (v imageVolume) Files() []shell.File {
-	var out []shell.File
+func (v imageVolume) Files() []images.File {
+	var out []images.File
 	prefix := ""
 	if v.root != "" {
 		prefix = v.root + "/"
 	}
 	for name, data := range v.files {
 		if rest, ok := strings.CutPrefix(name, prefix); ok {
-			out = append(out, shell.File{Path: rest, Size: int64(len(data))})
+			out = append(out, images.File{Path: rest, Size: int64(len(data))})
 		}
 	}
 	return out
 }
 
 // Info: an image's files are root's, -rw-r--r--, in drwxr-xr-x directories.
-func (v imageVolume) Info(name string) (shell.FileInfo, error) { return rootsFile(v.Stat(name)) }
+func (v imageVolume) Info(name string) (images.FileInfo, error) { return rootsFile(v.Stat(name)) }
 
 // rootsFile is the stat(2) of a read-only volume's file or directory:
 // root's, -rw-r--r-- or drwxr-xr-x.
-func rootsFile(exists, isDir bool) (shell.FileInfo, error) {
+func rootsFile(exists, isDir bool) (images.FileInfo, error) {
 	switch {
 	case isDir:
-		return shell.FileInfo{Mode: fs.ModeDir | 0o755}, nil
+		return images.FileInfo{Mode: fs.ModeDir | 0o755}, nil
 	case exists:
-		return shell.FileInfo{Mode: 0o644}, nil
+		return images.FileInfo{Mode: 0o644}, nil
 	}
-	return shell.FileInfo{}, fs.ErrNotExist
+	return images.FileInfo{}, fs.ErrNotExist
 }
 
-func (v imageVolume) FSType(string) (int64, error) { return shell.OverlayfsMagic, nil }
+func (v imageVolume) FSType(string) (int64, error) { return images.OverlayfsMagic, nil }

@@ -10,15 +10,16 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // What a container's process does. A started container runs its command
-// line in the simulated shell (package shell) with what its image holds
-// (package catalog): it prints to its log, sleeps, serves, exits on its
-// own with a code, or is stopped or killed. Its exit is what the kubelet
-// turns into the pod's containerStatuses and restart decisions.
+// line in the simulated shell with what its image holds, both reached
+// through package images, the scenery's one door (ProcessOptions is what
+// the runtime gives the process): it prints to its log, sleeps, serves,
+// exits on its own with a code, or is stopped or killed. Its exit is what
+// the kubelet turns into the pod's containerStatuses and restart
+// decisions.
 
 // Exit codes and reasons as a container reports them. A process killed by
 // signal N exits 128+N; containerd's reason is "Completed" for 0,
@@ -39,7 +40,7 @@ const (
 
 // process is a started container's running program.
 type process struct {
-	sh     *shell.Process
+	sh     *images.Process
 	kill   context.CancelFunc // SIGKILL: ends Exec at once
 	log    *logWriter
 	attach *attachment   // its stdio as kubectl attach sees it (attach.go)
@@ -54,7 +55,7 @@ type process struct {
 //	-        yes    the image's ENTRYPOINT + args
 //	yes      -      command (the image's CMD is ignored)
 //	yes      yes    command + args
-func commandLine(img catalog.Image, command, args []string) []string {
+func commandLine(img images.Image, command, args []string) []string {
 	if len(command) == 0 {
 		command = img.Entrypoint
 		if len(args) == 0 {
@@ -69,13 +70,13 @@ func commandLine(img catalog.Image, command, args []string) []string {
 // EXITED with reason StartError, as in containerd. Callers hold s.mu.
 func (s *Server) start(c *container, sb *sandbox) error {
 	now := s.clock.Now()
-	img := catalog.Lookup(c.image.ref)
+	img := images.Lookup(c.image.ref)
 	argv := commandLine(img, c.config.GetCommand(), c.config.GetArgs())
 	var err error
 	if len(argv) == 0 {
 		err = errors.New("no command specified")
 	}
-	var fsys *shell.FS
+	var fsys *images.FS
 	if err == nil {
 		fsys, err = s.containerFS(c, sb, img)
 	}
@@ -97,8 +98,8 @@ func (s *Server) start(c *container, sb *sandbox) error {
 
 // containerFS is a new instance's filesystem: its image's files, then
 // its mounts over them (volumes.go).
-func (s *Server) containerFS(c *container, sb *sandbox, img catalog.Image) (*shell.FS, error) {
-	fsys := shell.NewFS()
+func (s *Server) containerFS(c *container, sb *sandbox, img images.Image) (*images.FS, error) {
+	fsys := images.NewFS()
 	for name, data := range img.Files {
 		fsys.WriteFile(name, []byte(data))
 	}
@@ -130,9 +131,9 @@ func (s *Server) sandboxFiles(sb *sandbox) map[string]string {
 
 // run starts c's process running argv in fsys, in a goroutine that
 // records its exit. Callers hold s.mu.
-func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string, log *logWriter, fsys *shell.FS) {
+func (s *Server) run(c *container, sb *sandbox, img images.Image, argv []string, log *logWriter, fsys *images.FS) {
 	att := newAttachment(c.config, log) // its stdio, for kubectl attach (attach.go)
-	sh := shell.New(shell.Options{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
+	sh := images.NewProcess(images.ProcessOptions{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
 		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
 		MemoryLimit: c.resources.get().GetMemoryLimitInBytes(),
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
@@ -161,7 +162,7 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 		}
 		reason := reasonError
 		switch {
-		case errors.Is(err, shell.ErrOOMKilled):
+		case errors.Is(err, images.ErrOOMKilled):
 			reason = reasonOOMKilled
 		case code == 0:
 			reason = reasonCompleted
@@ -175,7 +176,7 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 // environment is the process's environment as containerd builds it: a
 // default PATH, HOSTNAME, the image's ENV, then what the container config
 // sets, each replacing the same name in place.
-func environment(img catalog.Image, cfg *runtimeapi.ContainerConfig, sb *sandbox) []string {
+func environment(img images.Image, cfg *runtimeapi.ContainerConfig, sb *sandbox) []string {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	env = withEnv(env, "HOSTNAME="+hostname(sb))
 	env = withEnv(env, img.Env...)
@@ -283,7 +284,7 @@ func quoteArgs(words []string) string {
 // so a restored container runs its command line from the start, keeping
 // its startedAt. Callers hold s.mu.
 func (s *Server) resume(c *container, sb *sandbox) error {
-	img := catalog.Lookup(c.image.ref)
+	img := images.Lookup(c.image.ref)
 	fsys, err := s.containerFS(c, sb, img)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images"
 )
 
 // waitFor polls cond, which a container's goroutine makes true; it fails
@@ -28,7 +28,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestCommandLineIsKubernetesRule(t *testing.T) {
-	img := catalog.Image{Entrypoint: []string{"/docker-entrypoint.sh"}, Cmd: []string{"nginx", "-g", "daemon off;"}}
+	img := images.Image{Entrypoint: []string{"/docker-entrypoint.sh"}, Cmd: []string{"nginx", "-g", "daemon off;"}}
 	for _, tc := range []struct {
 		command, args, want []string
 	}{

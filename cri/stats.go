@@ -6,7 +6,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images"
 )
 
 // Container stats are what `crictl stats` and the kubelet's resource
@@ -17,7 +17,7 @@ import (
 //     tmpfs bytes it wrote (tmpfs.go), which the kubelet adds up for the
 //     node's MemoryPressure;
 //   - the writable layer: the bytes of the files it wrote outside its
-//     mounts (shell.FS.LayerBytes), which the kubelet's eviction manager
+//     mounts (images.FS.LayerBytes), which the kubelet's eviction manager
 //     adds to its logs against its ephemeral-storage limit.
 //
 // CPU is not simulated and reads 0.
@@ -85,7 +85,7 @@ func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 // the kernel shows: process.go's sandboxFiles): none of it is c's
 // writable layer until c changes it. Callers hold s.mu.
 func (s *Server) lowerLayer(c *container) map[string]string {
-	files := catalog.Lookup(c.image.ref).Files
+	files := images.Lookup(c.image.ref).Files
 	lower := make(map[string]string, len(files)+1)
 	for name, data := range files {
 		lower[path.Clean("/"+name)] = data

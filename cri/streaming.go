@@ -20,7 +20,7 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // `kubectl exec`, `attach` and `port-forward` are streams, which CRI's
@@ -165,7 +165,7 @@ var _ streaming.Runtime = streamRuntime{}
 // the server sends as the stream's status and kubectl turns into its own
 // exit code ("command terminated with exit code 3").
 //
-// With tty the client has a terminal (shell.Terminal: echo, line
+// With tty the client has a terminal (images.Terminal: echo, line
 // editing, Ctrl-C) and one output stream. A program the container does
 // not have fails before anything runs, with containerd's error, as
 // exec(2) does.
@@ -220,7 +220,7 @@ func streamIO(in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan 
 		if keys == nil {
 			keys = eofReader{}
 		}
-		term := shell.NewTerminal(keys, stdio.stdout)
+		term := images.NewTerminal(keys, stdio.stdout)
 		stdio.stdout, stdio.stderr = term.Output(), term.Output()
 		if in != nil {
 			stdio.stdin = term
@@ -234,7 +234,7 @@ func streamIO(in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan 
 
 // resizeTerminal applies the client's window sizes until it stops
 // sending them (the stream's end closes resize).
-func resizeTerminal(term *shell.Terminal, resize <-chan remotecommand.TerminalSize) {
+func resizeTerminal(term *images.Terminal, resize <-chan remotecommand.TerminalSize) {
 	if resize == nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 // LinuxPodSandboxConfig.sysctls), as the runtime applies them in the
 // pod's namespaces before its containers start (process.go's
 // sandboxFiles). `sysctl kernel.shm_rmid_forced` reads them there
-// (shell's kernel.go).
+// (images/shell's kernel.go).
 
 // defaultSysctls are Linux's defaults of the sysctls Kubernetes deems
 // safe (they are per network or IPC namespace, so a pod's value touches

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 	"github.com/mkube/mkube/internal/mounttable"
 )
 
@@ -177,7 +177,7 @@ func (t *tmpfs) write(f *memFile, data []byte, appendTo bool) error {
 	}
 	var err error
 	if free := t.size - t.used; t.size > 0 && int64(len(data)) > free {
-		data, err = data[:max(free, 0)], shell.ErrNoSpace
+		data, err = data[:max(free, 0)], images.ErrNoSpace
 	}
 	f.data = append(f.data, data...)
 	t.used += int64(len(data))
@@ -267,17 +267,17 @@ func (v tmpfsView) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (v tmpfsView) Files() []shell.File {
+func (v tmpfsView) Files() []images.File {
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
-	var out []shell.File
+	var out []images.File
 	for q, f := range v.t.files {
 		rel, ok := q, true
 		if v.root != "" {
 			rel, ok = strings.CutPrefix(q, v.root+"/")
 		}
 		if ok {
-			out = append(out, shell.File{Path: rel, Size: int64(len(f.data))})
+			out = append(out, images.File{Path: rel, Size: int64(len(f.data))})
 		}
 	}
 	return out

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 )
 
 // What stat(2) and statfs(2) say of a tmpfs' files. The kubelet mounts
@@ -22,21 +22,21 @@ const (
 )
 
 // Info is the file's mode; everything in a tmpfs here is root's.
-func (v tmpfsView) Info(name string) (shell.FileInfo, error) {
+func (v tmpfsView) Info(name string) (images.FileInfo, error) {
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	p := v.path(name)
 	if f, ok := v.t.files[p]; ok {
-		return shell.FileInfo{Mode: f.mode}, nil
+		return images.FileInfo{Mode: f.mode}, nil
 	}
 	if v.t.dirs[p] {
 		mode, ok := v.t.modes[p]
 		if !ok {
 			mode = tmpfsDirMode
 		}
-		return shell.FileInfo{Mode: fs.ModeDir | mode}, nil
+		return images.FileInfo{Mode: fs.ModeDir | mode}, nil
 	}
-	return shell.FileInfo{}, fs.ErrNotExist
+	return images.FileInfo{}, fs.ErrNotExist
 }
 
 // Create makes a file of mode perm (or truncates one, keeping its mode)
@@ -64,7 +64,7 @@ func (v tmpfsView) FSType(name string) (int64, error) {
 	if exists, _ := v.Stat(name); !exists {
 		return 0, syscall.ENOENT
 	}
-	return shell.TmpfsMagic, nil
+	return images.TmpfsMagic, nil
 }
 
 // mkdirLikeRoot makes the directory name, with its parents, and gives it

@@ -12,7 +12,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/images"
 	"github.com/mkube/mkube/internal/mounttable"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) nodeDisk(node string) string {
 // of a directory in a tmpfs (the node's mount table says which) shows
 // the tmpfs, whose files the runtime holds (tmpfs.go), rather than the
 // directory below it, as a bind mount of a tmpfs's directory does.
-func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
+func (s *Server) mountVolumes(fsys *images.FS, c *container, sb *sandbox) error {
 	for _, m := range c.config.GetMounts() {
 		if m.GetImage().GetImage() != "" {
 			if err := s.mountImage(fsys, m); err != nil { // imagevolumes.go
@@ -95,7 +95,7 @@ func (s *Server) mountVolumes(fsys *shell.FS, c *container, sb *sandbox) error {
 // missing, with the volume's mode, as the kubelet makes a subPath's
 // directory on a disk) or copies the file rel names, with its mode, as a
 // bind mount of a file is fixed to it.
-func mountTmpfs(fsys *shell.FS, v tmpfsView, rel string, m *runtimeapi.Mount) {
+func mountTmpfs(fsys *images.FS, v tmpfsView, rel string, m *runtimeapi.Mount) {
 	switch exists, isDir := v.Stat(rel); {
 	case exists && !isDir:
 		data, _ := v.ReadFile(rel)
@@ -118,7 +118,7 @@ func memoryCharge(c *container) string {
 	return c.sandboxID + "/" + c.config.GetMetadata().GetName()
 }
 
-// hostDir is a directory of the node's disk as a shell.Volume.
+// hostDir is a directory of the node's disk as a images.Volume.
 type hostDir string
 
 func (d hostDir) path(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
@@ -202,8 +202,8 @@ func (d hostDir) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (d hostDir) Files() []shell.File {
-	var out []shell.File
+func (d hostDir) Files() []images.File {
+	var out []images.File
 	filepath.WalkDir(string(d), func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || strings.Contains(p, string(filepath.Separator)+"..") {
 			return nil // the atomic writer's timestamped copies are not the volume's names
@@ -213,7 +213,7 @@ func (d hostDir) Files() []shell.File {
 			return nil
 		}
 		rel, _ := filepath.Rel(string(d), p)
-		out = append(out, shell.File{Path: filepath.ToSlash(rel), Size: fi.Size()})
+		out = append(out, images.File{Path: filepath.ToSlash(rel), Size: fi.Size()})
 		return nil
 	})
 	return out
@@ -222,12 +222,12 @@ func (d hostDir) Files() []shell.File {
 // Info is the file's real stat(2) on the node's disk: the mode the
 // kubelet gave it (a ConfigMap key's defaultMode, an emptyDir's 0777)
 // or the container's process did (Create), and its owner.
-func (d hostDir) Info(name string) (shell.FileInfo, error) {
+func (d hostDir) Info(name string) (images.FileInfo, error) {
 	fi, err := os.Stat(d.path(name))
 	if err != nil {
-		return shell.FileInfo{}, err
+		return images.FileInfo{}, err
 	}
-	info := shell.FileInfo{Mode: fi.Mode()}
+	info := images.FileInfo{Mode: fi.Mode()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		info.UID, info.GID = st.Uid, st.Gid
 	}

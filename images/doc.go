@@ -14,7 +14,29 @@
 //	            (nginx, redis, busybox, agnhost's subcommands, the
 //	            sample API server, ...) and what each one does
 //
-// The runtime reaches this scenery through the image's configuration and
-// programs (catalog.Image) and the shell's process (shell.Run); nothing
-// here imports the runtime, the kubelet or the API server.
+// This package itself is the door between the runtime and the scenery.
+// On a real node containerd unpacks an image (its config and layers),
+// writes an OCI runtime spec for the container (the process's args, env,
+// user, hostname, root and mounts) and has runc start it; here the same
+// three things cross in three files:
+//
+//	file         what crosses
+//	image.go     an image: Image (its ENTRYPOINT, CMD, ENV, files and
+//	             programs) by Lookup, its Size and its PullError
+//	process.go   a process: ProcessOptions, what the runtime offers a
+//	             program (filesystem, network, clock, stdio, environment,
+//	             identity, memory limit); Process, what it holds of the
+//	             program (Exec, Terminate, MemoryUsage, Ports); how it
+//	             ends (ErrKilled, ErrOOMKilled); its tty (Terminal)
+//	fs.go        the filesystem: FS, and Volume, what a mount is to it
+//	doc.go       this map
+//
+// The names are aliases of the scenery's own types, not copies, because
+// the runtime and the program share the values: the FS the runtime fills
+// is the one the process writes to and a probe reads. The filesystem is
+// the one wide dependency (fs.go says why). The runtime's process side
+// uses nothing else of the scenery; the pod network hands a connection or
+// a datagram to the image's Serve or ServeDatagram and a DNS question
+// from shell to the cluster's DNS directly. Nothing in this folder
+// imports the runtime, the kubelet or the API server.
 package images
