@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -115,7 +116,7 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 	case "liveness": // prints nothing; serves /healthz on 8080
 		ports = []int32{8080}
 	case "netexec":
-		port, udpPort := intFlag(args[1:], "http-port", 8080), intFlag(args[1:], "udp-port", 8081)
+		port, udpPort := lib.IntFlag(args[1:], "http-port", 8080), lib.IntFlag(args[1:], "udp-port", 8081)
 		goLog(p, fmt.Sprintf("Started HTTP server on port %d", port))
 		if udpPort != -1 {
 			// startUDPServer logs its (empty) bind address and port.
@@ -144,7 +145,7 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 	case "dns-suffix", "dns-server-list", "etc-hosts":
 		return agnhostDNS(p, args[0], out) // agnhost_dns.go
 	case "test-webserver": // a file server of the container's "/"
-		ports = []int32{int32(intFlag(args[1:], "port", 80))}
+		ports = []int32{int32(lib.IntFlag(args[1:], "port", 80))}
 	case "webhook", "crd-conversion-webhook": // the admission and conversion webhooks of Kubernetes' tests, over HTTPS (agnhost_webhook.go, agnhost_crdconvert.go)
 		port, exit, ok := webhookStart(p, args[1:])
 		if !ok {
@@ -152,9 +153,9 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		}
 		ports = []int32{port}
 	case "serve-hostname": // answers its hostname (the pod's name) over HTTP, or raw over TCP or UDP
-		port := int32(intFlag(args[1:], "port", 9376))
-		tcp, udp := boolFlag(args[1:], "tcp", false), boolFlag(args[1:], "udp", false)
-		if boolFlag(args[1:], "http", true) && (tcp || udp) {
+		port := int32(lib.IntFlag(args[1:], "port", 9376))
+		tcp, udp := lib.BoolFlag(args[1:], "tcp", false), lib.BoolFlag(args[1:], "udp", false)
+		if lib.BoolFlag(args[1:], "http", true) && (tcp || udp) {
 			goLog(p, "Can't server TCP/UDP mode and HTTP mode at the same time") // its log.Fatalf
 			return 1, nil
 		}
@@ -173,7 +174,7 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		fmt.Fprintf(p.Stderr, "Error: unknown command %q for \"agnhost\"\nRun 'agnhost --help' for usage.\n", args[0])
 		return 1, nil
 	}
-	if err := serve(ctx, p, ports...); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, ports...); err != nil {
 		return 137, err
 	}
 	return agnhostExitOnSignal, nil
@@ -194,44 +195,6 @@ func entrypointTester(p *shell.Process, args []string, out io.Writer) (int, erro
 // 14:00:00 message", in the container's time zone (UTC).
 func goLog(p *shell.Process, msg string) {
 	fmt.Fprintf(p.Stderr, "%s %s\n", p.Clock.Now().UTC().Format("2006/01/02 15:04:05"), msg)
-}
-
-// stringFlag is --name=value or --name value among a program's flags
-// (pflag takes both), the last one given, or def.
-func stringFlag(args []string, name, def string) string {
-	v := def
-	for i, a := range args {
-		if value, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			v = value
-		} else if a == "--"+name && i+1 < len(args) {
-			v = args[i+1]
-		}
-	}
-	return v
-}
-
-// boolFlag is pflag's boolean --name (true) or --name=value, the last
-// one given, or def.
-func boolFlag(args []string, name string, def bool) bool {
-	v := def
-	for _, a := range args {
-		if a == "--"+name {
-			v = true
-		} else if value, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			if b, err := strconv.ParseBool(value); err == nil {
-				v = b
-			}
-		}
-	}
-	return v
-}
-
-// intFlag is an integer stringFlag, or def.
-func intFlag(args []string, name string, def int) int {
-	if n, err := strconv.Atoi(stringFlag(args, name, strconv.Itoa(def))); err == nil {
-		return n
-	}
-	return def
 }
 
 // splitCommand finds a program, by its base name, in the container's
@@ -266,19 +229,19 @@ func agnhostCommand(argv []string) (string, []string) {
 func agnhostServe(c Running, port int32, conn net.Conn) {
 	switch sub, flags := agnhostCommand(c.Argv); sub {
 	case "liveness":
-		serveHTTP(conn, logged(c, "", livenessMux(c), nil))
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", livenessMux(c), nil))
 	case "netexec":
-		serveHTTP(conn, logged(c, "", netexecMux(c, intFlag(flags, "udp-port", 8081) != -1), nil))
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", netexecMux(c, lib.IntFlag(flags, "udp-port", 8081) != -1), nil))
 	case "grpc-health-checking":
 		grpcHealthServe(c, port, conn, flags)
 	case "nettest":
-		serveHTTP(conn, nettestOf(c).mux())
+		lib.ServeHTTP(conn, nettestOf(c).mux())
 	case "guestbook":
-		serveHTTP(conn, guestbookOf(c).mux(c))
+		lib.ServeHTTP(conn, guestbookOf(c).mux(c))
 	case "mtlsserver":
 		serveMTLS(c, conn, flags)
 	case "test-webserver":
-		serveHTTP(conn, testWebserver(c.Process.FS))
+		lib.ServeHTTP(conn, testWebserver(c.Process.FS))
 	case "webhook":
 		serveWebhook(c, conn, flags)
 	case "crd-conversion-webhook":
@@ -286,13 +249,13 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 	case "porter":
 		servePorter(c, port, conn, flags)
 	case "serve-hostname":
-		if boolFlag(flags, "tcp", false) { // raw: the hostname, then close
+		if lib.BoolFlag(flags, "tcp", false) { // raw: the hostname, then close
 			goLog(c.Process, "TCP request from "+conn.RemoteAddr().String())
 			io.WriteString(conn, c.Process.Hostname)
 			conn.Close()
 			return
 		}
-		serveHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lib.ServeHTTP(conn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			goLog(c.Process, "HTTP request from "+r.RemoteAddr)
 			io.WriteString(w, c.Process.Hostname)
 		}))

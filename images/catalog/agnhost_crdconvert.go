@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mkube/mkube/images/lib"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,7 +38,7 @@ func serveCRDConversion(c Running, conn net.Conn, flags []string) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/crdconvert", func(w http.ResponseWriter, r *http.Request) { serveConversionReview(c, w, r) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
-	serveHTTP(tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}}), mux)
+	lib.ServeHTTP(tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}}), mux)
 }
 
 // serveConversionReview is the converter framework's serve: decode the

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mkube/mkube/images/lib"
 )
 
 // netexecDialTimeout is agnhost's HTTP client timeout for /dial.
@@ -106,7 +108,7 @@ func dialHTTP(ctx context.Context, c Running, addr, request string) (string, err
 	p := c.Process
 	ctx, cancel := clockTimeout(ctx, p, netexecDialTimeout)
 	defer cancel()
-	transport := podTransport(p, nil)
+	transport := lib.PodTransport(p, nil)
 	defer transport.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/%s", addr, request), nil)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -30,13 +31,13 @@ import (
 // listeners with Go's logger and serves until it is stopped. Its state
 // lives in grpcHealthStates while it runs.
 func grpcHealthChecking(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	port, httpPort := intFlag(args, "port", 5000), intFlag(args, "http-port", 8080)
+	port, httpPort := lib.IntFlag(args, "port", 5000), lib.IntFlag(args, "http-port", 8080)
 	h := newGRPCHealth(args, p.Clock.Now())
 	grpcHealthStates.Store(p, h)
 	defer grpcHealthStates.Delete(p)
 	goLog(p, fmt.Sprintf("Http server starting to listen on :%d", httpPort))
 	goLog(p, fmt.Sprintf("gRPC server starting to listen on :%d", port))
-	if err := serve(ctx, p, int32(port), int32(httpPort)); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, int32(port), int32(httpPort)); err != nil {
 		return 137, err
 	}
 	return agnhostExitOnSignal, nil
@@ -60,8 +61,8 @@ type grpcHealth struct {
 }
 
 func newGRPCHealth(flags []string, started time.Time) *grpcHealth {
-	return &grpcHealth{started: started, service: stringFlag(flags, "service", ""),
-		delayUnhealthy: intFlag(flags, "delay-unhealthy-sec", -1)}
+	return &grpcHealth{started: started, service: lib.StringFlag(flags, "service", ""),
+		delayUnhealthy: lib.IntFlag(flags, "delay-unhealthy-sec", -1)}
 }
 
 // grpcHealthOf is the state of the program running in c, or, if it is
@@ -94,10 +95,10 @@ func (h *grpcHealth) setNotServing(v bool) {
 func grpcHealthServe(c Running, port int32, conn net.Conn, flags []string) {
 	h := grpcHealthOf(c, flags)
 	switch int(port) {
-	case intFlag(flags, "port", 5000):
+	case lib.IntFlag(flags, "port", 5000):
 		serveGRPC(conn, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, &healthChecker{h: h, p: c.Process}) })
-	case intFlag(flags, "http-port", 8080):
-		serveHTTP(conn, logged(c, "", h.controlMux(c.Process), nil))
+	case lib.IntFlag(flags, "http-port", 8080):
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", h.controlMux(c.Process), nil))
 	default:
 		conn.Close()
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -41,18 +42,18 @@ type guestbookState struct {
 }
 
 func guestbook(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	port, err := strconv.Atoi(stringFlag(args, "http-port", "80"))
+	port, err := strconv.Atoi(lib.StringFlag(args, "http-port", "80"))
 	if err != nil || port < 1 || port > 65535 {
-		goLog(p, fmt.Sprintf("listen tcp: address %s: invalid port", stringFlag(args, "http-port", "80"))) // its log.Fatal
+		goLog(p, fmt.Sprintf("listen tcp: address %s: invalid port", lib.StringFlag(args, "http-port", "80"))) // its log.Fatal
 		return 1, nil
 	}
-	st := &guestbookState{backendPort: stringFlag(args, "backend-port", "6379"), store: map[string]any{}}
+	st := &guestbookState{backendPort: lib.StringFlag(args, "backend-port", "6379"), store: map[string]any{}}
 	guestbookStates.Store(p, st)
 	defer guestbookStates.Delete(p)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	failed := make(chan struct{}) // closed if a replica gives up registering
-	if primary := stringFlag(args, "replicaof", ""); primary != "" {
+	if primary := lib.StringFlag(args, "replicaof", ""); primary != "" {
 		go func() {
 			if !st.register(ctx, p, primary) {
 				close(failed)
@@ -60,7 +61,7 @@ func guestbook(ctx context.Context, p *shell.Process, args []string) (int, error
 			}
 		}()
 	}
-	err = serve(ctx, p, int32(port))
+	err = lib.ListenUntilStopped(ctx, p, int32(port))
 	select {
 	case <-failed:
 		return 1, nil // log.Fatal

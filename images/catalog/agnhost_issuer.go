@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	jose "gopkg.in/go-jose/go-jose.v2"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -29,21 +29,19 @@ import (
 // out, else 1 (log.Fatal), having tried once more without the cluster's
 // CA, as the real one falls back to external discovery.
 
-const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
-
 func issuerDiscovery(ctx context.Context, p *shell.Process, args []string) (int, error) {
 	fatal := func(err error) (int, error) {
 		goLog(p, err.Error())
 		return 1, nil
 	}
-	tokenPath, audience := stringFlag(args, "token-path", ""), stringFlag(args, "audience", "")
+	tokenPath, audience := lib.StringFlag(args, "token-path", ""), lib.StringFlag(args, "audience", "")
 	raw, err := p.FS.ReadFile(tokenPath)
 	if err != nil {
 		return fatal(fmt.Errorf("open %s: no such file or directory", tokenPath))
 	}
 	goLog(p, "OK: Got token")
 	goLog(p, "validating with in-cluster discovery")
-	inCluster, err := inClusterClient(p)
+	inCluster, err := lib.InClusterClient(p)
 	if err != nil {
 		return fatal(err)
 	}
@@ -55,42 +53,11 @@ func issuerDiscovery(ctx context.Context, p *shell.Process, args []string) (int,
 	goLog(p, "falling back to validating with external discovery")
 	// No cluster CA and no token: the image's own roots, which do not
 	// know the cluster's CA.
-	external := &http.Client{Transport: podTransport(p, &tls.Config{RootCAs: x509.NewCertPool()})}
+	external := &http.Client{Transport: lib.PodTransport(p, &tls.Config{RootCAs: x509.NewCertPool()})}
 	if err := validateToken(ctx, p, external, string(raw), audience); err != nil {
 		return fatal(err)
 	}
 	return 0, nil
-}
-
-// inClusterClient is client-go's rest.InClusterConfig as an HTTP client:
-// the cluster's CA and the pod's service-account token, through the pod's
-// network.
-func inClusterClient(p *shell.Process) (*http.Client, error) {
-	if p.Getenv("KUBERNETES_SERVICE_HOST") == "" || p.Getenv("KUBERNETES_SERVICE_PORT") == "" {
-		return nil, fmt.Errorf("unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined")
-	}
-	token, err := p.FS.ReadFile(serviceAccountDir + "/token")
-	if err != nil {
-		return nil, fmt.Errorf("open %s/token: no such file or directory", serviceAccountDir)
-	}
-	caPEM, err := p.FS.ReadFile(serviceAccountDir + "/ca.crt")
-	roots := x509.NewCertPool()
-	if err != nil || !roots.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("unable to load root certificates: unable to parse bytes as PEM block")
-	}
-	return &http.Client{Transport: bearer{token: strings.TrimSpace(string(token)), next: podTransport(p, &tls.Config{RootCAs: roots})}}, nil
-}
-
-// bearer adds the token to each request, as client-go's transport does.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 // validateToken is the real one's validate: the unverified issuer, the
@@ -180,13 +147,4 @@ func getJSON(ctx context.Context, client *http.Client, url string, v any) error 
 		return fmt.Errorf("oidc: failed to decode provider discovery object: %v", err)
 	}
 	return nil
-}
-
-// podTransport is an HTTP transport whose connections the pod makes
-// (shell.Process.Connect), with tlsConfig for https.
-func podTransport(p *shell.Process, tlsConfig *tls.Config) *http.Transport {
-	return &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
-			return p.Connect(ctx, "tcp", address)
-		}}
 }

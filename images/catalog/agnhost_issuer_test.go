@@ -19,6 +19,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
 	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -73,7 +74,7 @@ func TestIssuerDiscoveryVerifiesAProjectedToken(t *testing.T) {
 			t.Errorf("the pod dialled %s", address)
 		}
 		pod, server := podnet.Pipe(&net.TCPAddr{}, &net.TCPAddr{})
-		go serveHTTP(tls.Server(server, &tls.Config{Certificates: []tls.Certificate{serving}}), mux)
+		go lib.ServeHTTP(tls.Server(server, &tls.Config{Certificates: []tls.Certificate{serving}}), mux)
 		return pod, nil
 	}
 	for _, tc := range []struct {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -19,14 +20,14 @@ import (
 // then it exits 0. The requests are random as in the real one, from a
 // generator seeded with the line count, so that a run can be replayed.
 func logsGenerator(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	total := intFlag(args, "log-lines-total", 0)
+	total := lib.IntFlag(args, "log-lines-total", 0)
 	if total <= 0 {
-		klogLine(p, 'F', "logs_generator.go:64", fmt.Sprintf("Invalid total number of lines: %d", total))
+		lib.KlogLine(p, 'F', "logs_generator.go:64", fmt.Sprintf("Invalid total number of lines: %d", total))
 		return 255, nil
 	}
-	d, err := time.ParseDuration(stringFlag(args, "run-duration", "0s"))
+	d, err := time.ParseDuration(lib.StringFlag(args, "run-duration", "0s"))
 	if err != nil || d <= 0 {
-		klogLine(p, 'F', "logs_generator.go:68", fmt.Sprintf("Invalid duration: %v", d))
+		lib.KlogLine(p, 'F', "logs_generator.go:68", fmt.Sprintf("Invalid duration: %v", d))
 		return 255, nil
 	}
 	rng := rand.New(rand.NewPCG(uint64(total), uint64(d)))
@@ -38,7 +39,7 @@ func logsGenerator(ctx context.Context, p *shell.Process, args []string) (int, e
 		for i := range name {
 			name[i] = letters[rng.IntN(len(letters))]
 		}
-		klogLine(p, 'I', "logs_generator.go:76", fmt.Sprintf("%d %s /api/v1/namespaces/%s/pods/%s %d",
+		lib.KlogLine(p, 'I', "logs_generator.go:76", fmt.Sprintf("%d %s /api/v1/namespaces/%s/pods/%s %d",
 			id, methods[rng.IntN(len(methods))], namespaces[rng.IntN(len(namespaces))], name, 200+rng.IntN(400)))
 		select {
 		case <-ctx.Done():
@@ -49,12 +50,4 @@ func logsGenerator(ctx context.Context, p *shell.Process, args []string) (int, e
 		}
 	}
 	return 0, nil
-}
-
-// klogLine is a line of klog's text format on stderr: severity, date,
-// time with microseconds, the process's PID (1 in a container), the
-// source line, and the message.
-func klogLine(p *shell.Process, severity byte, source, msg string) {
-	now := p.Clock.Now().UTC()
-	fmt.Fprintf(p.Stderr, "%c%s %7d %s] %s\n", severity, now.Format("0102 15:04:05.000000"), 1, source, msg)
 }

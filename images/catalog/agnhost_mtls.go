@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -29,7 +30,7 @@ const mtlsPollInterval = 10 * time.Second
 // mtlsServer checks its flags and files, as the real one does before it
 // listens, and serves until stopped.
 func mtlsServer(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	listen, creds, trust := stringFlag(args, "listen", ""), stringFlag(args, "server-creds", ""), stringFlag(args, "spiffe-trust-bundle", "")
+	listen, creds, trust := lib.StringFlag(args, "listen", ""), lib.StringFlag(args, "server-creds", ""), lib.StringFlag(args, "spiffe-trust-bundle", "")
 	if listen == "" || creds == "" || trust == "" {
 		return cobraError(p, "missing required flags")
 	}
@@ -41,7 +42,7 @@ func mtlsServer(ctx context.Context, p *shell.Process, args []string) (int, erro
 	if _, _, err := mtlsServerConfig(p, creds, trust); err != nil {
 		return cobraError(p, "error while serving: "+err.Error())
 	}
-	if err := serve(ctx, p, int32(port)); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, int32(port)); err != nil {
 		return 137, err
 	}
 	return agnhostExitOnSignal, nil
@@ -82,12 +83,12 @@ func mtlsServerConfig(p *shell.Process, credsFile, trustFile string) (tls.Certif
 // files as they are when the client connects.
 func serveMTLS(c Running, conn net.Conn, flags []string) {
 	p := c.Process
-	cert, roots, err := mtlsServerConfig(p, stringFlag(flags, "server-creds", ""), stringFlag(flags, "spiffe-trust-bundle", ""))
+	cert, roots, err := mtlsServerConfig(p, lib.StringFlag(flags, "server-creds", ""), lib.StringFlag(flags, "spiffe-trust-bundle", ""))
 	if err != nil {
 		conn.Close()
 		return
 	}
-	tlsConn, peers, ok := acceptTLS(conn, cert)
+	tlsConn, peers, ok := lib.AcceptTLS(conn, cert)
 	if !ok {
 		return
 	}
@@ -118,13 +119,13 @@ func serveMTLS(c Running, conn net.Conn, flags []string) {
 		}
 		io.WriteString(w, "Client Identity: "+leaf.URIs[0].String())
 	})
-	serveHTTP(tlsConn, mux)
+	lib.ServeHTTP(tlsConn, mux)
 }
 
 // mtlsClient polls --fetch-url every 10 seconds of the container's clock
 // until stopped, logging each answer or error.
 func mtlsClient(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	fetchURL, trust, creds := stringFlag(args, "fetch-url", ""), stringFlag(args, "server-trust-bundle", ""), stringFlag(args, "client-cred-bundle", "")
+	fetchURL, trust, creds := lib.StringFlag(args, "fetch-url", ""), lib.StringFlag(args, "server-trust-bundle", ""), lib.StringFlag(args, "client-cred-bundle", "")
 	if fetchURL == "" || trust == "" || creds == "" {
 		return cobraError(p, "missing required flags")
 	}
@@ -141,7 +142,7 @@ func mtlsClient(ctx context.Context, p *shell.Process, args []string) (int, erro
 		}
 		body, err := mtlsPoll(ctx, p, fetchURL, trust, creds)
 		if err != nil {
-			klogLine(p, 'E', "client.go:72", "while sending requests to the server: "+err.Error())
+			lib.KlogLine(p, 'E', "client.go:72", "while sending requests to the server: "+err.Error())
 			continue
 		}
 		goLog(p, "Got response body: "+body)
@@ -184,7 +185,7 @@ func mtlsPoll(ctx context.Context, p *shell.Process, fetchURL, trustFile, credsF
 	}
 	ctx, cancel := clockTimeout(ctx, p, 30*time.Second)
 	defer cancel()
-	transport := podTransport(p, &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}})
+	transport := lib.PodTransport(p, &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fetchURL, nil)
 	if err != nil {
 		return "", fmt.Errorf("while getting URL: %w", err)

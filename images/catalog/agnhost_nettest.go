@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -53,7 +54,7 @@ type nettestState struct {
 }
 
 func nettest(ctx context.Context, p *shell.Process, args []string) (int, error) {
-	if stringFlag(args, "service", "nettest") == "" {
+	if lib.StringFlag(args, "service", "nettest") == "" {
 		goLog(p, "Must provide -service flag.")
 		return 1, nil
 	}
@@ -73,7 +74,7 @@ func nettest(ctx context.Context, p *shell.Process, args []string) (int, error) 
 		stop()
 	}
 	st := &nettestState{Hostname: p.Hostname, StillContactingPeers: true,
-		peerCount: intFlag(args, "peers", 8), quit: func() { end(0) }}
+		peerCount: lib.IntFlag(args, "peers", 8), quit: func() { end(0) }}
 	nettestStates.Store(p, st)
 	defer nettestStates.Delete(p)
 	go func() {
@@ -81,7 +82,7 @@ func nettest(ctx context.Context, p *shell.Process, args []string) (int, error) 
 			end(1) // log.Fatalf
 		}
 	}()
-	err := serve(ctx, p, int32(intFlag(args, "port", 8080)))
+	err := lib.ListenUntilStopped(ctx, p, int32(lib.IntFlag(args, "port", 8080)))
 	exit.Lock()
 	defer exit.Unlock()
 	switch {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mkube/mkube/images/lib"
 )
 
 // `agnhost porter` serves fixed answers on the ports its environment
@@ -44,7 +46,7 @@ func porterPorts(env []string) []int32 {
 func servePorter(c Running, port int32, conn net.Conn, flags []string) {
 	h := porter(c, port, flags)
 	if c.Process.Getenv(porterTLSPrefix+strconv.Itoa(int(port))) == "" {
-		serveHTTP(conn, h)
+		lib.ServeHTTP(conn, h)
 		return
 	}
 	file := func(env, def string) ([]byte, error) {
@@ -61,7 +63,7 @@ func servePorter(c Running, port int32, conn net.Conn, flags []string) {
 		conn.Close() // the real one's ListenAndServeTLS failed: nothing listens
 		return
 	}
-	serveHTTP(tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}}), h)
+	lib.ServeHTTP(tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}}), h)
 }
 
 // porter answers on port with the value its environment gives it.

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -50,28 +51,13 @@ func webhookStart(p *shell.Process, flags []string) (port int32, exit int, ok bo
 		fmt.Fprintf(p.Stderr, "F%s %7d config.go:36] %v\n", p.Clock.Now().UTC().Format("0102 15:04:05.000000"), 1, err)
 		return 0, 255, false
 	}
-	return int32(intFlag(flags, "port", 443)), 0, true
+	return int32(lib.IntFlag(flags, "port", 443)), 0, true
 }
 
 // webhookCertificate is the key pair of --tls-cert-file and
 // --tls-private-key-file, from the container's files.
 func webhookCertificate(fs *shell.FS, flags []string) (tls.Certificate, error) {
-	return loadKeyPair(fs, stringFlag(flags, "tls-cert-file", ""), stringFlag(flags, "tls-private-key-file", ""))
-}
-
-// loadKeyPair is the key pair of certFile and keyFile, from the
-// container's files, failing in os.ReadFile's and tls.X509KeyPair's
-// words.
-func loadKeyPair(fs *shell.FS, certFile, keyFile string) (tls.Certificate, error) {
-	certPEM, err := fs.ReadFile(certFile)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("open %s: no such file or directory", certFile)
-	}
-	keyPEM, err := fs.ReadFile(keyFile)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("open %s: no such file or directory", keyFile)
-	}
-	return tls.X509KeyPair(certPEM, keyPEM)
+	return lib.LoadKeyPair(fs, lib.StringFlag(flags, "tls-cert-file", ""), lib.StringFlag(flags, "tls-private-key-file", ""))
 }
 
 // serveWebhook answers one connection: TLS with the mounted key pair,
@@ -83,7 +69,7 @@ func serveWebhook(c Running, conn net.Conn, flags []string) {
 		return
 	}
 	tlsConn := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{cert}})
-	serveHTTP(tlsConn, webhookMux(c, stringFlag(flags, "sidecar-image", "")))
+	lib.ServeHTTP(tlsConn, webhookMux(c, lib.StringFlag(flags, "sidecar-image", "")))
 }
 
 // admitFunc judges one request, as agnhost's admitv1Func.

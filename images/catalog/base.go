@@ -5,25 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
 // stdPath is the PATH the Debian and Alpine based images set.
 const stdPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// serve holds a server's ports open until its stop signal arrives (nil)
-// or it is killed (ctx's error, which the program returns with 137).
-func serve(ctx context.Context, p *shell.Process, ports ...int32) error {
-	for _, port := range ports {
-		p.Listen(port)
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.Terminated():
-		return nil
-	}
-}
 
 // fileEnv is the official images' file_env: NAME, or else the content of
 // the file NAME_FILE names, which is how a Secret mounted as a file
@@ -108,7 +95,7 @@ func pauseImage() Image {
 			fmt.Fprintln(out, "pause.c v3.10")
 			return 0, nil
 		}
-		if err := serve(ctx, p); err != nil {
+		if err := lib.ListenUntilStopped(ctx, p); err != nil {
 			return 137, err
 		}
 		fmt.Fprintln(p.Stderr, "Shutting down, got signal: Terminated")

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -66,7 +67,7 @@ var images = map[string]func() Image{
 	"e2e-test-images/agnhost":    agnhostImage,
 	"e2e-test-images/busybox":    busyboxImage, // the busybox of Kubernetes' Job tests, default command sh
 	"e2e-test-images/nonewprivs": nonewprivsImage,
-	// The aggregated API server of Kubernetes' Aggregator spec (sampleapiserver.go).
+	// The aggregated API server of Kubernetes' Aggregator spec (testimages.go, package sampleapiserver).
 	"e2e-test-images/sample-apiserver": sampleAPIServerImage,
 	// Kubernetes' own builds of the everyday images, which its tests run.
 	"e2e-test-images/nginx":    nginxImage,
@@ -175,7 +176,7 @@ func PullError(ref string) error {
 func unknownImage(ref string) Image {
 	app := func(ctx context.Context, p *shell.Process, _ []string, out io.Writer) (int, error) {
 		fmt.Fprintf(out, "mkube: image %q is not in mkube's catalog; running it as a generic server until it is stopped\n", ref)
-		if err := serve(ctx, p); err != nil {
+		if err := lib.ListenUntilStopped(ctx, p); err != nil {
 			return 137, err
 		}
 		return 0, nil
@@ -189,7 +190,7 @@ func unknownImage(ref string) Image {
 // probe of any app passes, and a page that says what answered.
 func genericServe(ref string) Server {
 	return func(c Running, port int32, conn net.Conn) {
-		serveHTTP(conn, logged(c, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "%s answered %s %s on port %d: image %q is not in mkube's catalog, "+
 				"so it runs as a generic server that answers 200 on every path.\n", c.Process.Hostname, r.Method, r.URL.Path, port, ref)
 		}), nil))

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -64,11 +65,11 @@ func parseEtcdFlags(args []string) etcdConfig {
 		}
 		flags[i] = a
 	}
-	urls := func(name, def string) []string { return strings.Split(stringFlag(flags, name, def), ",") }
-	name := stringFlag(flags, "name", "default")
+	urls := func(name, def string) []string { return strings.Split(lib.StringFlag(flags, name, def), ",") }
+	name := lib.StringFlag(flags, "name", "default")
 	return etcdConfig{
 		name:            name,
-		dataDir:         path.Join("/", stringFlag(flags, "data-dir", name+".etcd")),
+		dataDir:         path.Join("/", lib.StringFlag(flags, "data-dir", name+".etcd")),
 		listenClient:    urls("listen-client-urls", "http://localhost:2379"),
 		advertiseClient: urls("advertise-client-urls", "http://localhost:2379"),
 		listenPeer:      urls("listen-peer-urls", "http://localhost:2380"),
@@ -127,7 +128,7 @@ func etcd(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (in
 		log("embed/serve.go:140", "serving client traffic insecurely; this is strongly discouraged!",
 			"address", fmt.Sprintf("[::]:%d", port))
 	}
-	if err := serve(ctx, p, append(ports(cfg.listenClient), ports(cfg.listenPeer)...)...); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, append(ports(cfg.listenClient), ports(cfg.listenPeer)...)...); err != nil {
 		return 137, err
 	}
 	closing := []any{"name", cfg.name, "data-dir", cfg.dataDir,
@@ -185,7 +186,7 @@ func etcdServe(c Running, port int32, conn net.Conn) {
 			healthpb.RegisterHealthServer(s, health.NewServer())
 		})
 	default:
-		serveHTTP(conn, logged(c, "", etcdHTTP(), nil))
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", etcdHTTP(), nil))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -15,7 +16,7 @@ import (
 // when it starts.
 func goproxyImage() Image {
 	proxy := func(ctx context.Context, p *shell.Process, _ []string, _ io.Writer) (int, error) {
-		if err := serve(ctx, p, 8080); err != nil {
+		if err := lib.ListenUntilStopped(ctx, p, 8080); err != nil {
 			return 137, err
 		}
 		return agnhostExitOnSignal, nil // a Go binary as PID 1, as agnhost's servers
@@ -31,7 +32,7 @@ func goproxyImage() Image {
 // cannot reach: its dial fails as the real one does in a pod without
 // DNS, and goproxy answers the error, also with 500.
 func goproxyServe(c Running, _ int32, conn net.Conn) {
-	serveHTTP(conn, logged(c, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	lib.ServeHTTP(conn, lib.Logged(c.Process, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodConnect && !r.URL.IsAbs() {
 			http.Error(w, "This is a proxy server. Does not respond to non-proxy requests.", http.StatusInternalServerError)
 			return

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mkube/mkube/images/lib"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -185,7 +186,7 @@ func TestAgnhostGRPCHealthCheckingFlipsOnRequest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			grpcPort, httpPort := int32(intFlag(tc.argv[2:], "port", 5000)), int32(intFlag(tc.argv[2:], "http-port", 8080))
+			grpcPort, httpPort := int32(lib.IntFlag(tc.argv[2:], "port", 5000)), int32(lib.IntFlag(tc.argv[2:], "http-port", 8080))
 			c := start(t, ref, tc.argv, nil, 0)
 			waitUntil(t, "listening on both ports", func() bool { return c.p.Listening(grpcPort) && c.p.Listening(httpPort) })
 			g := grpcDial(t, c, ref, tc.argv, grpcPort)

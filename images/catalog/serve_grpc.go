@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"net"
 
+	"github.com/mkube/mkube/images/lib"
 	"google.golang.org/grpc"
 )
 
 // serveGRPC answers the gRPC calls that arrive on conn with the services
 // register adds, until either side closes it: grpc-go's own server
 // (HTTP/2, its flow control, its status codes), on the listener of one
-// connection that serveHTTP uses too. Each connection has a server of
+// connection that lib.ServeHTTP uses too. Each connection has a server of
 // its own, as each has an http.Server, so that an idle container holds
 // none (serve.go).
 //
@@ -23,7 +24,7 @@ import (
 func serveGRPC(conn net.Conn, register func(*grpc.Server)) {
 	srv := grpc.NewServer()
 	register(srv)
-	srv.Serve(&connListener{conn: conn, closedc: make(chan struct{})}) // returns once conn is closed
+	srv.Serve(lib.SingleConnListener(conn)) // returns once conn is closed
 	srv.Stop()
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -167,7 +168,7 @@ func nginx(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (i
 	log(1, "getrlimit(RLIMIT_NOFILE): 1048576:1048576")
 	log(1, "start worker processes")
 	log(1, "start worker process 29")
-	if err := serve(ctx, p, nginxPorts(p.FS)...); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, nginxPorts(p.FS)...); err != nil {
 		return 137, err
 	}
 	// SIGQUIT is nginx's graceful shutdown: the worker finishes, then the master exits.
@@ -225,7 +226,7 @@ func httpd(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (i
 	}
 	log("mpm_event:notice", "AH00489: Apache/2.4.62 (Unix) configured -- resuming normal operations")
 	log("core:notice", "AH00094: Command line: 'httpd -D FOREGROUND'")
-	if err := serve(ctx, p, 80); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, 80); err != nil {
 		return 137, err
 	}
 	log("mpm_event:notice", "AH00492: caught SIGWINCH, shutting down gracefully")
@@ -280,7 +281,7 @@ func redisServer(ctx context.Context, p *shell.Process, args []string, out io.Wr
 	log("M", "*", fmt.Sprintf("Running mode=standalone, port=%d.", port))
 	log("M", "*", "Server initialized")
 	log("M", "*", "Ready to accept connections tcp")
-	if err := serve(ctx, p, port); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, port); err != nil {
 		return 137, err
 	}
 	fmt.Fprintf(out, "1:signal-handler (%d) Received SIGTERM scheduling shutdown...\n", p.Clock.Now().Unix())
@@ -366,7 +367,7 @@ func mysqld(ctx context.Context, p *shell.Process, _ []string, _ io.Writer) (int
 	log(1, "MY-013577", "InnoDB", "InnoDB initialization has ended.")
 	log(0, "MY-011323", "Server", "X Plugin ready for connections. Bind-address: '::' port: 33060, socket: /var/run/mysqld/mysqlx.sock")
 	log(0, "MY-010931", "Server", "/usr/sbin/mysqld: ready for connections. Version: '"+mysqlVersion+"'  socket: '/var/run/mysqld/mysqld.sock'  port: 3306  MySQL Community Server - GPL.")
-	if err := serve(ctx, p, 3306, 33060); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, 3306, 33060); err != nil {
 		return 137, err
 	}
 	log(0, "MY-013172", "Server", "Received SHUTDOWN from user <via user signal>. Shutting down mysqld (Version: "+mysqlVersion+").")
@@ -445,7 +446,7 @@ func postgres(ctx context.Context, p *shell.Process, _ []string, _ io.Writer) (i
 	log(1, `listening on IPv6 address "::", port 5432`)
 	log(1, `listening on Unix socket "/var/run/postgresql/.s.PGSQL.5432"`)
 	log(1, "database system is ready to accept connections")
-	if err := serve(ctx, p, 5432); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, 5432); err != nil {
 		return 137, err
 	}
 	log(1, "received fast shutdown request")

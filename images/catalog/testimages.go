@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 
+	"github.com/mkube/mkube/images/sampleapiserver"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -48,4 +50,18 @@ func updateDemoImage(animal string) func() Image {
 		img.Files["/data.json"] = "{\n  \"image\": \"" + animal + ".jpg\"\n}\n"
 		return img
 	}
+}
+
+// sampleAPIServerImage is registry.k8s.io/e2e-test-images/sample-apiserver,
+// Kubernetes' build of k8s.io/sample-apiserver for its Aggregator
+// conformance spec: the one binary /sample-apiserver on Alpine
+// (test/images/sample-apiserver: ENTRYPOINT ["/sample-apiserver"], which
+// empties the base image's CMD; no EXPOSE). The binary and what it
+// serves are package sampleapiserver.
+func sampleAPIServerImage() Image {
+	img := alpineImage()
+	img.Entrypoint, img.Cmd = []string{"/sample-apiserver"}, nil
+	img.Programs = map[string]shell.Program{"sample-apiserver": sampleapiserver.Main}
+	img.Serve = func(c Running, _ int32, conn net.Conn) { sampleapiserver.Serve(c.Process, conn) }
+	return img
 }

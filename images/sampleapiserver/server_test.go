@@ -1,4 +1,4 @@
-package catalog
+package sampleapiserver
 
 import (
 	"context"
@@ -30,10 +30,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
-
-const sampleAPIServerRef = "registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2"
 
 // sampleAPIServerArgv is the container of Kubernetes' Aggregator spec:
 // the image's ENTRYPOINT and the spec's args.
@@ -128,7 +127,7 @@ func (k *fakeKubeAPIServer) dial(_ context.Context, _, address string) (net.Conn
 		return nil, fmt.Errorf("dial tcp %s: connect: no route to host", address)
 	}
 	pod, server := podnet.Pipe(&net.TCPAddr{IP: net.IPv4(10, 244, 1, 5), Port: 40000}, &net.TCPAddr{IP: net.IPv4(10, 96, 0, 1), Port: 443})
-	go serveHTTP(tls.Server(server, &tls.Config{Certificates: []tls.Certificate{k.serving}}), k)
+	go lib.ServeHTTP(tls.Server(server, &tls.Config{Certificates: []tls.Certificate{k.serving}}), k)
 	return pod, nil
 }
 
@@ -201,11 +200,11 @@ func startSampleAPIServer(t *testing.T, k *fakeKubeAPIServer, argv []string, noC
 		fs.WriteFile("/apiserver.local.config/certificates/tls.crt", cert)
 		fs.WriteFile("/apiserver.local.config/certificates/tls.key", key)
 	}
-	fs.WriteFile(serviceAccountDir+"/token", []byte("sa-token"))
-	fs.WriteFile(serviceAccountDir+"/ca.crt", k.caPEM)
+	fs.WriteFile(lib.ServiceAccountDir+"/token", []byte("sa-token"))
+	fs.WriteFile(lib.ServiceAccountDir+"/ca.crt", k.caPEM)
 	stderr = &syncBuffer{}
 	p = shell.New(shell.Options{Clock: clocktesting.NewFakeClock(epoch), FS: fs, Stdout: io.Discard, Stderr: stderr, Hostname: "sample-apiserver-deployment-0",
-		Env: []string{"KUBERNETES_SERVICE_HOST=10.96.0.1", "KUBERNETES_SERVICE_PORT=443"}, Programs: Lookup(sampleAPIServerRef).Programs, Dial: k.dial})
+		Env: []string{"KUBERNETES_SERVICE_HOST=10.96.0.1", "KUBERNETES_SERVICE_PORT=443"}, Programs: map[string]shell.Program{"sample-apiserver": Main}, Dial: k.dial})
 	ctx, kill := context.WithCancel(context.Background())
 	t.Cleanup(kill)
 	done = make(chan int, 1)
@@ -285,7 +284,6 @@ func TestSampleAPIServerServesWardleAsTheRealOne(t *testing.T) {
 	if len(done) > 0 {
 		t.Fatalf("exited:\n%s", stderr)
 	}
-	c := Running{Process: p, Argv: sampleAPIServerArgv, Started: epoch}
 	client := func(cert *tls.Certificate) *http.Client {
 		cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a test of the server
 		if cert != nil {
@@ -294,7 +292,7 @@ func TestSampleAPIServerServesWardleAsTheRealOne(t *testing.T) {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true,
 			DialContext: func(context.Context, string, string) (net.Conn, error) {
 				node, pod := podnet.Pipe(&net.TCPAddr{IP: net.IPv4(10, 244, 0, 1), Port: 40000}, &net.TCPAddr{IP: net.IPv4(10, 244, 1, 5), Port: 443})
-				go Lookup(sampleAPIServerRef).Serve(c, 443, pod)
+				go Serve(p, pod)
 				return node, nil
 			}}}
 	}

@@ -1,4 +1,4 @@
-package catalog
+package sampleapiserver
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -121,7 +122,7 @@ type cachedAccess struct {
 // failing as the real one does.
 func loadDelegatedAuth(ctx context.Context, p *shell.Process, tolerateLookupFailure bool) (*delegatedAuth, error) {
 	a := &delegatedAuth{p: p, frontProxyConfigured: true, tokens: map[string]cachedToken{}, reviews: map[string]cachedAccess{}}
-	if _, err := inClusterClient(p); err != nil {
+	if _, err := lib.InClusterClient(p); err != nil {
 		// getClient wraps it, and ApplyTo once more.
 		return nil, fmt.Errorf("failed to get delegated authentication kubeconfig: failed to get delegated authentication kubeconfig: %v", err)
 	}
@@ -137,15 +138,15 @@ func loadDelegatedAuth(ctx context.Context, p *shell.Process, tolerateLookupFail
 		return a, nil
 	}
 	if apierrors.IsForbidden(err) {
-		klogLine(p, 'W', "requestheader_controller.go:204", "Unable to get configmap/extension-apiserver-authentication in kube-system.  Usually fixed by "+
+		lib.KlogLine(p, 'W', "requestheader_controller.go:204", "Unable to get configmap/extension-apiserver-authentication in kube-system.  Usually fixed by "+
 			"'kubectl create rolebinding -n kube-system ROLEBINDING_NAME --role="+authReaderRole+" --serviceaccount=YOUR_NS:YOUR_SA'")
 	}
 	if !tolerateLookupFailure {
 		return nil, fmt.Errorf("unable to load configmap based request-header-client-ca-file: %v", err)
 	}
-	klogLine(p, 'W', "authentication.go:397", fmt.Sprintf("Error looking up in-cluster authentication configuration: %v", err))
-	klogLine(p, 'W', "authentication.go:398", "Continuing without authentication configuration. This may treat all requests as anonymous.")
-	klogLine(p, 'W', "authentication.go:399", "To require authentication configuration lookup to succeed, set --authentication-tolerate-lookup-failure=false")
+	lib.KlogLine(p, 'W', "authentication.go:397", fmt.Sprintf("Error looking up in-cluster authentication configuration: %v", err))
+	lib.KlogLine(p, 'W', "authentication.go:398", "Continuing without authentication configuration. This may treat all requests as anonymous.")
+	lib.KlogLine(p, 'W', "authentication.go:399", "To require authentication configuration lookup to succeed, set --authentication-tolerate-lookup-failure=false")
 	*a = delegatedAuth{p: p, tokens: a.tokens, reviews: a.reviews}
 	return a, nil
 }
@@ -318,7 +319,7 @@ func (a *delegatedAuth) tokenUser(r *http.Request) (*authenticationv1.UserInfo, 
 		review := authenticationv1.TokenReview{TypeMeta: metav1.TypeMeta{Kind: "TokenReview", APIVersion: "authentication.k8s.io/v1"},
 			Spec: authenticationv1.TokenReviewSpec{Token: token}}
 		if err := kubeRequest(r.Context(), a.p, http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", review, &review); err != nil {
-			klogLine(a.p, 'E', "webhook.go:154", fmt.Sprintf("Failed to make webhook authenticator request: %v", err))
+			lib.KlogLine(a.p, 'E', "webhook.go:154", fmt.Sprintf("Failed to make webhook authenticator request: %v", err))
 			return nil, err
 		}
 		cached = cachedToken{expires: now.Add(delegationCacheTTL)}
@@ -400,7 +401,7 @@ func forgetExpired[V any](cache map[string]V, now time.Time, expires func(V) tim
 // body if not nil, and decodes the answer into out. An answer that is
 // not 2xx is the API error its Status says.
 func kubeRequest(ctx context.Context, p *shell.Process, method, path string, in, out any) error {
-	client, err := inClusterClient(p)
+	client, err := lib.InClusterClient(p)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package catalog
+package sampleapiserver
 
 import (
 	"context"
@@ -22,52 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
 )
-
-// sampleAPIServerImage is registry.k8s.io/e2e-test-images/sample-apiserver,
-// Kubernetes' build of k8s.io/sample-apiserver for its Aggregator
-// conformance spec: the one binary /sample-apiserver on Alpine
-// (test/images/sample-apiserver: ENTRYPOINT ["/sample-apiserver"], which
-// empties the base image's CMD; no EXPOSE).
-//
-// The program is a Kubernetes API server built on k8s.io/apiserver's
-// generic server, for one group, wardle.example.com: Flunders, namespaced,
-// in v1alpha1 and v1beta1 (preferred), and Fischers, cluster-scoped, in
-// v1alpha1. Once an APIService names its Service, the kube-apiserver's
-// aggregator proxies /apis/wardle.example.com/... to it. As the real one,
-// it:
-//
-//   - serves HTTPS on --secure-port (443) with the key pair of
-//     --tls-cert-file and --tls-private-key-file, or without them a
-//     self-signed pair it writes under apiserver.local.config/certificates;
-//   - asks the cluster's API server who sent a request and whether they
-//     may (delegated authentication and authorization,
-//     sampleapiserver_auth.go), except for /healthz, /readyz and /livez;
-//   - serves discovery, and create, get, list, update, patch, delete and
-//     deletecollection of both resources, admitting a create through its
-//     NamespaceLifecycle and BanFlunder plugins (sampleapiserver_rest.go).
-//
-// Storage is where it differs: the real one keeps its objects in the etcd
-// of --etcd-servers (the pod's other container, registry.k8s.io/etcd),
-// and the catalog's etcd keeps no keys. This one keeps them in the
-// container process's memory instead, one store per running container,
-// lost when it stops, with resourceVersions that count up from 1 as
-// etcd's revisions do. Also not simulated, and refused in words that say
-// so where a client could ask: watch (405) and server-side apply (415);
-// and left out: Table output, pagination, managedFields, the finalizers
-// a deletion's propagationPolicy adds, admission webhooks and policies,
-// API Priority and Fairness, impersonation, aggregated discovery,
-// OpenAPI and /version. The audit flags of the conformance spec
-// (--audit-log-path=-) write nothing, in the real one too: without
-// --audit-policy-file it records no events.
-func sampleAPIServerImage() Image {
-	img := alpineImage()
-	img.Entrypoint, img.Cmd = []string{"/sample-apiserver"}, nil
-	img.Programs = map[string]shell.Program{"sample-apiserver": sampleAPIServer}
-	img.Serve = sampleAPIServerServe
-	return img
-}
 
 const (
 	wardleGroup = "wardle.example.com"
@@ -76,9 +33,9 @@ const (
 	selfSignedCertDir = "apiserver.local.config/certificates"
 )
 
-// sampleAPIServers holds each running sample-apiserver by its process, as
-// nettestStates does: the program runs once per container, its server
-// once per connection.
+// sampleAPIServers holds each running sample-apiserver by its process (as
+// the catalog's agnhost netexec holds its state): the program runs once
+// per container, its server once per connection.
 var sampleAPIServers sync.Map
 
 // wardleServer is one running sample-apiserver.
@@ -90,11 +47,11 @@ type wardleServer struct {
 	store             wardleStore
 }
 
-// sampleAPIServer is the binary: cobra's command under component-base's
+// Main is the binary, /sample-apiserver: cobra's command under component-base's
 // cli.Run, which logs a failure after start as klog's "command failed"
 // and exits 1. It serves until SIGTERM, on which the generic server
 // stops listening, drains and returns: exit 0.
-func sampleAPIServer(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (int, error) {
+func Main(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (int, error) {
 	s, err := startWardleServer(ctx, p, args)
 	if err != nil {
 		klogS(p, 'E', "run.go:72", "command failed", "err", err.Error())
@@ -102,12 +59,12 @@ func sampleAPIServer(ctx context.Context, p *shell.Process, args []string, _ io.
 	}
 	sampleAPIServers.Store(p, s)
 	defer sampleAPIServers.Delete(p)
-	klogLine(p, 'I', "secure_serving.go:216", fmt.Sprintf("Serving securely on [::]:%d", s.port))
+	lib.KlogLine(p, 'I', "secure_serving.go:216", fmt.Sprintf("Serving securely on [::]:%d", s.port))
 	klogS(p, 'I', "tlsconfig.go:243", "Starting DynamicServingCertificateController")
-	if err := serve(ctx, p, s.port); err != nil {
+	if err := lib.ListenUntilStopped(ctx, p, s.port); err != nil {
 		return 137, err
 	}
-	klogLine(p, 'I', "secure_serving.go:261", fmt.Sprintf("Stopped listening on [::]:%d", s.port))
+	lib.KlogLine(p, 'I', "secure_serving.go:261", fmt.Sprintf("Stopped listening on [::]:%d", s.port))
 	klogS(p, 'I', "tlsconfig.go:244", "Shutting down DynamicServingCertificateController")
 	return 0, nil
 }
@@ -117,11 +74,11 @@ func sampleAPIServer(ctx context.Context, p *shell.Process, args []string, _ io.
 // delegated authentication configuration, load the admission plugins,
 // start the controllers that watch the certificates.
 func startWardleServer(ctx context.Context, p *shell.Process, args []string) (*wardleServer, error) {
-	if stringFlag(args, "etcd-servers", "") == "" {
+	if lib.StringFlag(args, "etcd-servers", "") == "" {
 		return nil, errors.New("--etcd-servers must be specified")
 	}
-	s := &wardleServer{p: p, port: int32(intFlag(args, "secure-port", 443)),
-		certFile: stringFlag(args, "tls-cert-file", ""), keyFile: stringFlag(args, "tls-private-key-file", ""),
+	s := &wardleServer{p: p, port: int32(lib.IntFlag(args, "secure-port", 443)),
+		certFile: lib.StringFlag(args, "tls-cert-file", ""), keyFile: lib.StringFlag(args, "tls-private-key-file", ""),
 		store: wardleStore{objects: map[wardleKey]*wardleObject{}}}
 	if s.certFile == "" && s.keyFile == "" {
 		if err := s.selfSignedPair(); err != nil {
@@ -131,18 +88,18 @@ func startWardleServer(ctx context.Context, p *shell.Process, args []string) (*w
 	if s.certFile == "" || s.keyFile == "" {
 		return nil, errors.New("missing filename for serving cert")
 	}
-	if _, err := loadKeyPair(p.FS, s.certFile, s.keyFile); err != nil {
+	if _, err := lib.LoadKeyPair(p.FS, s.certFile, s.keyFile); err != nil {
 		return nil, err
 	}
-	auth, err := loadDelegatedAuth(ctx, p, boolFlag(args, "authentication-tolerate-lookup-failure", false))
+	auth, err := loadDelegatedAuth(ctx, p, lib.BoolFlag(args, "authentication-tolerate-lookup-failure", false))
 	if err != nil {
 		return nil, err
 	}
 	s.auth = auth
-	klogLine(p, 'I', "plugins.go:157", "Loaded 3 mutating admission controller(s) successfully in the following order: NamespaceLifecycle,MutatingAdmissionWebhook,BanFlunder.")
-	klogLine(p, 'I', "plugins.go:160", "Loaded 2 validating admission controller(s) successfully in the following order: ValidatingAdmissionPolicy,ValidatingAdmissionWebhook.")
+	lib.KlogLine(p, 'I', "plugins.go:157", "Loaded 3 mutating admission controller(s) successfully in the following order: NamespaceLifecycle,MutatingAdmissionWebhook,BanFlunder.")
+	lib.KlogLine(p, 'I', "plugins.go:160", "Loaded 2 validating admission controller(s) successfully in the following order: ValidatingAdmissionPolicy,ValidatingAdmissionWebhook.")
 	if auth.frontProxyConfigured {
-		klogLine(p, 'I', "requestheader_controller.go:180", "Starting RequestHeaderAuthRequestController")
+		lib.KlogLine(p, 'I', "requestheader_controller.go:180", "Starting RequestHeaderAuthRequestController")
 	}
 	const configMap = "client-ca::kube-system::extension-apiserver-authentication::"
 	klogS(p, 'I', "configmap_cafile_content.go:205", "Starting controller", "name", configMap+"client-ca-file")
@@ -159,7 +116,7 @@ func startWardleServer(ctx context.Context, p *shell.Process, args []string) (*w
 // calls it), written there.
 func (s *wardleServer) selfSignedPair() error {
 	s.certFile, s.keyFile = "/"+selfSignedCertDir+"/apiserver.crt", "/"+selfSignedCertDir+"/apiserver.key"
-	if _, err := loadKeyPair(s.p.FS, s.certFile, s.keyFile); err == nil {
+	if _, err := lib.LoadKeyPair(s.p.FS, s.certFile, s.keyFile); err == nil {
 		return nil
 	}
 	cert, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
@@ -168,31 +125,32 @@ func (s *wardleServer) selfSignedPair() error {
 	}
 	s.p.FS.WriteFile(s.certFile, cert)
 	s.p.FS.WriteFile(s.keyFile, key)
-	klogLine(s.p, 'I', "serving.go:405", fmt.Sprintf("Generated self-signed cert (%s/apiserver.crt, %s/apiserver.key)", selfSignedCertDir, selfSignedCertDir))
+	lib.KlogLine(s.p, 'I', "serving.go:405", fmt.Sprintf("Generated self-signed cert (%s/apiserver.crt, %s/apiserver.key)", selfSignedCertDir, selfSignedCertDir))
 	return nil
 }
 
-// sampleAPIServerServe answers one connection to the secure port: TLS
+// Serve answers one connection to the secure port of p, a running
+// sample-apiserver's process: TLS
 // with the serving pair as the files are now, asking for (not
 // requiring) a client certificate, which authentication may verify;
 // then the server's HTTP handler.
-func sampleAPIServerServe(c Running, _ int32, conn net.Conn) {
-	v, ok := sampleAPIServers.Load(c.Process)
+func Serve(p *shell.Process, conn net.Conn) {
+	v, ok := sampleAPIServers.Load(p)
 	if !ok {
 		conn.Close()
 		return
 	}
 	s := v.(*wardleServer)
-	cert, err := loadKeyPair(c.Process.FS, s.certFile, s.keyFile)
+	cert, err := lib.LoadKeyPair(p.FS, s.certFile, s.keyFile)
 	if err != nil {
 		conn.Close()
 		return
 	}
-	tlsConn, peers, ok := acceptTLS(conn, cert)
+	tlsConn, peers, ok := lib.AcceptTLS(conn, cert)
 	if !ok {
 		return
 	}
-	serveHTTP(tlsConn, logged(c, "", s.handler(peers), nil))
+	lib.ServeHTTP(tlsConn, lib.Logged(p, "", s.handler(peers), nil))
 }
 
 // alwaysAllowPaths are the paths no one needs permission for
@@ -428,5 +386,5 @@ func klogS(p *shell.Process, severity byte, source, msg string, keysAndValues ..
 	for i := 0; i+1 < len(keysAndValues); i += 2 {
 		line += " " + keysAndValues[i] + "=" + strconv.Quote(keysAndValues[i+1])
 	}
-	klogLine(p, severity, source, line)
+	lib.KlogLine(p, severity, source, line)
 }

@@ -1,4 +1,4 @@
-package catalog
+package sampleapiserver
 
 import (
 	"context"
