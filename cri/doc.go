@@ -15,24 +15,81 @@
 //	crictl --runtime-endpoint unix:///tmp/mkube/runtime.sock pull nginx:1.25
 //	crictl --runtime-endpoint unix:///tmp/mkube/runtime.sock runp pod.json
 //
-// Everything lives in memory and nothing runs: a sandbox is a record with
-// an IP from the pod CIDR, a container is a record that moves CREATED →
-// RUNNING → EXITED when told to and writes a few lines to its CRI log file,
-// an image is a name whose ID and size are made up from that name. Where
-// CRI leaves a choice, the runtime does what containerd does, and the
-// comment says so.
+// The records live in memory; the containers run. A sandbox is a record
+// with an IP on the pod network. An image is a name the runtime pulls
+// (taking Options.ImagePullDelay) and looks up in the image catalog, which
+// says what its real namesake holds: ENTRYPOINT and CMD, files, programs.
+// A started container runs its command line (Kubernetes' command/args
+// rule over the image's) in a simulated shell, over an in-memory
+// filesystem with its volumes mounted from the node's directory: it
+// prints to its CRI log file, sleeps, serves its ports, uses memory up to
+// its limit (an OOM kill above it), and exits on its own with a code, or
+// crashes, or is stopped with its image's stop signal and killed when the
+// grace period runs out. The kubelet sees the exit as a
+// CONTAINER_STOPPED event and restarts the container by the pod's
+// restartPolicy. Those programs are scenery (package images and below,
+// which the runtime reaches through package images alone); where CRI
+// leaves a choice, the runtime does what containerd does, and the comment
+// says so.
 //
-// The files follow the API: sandboxes.go, containers.go and images.go hold
-// the RPCs on each kind of object, status.go the runtime-wide ones
-// (Version, Status, RuntimeConfig). Beside them: process.go is what a
-// container does once started, exec.go and streaming.go the commands run
-// beside it (ExecSync; Exec, Attach and PortForward over the streaming
-// server that kubectl exec reaches), attach.go its stdio for kubectl
-// attach, logs.go its log file, volumes.go its mounts of the node's
-// disk (boundfile.go a file bound alone, imagevolumes.go an image), dns.go
-// its /etc/resolv.conf, identity.go its user, sysctls.go its /proc/sys,
-// tmpfs.go the memory-backed mounts (emptyDir medium Memory), stats.go
-// its memory and writable layer, ipam.go the pod IPs, reference.go image
-// names, ids.go IDs, and server.go and listen.go the gRPC server and its
-// socket.
+// Where things live, by CRI's families of calls:
+//
+//	file               what it holds
+//	server.go          Server and Options: the state under one lock, and
+//	                   the gRPC server of CRI, mkube's Faults service and
+//	                   the pod network's service on one socket
+//	listen.go          the unix socket (Listen), a stale one removed
+//	inprocess.go       InProcess: the runtime a kubelet runs inside itself
+//	                   on a private socket, and the Restore calls that
+//	                   rebuild its records when that kubelet restarts
+//	status.go          Version, Status, RuntimeConfig: the runtime-wide calls
+//	runtimehandlers.go the RuntimeClass handlers RunPodSandbox accepts
+//
+//	sandboxes.go       RunPodSandbox, StopPodSandbox, RemovePodSandbox,
+//	                   PodSandboxStatus, ListPodSandbox
+//	sysctls.go         a sandbox's /proc/sys: the pod's safe sysctls
+//
+//	images.go          PullImage, ListImages, ImageStatus, RemoveImage,
+//	                   ImageFsInfo: the pulled-image records (ID, size)
+//	reference.go       image names normalized as containerd's are
+//	imagevolumes.go    an image mounted as a volume (read-only)
+//
+//	containers.go      CreateContainer, StartContainer, StopContainer,
+//	                   RemoveContainer, ListContainers, ContainerStatus,
+//	                   ReopenContainerLog
+//	process.go         what a started container does: its command line,
+//	                   filesystem and environment, its process run to its
+//	                   exit, the stop with a grace period, the kill
+//	identity.go        who its process runs as (runAsUser, runAsGroup,
+//	                   supplementalGroups, the image's /etc/passwd)
+//	volumes.go         its mounts: the node's directories, bind-mounted
+//	boundfile.go       a single file bound (/etc/hosts, termination-log,
+//	                   a ConfigMap key's subPath)
+//	tmpfs.go           the memory-backed mounts (emptyDir medium Memory),
+//	tmpfs_stat.go      and their files' modes and filesystem type
+//	cgroups.go         UpdateContainerResources, and the container's
+//	                   /sys/fs/cgroup and memory limit
+//	logs.go            its CRI log file, in the CRI logging format
+//	stats.go           ContainerStats, ListContainerStats: memory and the
+//	                   writable layer
+//	events.go          GetContainerEvents, the evented PLEG's stream
+//
+//	exec.go            ExecSync: a command beside the main process (exec
+//	                   probes, preStop hooks)
+//	streaming.go       Exec, Attach, PortForward and the streaming server
+//	                   kubectl exec, attach and port-forward reach
+//	attach.go          the main process's stdio and tty for kubectl attach
+//
+//	faults.go          mkube's Faults service: inspect a process; crash,
+//	                   OOM-kill, fail probes, freeze the runtime on purpose
+//	index.go           the records' indexes (by pod, by sandbox)
+//	ids.go             IDs, lookup by ID prefix, label selectors
+//
+// The pod network (package network/...) is the runtime's other half, as a
+// CNI plugin and kube-proxy are containerd's neighbours on a real node: it
+// gives each sandbox its IP and /etc/resolv.conf, carries connections and
+// datagrams to a pod's IP (a probe, a port-forward, another pod, a
+// hostPort, a Service's virtual IP by kube-proxy's rules, a pod on another
+// node through its runtime), and answers the cluster's DNS. What answers
+// at the end of a connection is the container's image, through its Serve.
 package cri
