@@ -16,9 +16,9 @@ import (
 
 // The network clients of a container: curl (curl.go), busybox's wget
 // (wget.go) and nc (nc.go). They connect through Process.Dial, the
-// container's network namespace, which the runtime gives (cri's
-// outbound.go): to the pod's own localhost, to pods on the node and, by
-// the pod network's routes, to pods on other nodes. Their timeouts run on
+// container's network namespace, which the runtime's pod network gives:
+// to the pod's own localhost, to pods on the node and, by the pod
+// network's routes, to pods on other nodes. Their timeouts run on
 // the process's clock, and their messages are the real programs' own.
 
 // Connect connects to "host:port" over network ("tcp", "udp") from the
