@@ -7,12 +7,19 @@
 // container's in-memory filesystem, and an image is an entry in a table
 // that says what its real namesake holds and prints:
 //
-//	folder      what it holds
-//	shell/      the sh every container runs its command in, and busybox's
-//	            everyday programs (echo, cat, sleep, curl, nc, ...)
-//	catalog/    the well-known images of Kubernetes' docs and tests
-//	            (nginx, redis, busybox, agnhost's subcommands, the
-//	            sample API server, ...) and what each one does
+//	folder             what it holds
+//	shell/             the sh every container runs its command in, and
+//	                   busybox's everyday programs (echo, cat, sleep,
+//	                   curl, nc, ...)
+//	catalog/           the well-known images of Kubernetes' docs and
+//	                   tests (nginx, redis, busybox, agnhost's
+//	                   subcommands, ...) and what each one does
+//	sampleapiserver/   the program of registry.k8s.io/e2e-test-images/
+//	                   sample-apiserver, the aggregated API server of
+//	                   Kubernetes' Aggregator spec, which catalog/ registers
+//	lib/               what those programs are written with: stand-ins for
+//	                   net/http's server, pflag, klog, client-go's
+//	                   in-cluster config
 //
 // This package itself is the door between the runtime and the scenery.
 // On a real node containerd unpacks an image (its config and layers),

@@ -1,14 +1,6 @@
-// Package catalog is what images contain, as far as a simulated container
-// can tell: the configuration a real image's manifest gives (ENTRYPOINT,
-// CMD, ENV, WORKDIR, EXPOSE, STOPSIGNAL), a few of its files, and its own
-// programs, written as shell.Programs that print what the real software
-// prints and hold what it holds (ports, memory) until it is stopped.
-//
-// Nothing is downloaded: the catalog is a table of well-known images, the
-// ones Kubernetes' docs and tutorials use. A tag does not change what an
-// image holds (nginx:1.25 runs the catalog's one nginx); only the tag
-// "doesnotexist" and hosts under ".invalid" fail to pull, so that
-// ErrImagePull and ImagePullBackOff can be shown.
+// The table of images: what each name holds, how big it is, whether a
+// pull of it fails, and the stand-in for an image the table lacks.
+
 package catalog
 
 import (
