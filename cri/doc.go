@@ -84,6 +84,7 @@
 //	                   OOM-kill, fail probes, freeze the runtime on purpose
 //	index.go           the records' indexes (by pod, by sandbox)
 //	ids.go             IDs, lookup by ID prefix, label selectors
+//	doc.go             this map
 //
 // The pod network (package network/...) is the runtime's other half, as a
 // CNI plugin and kube-proxy are containerd's neighbours on a real node: it

@@ -45,5 +45,6 @@
 // uses nothing else of the scenery; the pod network hands a connection or
 // a datagram to the image's Serve or ServeDatagram and a DNS question
 // from shell to the cluster's DNS directly. Nothing in this folder
-// imports the runtime, the kubelet or the API server.
+// imports the runtime, the kubelet or the API server, except tests, which
+// borrow the pod network's in-memory connections (podnet).
 package images
