@@ -11,11 +11,11 @@
 //	controllermanager/  kube-controller-manager: one package per controller (replicaset, deployment, job, garbagecollector, ...)
 //	scheduler/          kube-scheduler: the scheduling queue, cache, framework and its filter and score plugins
 //	kubelet/            the kubelet: registers its node, runs the pods bound to it through the CRI, reports their status
-//	cri/                the container runtime behind the CRI (a containerd stand-in): sandboxes, containers, simulated processes
+//	cri/                the container runtime, mkube's containerd: serves the CRI to the kubelet (sandboxes, containers, images, exec, logs)
 //	images/             scenery: the programs the simulated containers run (agnhost, a shell, etcd, redis, ...), skippable by a reader of Kubernetes
 //	network/            the pod network: stand-ins for flannel (pod routes), kube-proxy (Services) and CoreDNS (cluster DNS)
 //	store/              the storage layer under the API server: etcd (embedded by default), keys, watch, compaction
-//	proto/              generated code: the CRI's gRPC messages (runtime.proto, runtimev1/)
+//	proto/              mkube's own gRPC services beside the CRI (Faults, PodNetwork): runtime.proto and its generated Go, runtimev1/
 //	internal/           small rules shared by several components (quota, seed steps, logging, cron schedules, ...)
 //	cmd/                one main per program (apiserver, controller-manager, scheduler, kubelet, runtime, mkube); main only wires
 //	e2e/                end-to-end tests that build the binaries and run a real cluster
