@@ -20,4 +20,16 @@
 //
 // Package client/workqueue holds the rate-limited queue controllers feed
 // from these handlers.
+//
+// Where things live:
+//
+//	file           what it holds
+//	rest.go        Client, the REST client: Get, List, Create, Update, UpdateStatus, Patch, Delete, Post on Kubernetes' paths and JSON; ListOptions; WaitForServer
+//	watch.go       Watch and the Watcher that decodes a ?watch=true stream one Event at a time
+//	resource.go    Resource (a kind's path and Go types) and the resources mkube's components use
+//	kubeconfig.go  clients from a kubeconfig, a client-go rest.Config or a component's --server/--kubeconfig flags; Identity and Impersonate
+//	cache.go       Cache, an informer's indexed local copy, with the pods-by-node and by-namespace indexes
+//	informer.go    Informer: ListAndWatch into the Cache, Handlers, resume and relist after 410 Gone, retry backoff
+//	informers.go   SharedInformers, one informer per resource and selection for a whole process; Run and WaitForSync
+//	controller.go  RunWorkers, the Run of every controller: wait for the informers to sync, then start the workers
 package client

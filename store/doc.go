@@ -14,4 +14,13 @@
 // key has never been created (CreateRevision == 0), Update and Delete only if
 // the key still has the ModRevision the caller read. A loser gets ErrConflict
 // and must re-read.
+//
+// Where things live:
+//
+//	file          what it holds
+//	store.go      the Store: Create, Get, Update, Delete (each one guarded etcd transaction), List by prefix in pages, Revision; the sentinel errors
+//	watch.go      Watch from a revision (events in revision order, CompactedError when the revision is gone), RequestProgress
+//	key.go        the key layout: Root, Key, Prefix, NamespaceOf
+//	compact.go    Compact and RunCompactor, which discards old history every interval as kube-apiserver's compactor does; the Option WithClock
+//	embedded.go   StartEmbedded: the single-member etcd the API server runs in-process unless pointed at an external one
 package store

@@ -7,6 +7,27 @@
 // The plugins mkube has, one file each, run in the order of Plugins below,
 // which is kube-apiserver's recommended order. --enable-admission-plugins
 // and --disable-admission-plugins choose among them, as in kube-apiserver.
+//
+// Where things live:
+//
+//	file                                what it holds
+//	admission.go                        Attributes, Objects (what a plugin may read), Plugin, Plugins in order, and the Chain the flags enable
+//	namespacelifecycle.go               NamespaceLifecycle: no new object in a namespace that is Terminating or does not exist
+//	limitranger.go                      LimitRanger: a LimitRange's default requests and limits filled in, its min, max and ratios enforced
+//	serviceaccount.go                   ServiceAccount: a pod's service account and its token volume
+//	noderestriction.go                  NodeRestriction: a kubelet may write only its own Node, its pods' status, mirror pods, tokens for its pods
+//	noderestriction_podcertificates.go  NodeRestriction for PodCertificateRequests: only for its own pods and the signers they mount
+//	priority.go                         Priority: a pod's priorityClassName resolved into spec.priority
+//	defaulttolerationseconds.go         DefaultTolerationSeconds: 300s tolerations of not-ready and unreachable
+//	defaultstorageclass.go              DefaultStorageClass: a claim with no class gets the default one
+//	storageobjectinuseprotection.go     StorageObjectInUseProtection: claims and volumes get their protection finalizer
+//	persistentvolumeclaimresize.go      PersistentVolumeClaimResize: a claim may grow only if its class allows expansion
+//	runtimeclass.go                     RuntimeClass: a pod's overhead and scheduling from its RuntimeClass
+//	defaultingressclass.go              DefaultIngressClass: an Ingress with no class gets the default one
+//	webhooks.go                         the admission policies and webhooks' four plugins, reached through Objects
+//	resourcequota.go                    ResourceQuota: the quotas of the namespace charged, one write at a time per namespace
+//	resourcequota_check.go              the check of one write against the quotas, and the 403 in Kubernetes' words
+//	writer.go                           StatusWriter, the one write admission makes besides the object: a quota's status.used
 package admission
 
 import (

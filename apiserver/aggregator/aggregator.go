@@ -18,6 +18,9 @@
 //     aggregated server believes them because the connection presents the
 //     front-proxy client certificate, signed by the CA it reads from
 //     kube-system/extension-apiserver-authentication (authconfigmap.go).
+//
+// The Aggregator, steps 1 and 2 and discovery of the aggregated
+// group-versions live in aggregator.go.
 package aggregator
 
 import (

@@ -20,6 +20,13 @@
 // starts (ResponseStarted), as kube-apiserver does. The request only
 // fills in its event and hands it to a channel; one goroutine encodes and
 // writes, so the log costs a request little.
+//
+// Where things live:
+//
+//	file       what it holds
+//	logger.go  the Logger: Open or New, the channel of events and the one goroutine that writes them
+//	filter.go  Handler, the filter that starts each request's event and completes it with the answer
+//	record.go  the event of the request being served, in its context, and the setters the other filters call (SetUser, ...)
 package audit
 
 import (

@@ -21,6 +21,14 @@
 // old insecure port.
 //
 // What a user may then do is authorization's business (RBAC, next).
+//
+// Where things live:
+//
+//	file               what it holds
+//	authentication.go  the Authenticator, the union in kube-apiserver's order; the names of anonymous and unsecured users
+//	certcache.go       the cache of client certificate chains the CA vouched for, so a chain is verified once
+//	bearer.go          ParseBearer
+//	tokenfile.go       TokenFile: --token-auth-file's tokens, users and groups
 package authentication
 
 import (

@@ -15,6 +15,14 @@
 //
 // The access reviews (kubectl auth can-i) ask the same chain, which the
 // server puts in each request's context (From).
+//
+// Where things live:
+//
+//	file              what it holds
+//	authorizer.go     Decision, Authorizer, RuleResolver, Union, PrivilegedGroups, and the chain in a request's context (WithRequest, From)
+//	attributes.go     Attributes, and Forbidden: the 403 message in Kubernetes' words
+//	modes.go          --authorization-mode: ParseModes, and Chain, the union built from the modes after system:masters
+//	impersonation.go  Impersonate: the Impersonate-User and Impersonate-Group headers, each checked with the chain
 package authorization
 
 import (

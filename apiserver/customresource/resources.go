@@ -11,6 +11,15 @@
 // The Controller keeps the served resources in step with the definitions:
 // it accepts names, marks a definition Established, and on deletion
 // removes its objects before the definition goes.
+//
+// Where things live:
+//
+//	file           what it holds
+//	resources.go   Resources: the apiserver.Resource of each served version of a definition
+//	schema.go      a version's structural schema: decoding, pruning and coercing, defaults, validation
+//	openapi.go     the schemas published in the server's OpenAPI documents
+//	conversion.go  converting between versions: None (the apiVersion rewritten) or a conversion webhook
+//	controller.go  the Controller: names accepted, Established, the served resources kept in step, deletion
 package customresource
 
 import (

@@ -21,6 +21,9 @@
 //     certificate can pass for the proxy.
 //
 // Everything is kept in one directory; a restart reuses what is there.
+//
+// pki.go makes and loads the CAs and certificates (Ensure, Identity, Node);
+// kubeconfig.go writes the kubeconfigs.
 package pki
 
 import (

@@ -1,6 +1,9 @@
 // Package registry is the list of every kind mkube serves. Each kind is
 // declared in the folder of its API group (registry/core, registry/apps,
 // ...); adding one is a file there and a line here.
+//
+// It all lives in registry.go: Resources, every kind, one line each, and
+// New, the Registry of them all.
 package registry
 
 import (

@@ -4,6 +4,12 @@
 // kube-apiserver's k8s.io/apiserver/pkg/util/webhook does for both: an
 // HTTPS POST to the webhook's url, or to its Service, checked against its
 // caBundle, over connections kept open between calls.
+//
+// Where things live:
+//
+//	file       what it holds
+//	client.go  Clients: one HTTP client per webhook client config (url or Service, caBundle), kept between calls, and the POST
+//	dial.go    reaching a Service: a ready endpoint of its port, then a port-forward through that pod's node's kubelet
 package webhookclient
 
 import (

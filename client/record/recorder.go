@@ -1,6 +1,11 @@
 // Package record writes Kubernetes Events: the Scheduled, Pulling, Started,
 // SuccessfulCreate... lines that `kubectl describe` shows, and that let a
 // learner follow an object through the 13 steps from the API alone.
+//
+// It all lives in recorder.go: the Recorder queues Events and posts them
+// from Run, on a goroutine of its own, so that a slow API server never
+// blocks the component that records (past a queue of 1000, events are
+// dropped, with a warning); Limit rate-limits the posting.
 package record
 
 import (

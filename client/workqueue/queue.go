@@ -10,6 +10,12 @@
 //
 // Pipeline: handler → Add(key) → Get → sync(key) → Done(key), and on error
 // AddRateLimited(key), on success Forget(key).
+//
+// Where things live:
+//
+//	file        what it holds
+//	queue.go    the Queue: Add, AddAfter, AddRateLimited and its backoff, Forget, Get, Done, ShutDown
+//	process.go  the worker loop over it: Work runs ProcessNext until shutdown; ProcessNext is Get, sync, then Forget or AddRateLimited, then Done
 package workqueue
 
 import (

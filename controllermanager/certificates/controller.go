@@ -7,6 +7,12 @@
 // gets a Failed condition instead. Approving is somebody else's job
 // (`kubectl certificate approve`); pending, denied and other signers'
 // requests are left alone.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: Options (the CA, the certificates' duration), the workers, sync which signs an approved request
+//	signers.go     the signers this controller is (kube-apiserver-client, kube-apiserver-client-kubelet, kubelet-serving) and each one's rules
 package certificates
 
 import (

@@ -13,6 +13,9 @@
 // until each is read, so any change of any ClusterRole queues every
 // aggregated one, as Kubernetes does; a role whose rules already match
 // is not written, so the queue settles.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package clusterroleaggregation
 
 import (

@@ -9,6 +9,15 @@
 // disruption controllers share one list-watch of pods), one event queue,
 // one log and one clock. Options are one controller's own tuning, and
 // their zero value means Kubernetes' default.
+//
+// Where things live:
+//
+//	file             what it holds
+//	deps.go          Deps (client, shared informers, recorder, log, clock), NewDeps and Run; Options and WorkersOr
+//	podclaim.go      PodClaim: a controller adopts the orphan pods its selector matches and releases those it no longer does
+//	expectations.go  Expectations: the creations and deletions a controller waits to see before it trusts its cache again
+//	namespaces.go    NamespaceActive: no pods are made in a namespace that is going away
+//	services.go      ForServicesSelecting: the Services that select a pod, for the Endpoints controllers
 package controller
 
 import (

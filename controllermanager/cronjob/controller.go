@@ -11,6 +11,16 @@
 // next schedule time (the queue's AddAfter on the injected clock). Nothing
 // polls: between schedule times, only a change to the CronJob or one of
 // its Jobs wakes it.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: its informers' handlers, the queue, Run
+//	sync.go        sync: clean up, run what is due (suspend, startingDeadlineSeconds, concurrencyPolicy), write status, requeue for the next time
+//	schedule.go    the most recent schedule time not yet run, and how many were missed
+//	job.go         the Job of one schedule time: its name, its template, whether it finished
+//	history.go     the history limits: delete the oldest finished Jobs beyond them
+//	control.go     api and eventRecorder, the requests the controller makes, behind interfaces its tests fake
 package cronjob
 
 import (

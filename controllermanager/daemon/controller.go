@@ -6,7 +6,7 @@
 // → queue of DaemonSet keys → Run → workers → sync. sync, for one
 // DaemonSet:
 //
-//  1. records its template as a ControllerRevision if it is new (history.go)
+//  1. records its template as a ControllerRevision if it is new (revisions.go)
 //     and takes the revision's hash, which labels the pods it creates;
 //  2. for each node, decides whether a daemon pod belongs there
 //     (placement.go), then creates the missing pods and deletes those of
@@ -21,6 +21,21 @@
 //
 // The controller creates each pod unbound, with a node affinity that only
 // its node matches; the scheduler binds it (seed 000, steps 9–11).
+//
+// Where things live:
+//
+//	file            what it holds
+//	controller.go   the Controller: informers (DaemonSets, pods, nodes, ControllerRevisions), the index of daemon pods by node, handlers, Run
+//	sync.go         sync: one DaemonSet's steps 1 to 5, in order
+//	claim.go        the pods the DaemonSet controls, after adoption and release, grouped by node
+//	revisions.go    step 1 and 4: the template as a ControllerRevision, its hash, the history beyond revisionHistoryLimit
+//	placement.go    step 2's question: should a daemon pod run, or keep running, on this node
+//	manage.go       step 2's work: create the missing pods and delete the superfluous, burstReplicas at a time
+//	backoff.go      the delay before a node whose daemon pod keeps failing gets another
+//	pods.go         the daemon pod: its template, labels and node affinity to its node
+//	tolerations.go  the tolerations every daemon pod gets added
+//	rolling.go      step 3: RollingUpdate within maxUnavailable or maxSurge
+//	status.go       step 5: the status counts
 package daemon
 
 import (

@@ -25,6 +25,20 @@
 // because the ReplicaSet controller writes ReplicaSet status as pods come
 // and go: each of those writes requeues the owning Deployment, whose next
 // sync takes the next step.
+//
+// Where things live:
+//
+//	file            what it holds
+//	controller.go   the Controller: the annotations it writes, informers and handlers, Run
+//	sync.go         sync: the ReplicaSets a Deployment owns, the new one and the old ones, and the path taken
+//	claim.go        the ReplicaSets a Deployment controls, after adoption and release
+//	hash.go         the pod-template-hash that names a template's ReplicaSet
+//	replicasets.go  creating the new ReplicaSet and scaling ReplicaSets, with their annotations
+//	scale.go        a scaling event: proportional resizing
+//	rolling.go      one step of a RollingUpdate
+//	recreate.go     one step of a Recreate
+//	status.go       the status counts and the Available condition
+//	progress.go     the Progressing condition and progressDeadlineSeconds
 package deployment
 
 import (

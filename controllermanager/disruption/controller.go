@@ -4,6 +4,9 @@
 // may be disrupted. The API server's pods/eviction subresource (used by
 // `kubectl drain`) refuses an eviction when disruptionsAllowed is 0, and
 // takes one disruption from the status when it allows one.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package disruption
 
 import (

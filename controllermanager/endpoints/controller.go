@@ -4,6 +4,9 @@
 // notReadyAddresses — with the Service's target ports resolved against
 // each pod's container ports. Proxies (kube-proxy) route the Service's
 // ClusterIP to exactly these addresses (seed 003, Service and Endpoints).
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package endpoints
 
 import (

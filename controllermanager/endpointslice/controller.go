@@ -19,6 +19,16 @@
 // write Endpoints, which endpointslicemirroring copies into slices.
 // Out of scope: topology hints. A deleted Service's slices go through
 // the garbage collector, following their ownerReferences.
+//
+// Where things live:
+//
+//	file            what it holds
+//	controller.go   the Controller: its tuning constants, informers and handlers, Run
+//	sync.go         sync and apply: read, compute, plan, send (creates, updates, deletes)
+//	desired.go      desiredGroups: the endpoints a Service's pods make, grouped by address type and ports
+//	reconcile.go    reconcile: the plan that brings the existing slices to the desired groups, writing nothing already right
+//	tracker.go      the creates and deletes sent but not yet in the cache
+//	triggertime.go  endpoints.kubernetes.io/last-change-trigger-time: when the change a sync publishes happened
 package endpointslice
 
 import (

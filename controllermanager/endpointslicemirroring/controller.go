@@ -10,6 +10,12 @@
 // Endpoints' key → sync compares the slices it should have
 // (desiredSlices) with the mirrored slices the cache holds, and creates,
 // updates or deletes the difference.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: informers, handlers, Run and sync
+//	desired.go     desiredSlices: the slices an Endpoints is mirrored into
 package endpointslicemirroring
 
 import (

@@ -11,6 +11,12 @@
 //
 // A Deployment owns ReplicaSets which own Pods, so deleting a Deployment
 // cascades down two levels, one level per pass.
+//
+// Where things live:
+//
+//	file          what it holds
+//	collector.go  the Collector: the monitored resources, one informer each, their handlers and the workers
+//	sync.go       sync: an owner being deleted (orphan or foreground finalizer), or a dependent whose owners are gone
 package garbagecollector
 
 import (

@@ -13,4 +13,10 @@
 //	cur, _ = h.Create(ctx, parent, wanted, &collisionCount)   // if not: name <parent>-<hash>, renamed on collision
 //	h.UpdateRevision(ctx, cur, max+1)                         // an old template current again: renumber it
 //	h.Delete(ctx, oldest)                                     // beyond spec.revisionHistoryLimit
+//
+// Where things live:
+//
+//	file         what it holds
+//	history.go   History: Claim, Create (renamed on collision), UpdateRevision, Delete
+//	revision.go  a revision's Name, Hash and New, and Equal and FindEqual to find the current template
 package history

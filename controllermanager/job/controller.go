@@ -15,6 +15,23 @@
 // status.uncountedTerminatedPods, its finalizer is removed, and only then
 // it moves to status.succeeded or status.failed. A second queue removes
 // the finalizer from pods whose Job is gone (orphans.go).
+//
+// Where things live:
+//
+//	file              what it holds
+//	controller.go     the Controller: informers and handlers, the two queues, Run
+//	sync.go           sync and decideEnd: the Job's state, whether it has reached its end, in Kubernetes' order
+//	claim.go          the pods the Job controls, after adoption and release
+//	manage.go         manageJob: create or delete pods towards spec.parallelism
+//	tracking.go       trackStatus: uncountedTerminatedPods, the tracking finalizers, the counters
+//	orphans.go        the second queue: the tracking finalizer of pods whose Job is gone
+//	pods.go           small questions about pods: active, terminating, ready, finished, tracked
+//	indexes.go        Indexed Jobs: each pod's completion index, the succeeded and failed indexes, backoffLimitPerIndex
+//	backoff.go        the delay before replacing failed pods
+//	failurepolicy.go  podFailurePolicy: what a failed pod means (FailJob, FailIndex, Ignore, Count)
+//	successpolicy.go  successPolicy: when an Indexed Job has succeeded enough
+//	conditions.go     the Job's conditions, their reasons and messages
+//	expectations.go   the pod creations and deletions in flight, until the cache shows them
 package job
 
 import (

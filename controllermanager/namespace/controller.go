@@ -6,6 +6,12 @@
 // what holds it up in the namespace's conditions, removes its finalizer
 // through the namespaces/x/finalize subresource, and deletes x for good.
 // Meanwhile the API server refuses new objects in x (403 Forbidden).
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller and sync: delete a Terminating namespace's content, then its finalizer, then the namespace
+//	conditions.go  the namespace deleter's conditions (NamespaceDeletionContentFailure, NamespaceContentRemaining, ...) that say what holds it
 package namespace
 
 import (

@@ -22,6 +22,13 @@
 // Left out: Kubernetes' rate limits on evictions per zone, and its
 // treatment of a zone where most nodes fail at once (it then stops
 // evicting, suspecting the network rather than the nodes).
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: Options and their defaults, the monitor pass of step 1 and the taint sync of step 2
+//	health.go      step 1's question: the heartbeats of a node and its Lease, whether it is silent, its conditions set Unknown
+//	taints.go      step 2's answer: the taints a node's conditions and cordon call for, and which taints the controller owns
 package nodelifecycle
 
 import (

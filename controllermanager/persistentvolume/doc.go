@@ -41,4 +41,19 @@
 // Every claim and volume is synced again every SyncPeriod: that is when a
 // waiting claim finds a volume created since, and a failed reclaim is
 // retried.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: Options, the informers feeding the stores, the queue, the periodic resync, Run
+//	binder.go      the binder, the controller's logic on its stores: sync of one claim or volume; its event reasons
+//	claims.go      syncClaim: an unbound claim (Binding), a pre-bound one, a bound one (Lost)
+//	volumes.go     syncVolume: a volume's phase from its claim (Available, Bound, Released)
+//	binding.go     bind and unbind, in Kubernetes' order, volume first
+//	index.go       findBestMatch: the smallest fitting volume, of those with the fewest access modes
+//	provision.go   Provisioning: a claim no volume fits gets one from its class's provisioner
+//	reclaim.go     Reclaiming: Retain, Delete or Recycle a released volume
+//	pods.go        the pods that use a claim, by an index of pods by claim
+//	store.go       the stores of claims and volumes: what the informers delivered and what the controller wrote
+//	api.go         api, lister and recorder: what the controller writes and reads, behind interfaces its tests fake
 package persistentvolume

@@ -6,6 +6,15 @@
 // workers (queue.Work, one item at a time) → sync. sync compares the pods the
 // ReplicaSet owns (from the pod informer's cache) with spec.replicas,
 // creates or deletes the difference, and writes status.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller, New for ReplicaSets and NewReplicationManager for ReplicationControllers, the handlers, Run
+//	kind.go        kind: what differs between the two (resource, Go types, selectors), so that one controller serves both
+//	sync.go        sync and manageReplicas: create or delete pods to close the gap, burstReplicas at a time
+//	status.go      the status counts `kubectl get rs` shows, and when a ready pod becomes available
+//	conditions.go  the ReplicaFailure condition, when the API server refused a create or delete
 package replicaset
 
 import (

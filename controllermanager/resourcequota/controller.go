@@ -17,6 +17,12 @@
 // Pipeline: informer handlers → queue of quota keys → Run → workers →
 // sync, which lists the counted objects from the informers' caches
 // (quota.CalculateUsage) and writes status when it changed.
+//
+// Where things live:
+//
+//	file           what it holds
+//	controller.go  the Controller: the counted resources, their handlers, the workers and the periodic full recount
+//	sync.go        sync: recount one quota's status.used; which updates of a counted object change its usage
 package resourcequota
 
 import (

@@ -3,6 +3,9 @@
 // (ca.crt), so that a pod can check that it talks to the real API server
 // at kubernetes.default.svc. The controller writes it when a namespace
 // appears, and puts it back when it is deleted or changed.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package rootcacertpublisher
 
 import (

@@ -2,6 +2,9 @@
 // namespace has a ServiceAccount named "default", the identity its pods
 // run as unless they name another (seed 003 §六.3). It creates it when a
 // namespace appears, and again if somebody deletes it.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package serviceaccount
 
 import (

@@ -23,6 +23,12 @@
 // Nothing waits inside a sync: a set that must wait for a pod to become
 // Ready returns, and the pod's next update (the kubelet reporting it
 // Ready) requeues the set.
+//
+// Where things live, besides the files named above: controller.go holds
+// the Controller, its handlers and Run; expectations.go the pod writes
+// sent but not yet seen in the cache, which a sync waits for; podstate.go
+// the small questions about one pod (created, pending, terminal,
+// terminating, running and ready).
 package statefulset
 
 import (

@@ -96,4 +96,11 @@
 // pod and its node from the caches and decides again every time, so
 // cancelling needs no timer to be stopped: when a cancelled eviction's
 // timer fires, sync finds nothing to do.
+//
+// Where things live:
+//
+//	file            what it holds
+//	controller.go   the Controller: its handlers (which node and pod changes queue which pods) and Run
+//	tolerations.go  the rule: decide's verdict for one pod on one node (now, later, never) and the limits behind it
+//	sync.go         sync: evict now, start or cancel a countdown; the eviction and its events
 package tainteviction

@@ -9,6 +9,9 @@
 // the key for that moment, after it reads the Job from the server once
 // more (the TTL or the Job may have changed) and deletes it with
 // propagationPolicy Foreground, so the Job is gone only after its pods.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package ttlafterfinished
 
 import (

@@ -20,6 +20,12 @@
 // whole cluster, maintained as cheaply: the nodes holding pods with
 // inter-pod affinity (InterPodAffinity), and how many nodes hold each
 // image (ImageLocality), which the cache counts as nodes come and go.
+//
+// Where things live:
+//
+//	file         what it holds
+//	cache.go     the Cache: nodes and their pods, AssumePod, ForgetPod, AddPod/UpdatePod/RemovePod, AddNode/UpdateNode/RemoveNode, the list of nodes most recently changed first
+//	snapshot.go  the Snapshot a cycle reads (nodes by name, the nodes with affinity pods, image spread) and UpdateSnapshot
 package cache
 
 import (

@@ -34,6 +34,12 @@
 // end. Weights are 1-100; a score is 0-100 per plugin, then × weight.
 // Fields mkube does not read (clientConnection, leaderElection...) are
 // rejected rather than silently ignored, so a typo cannot pass unnoticed.
+//
+// Where things live:
+//
+//	file                what it holds
+//	config.go           the file's types (KubeSchedulerConfiguration, Profile, Plugins, PluginConfig), Load and Parse, and Resolve: the default profile changed by the file
+//	default_plugins.go  DefaultPlugins: the default profile's plugins, in order, with their score weights
 package config
 
 import (

@@ -34,6 +34,12 @@
 // victims terminated; the explanation of its binding says which pods it
 // evicted where. While it waits, `mkube explain pod` shows the node it is
 // nominated to (status.nominatedNodeName).
+//
+// Where things live:
+//
+//	file            what it holds
+//	explanation.go  the Explanation and what it records (nodes, scores, rejections, preemption, notes), its bounds and its annotation
+//	print.go        WritePod and WriteTable: the table `mkube explain pod` prints
 package explanation
 
 import (

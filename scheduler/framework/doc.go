@@ -40,4 +40,23 @@
 // ClusterEvent names a change in the cluster (a node added, a bound pod
 // deleted...). Plugins declare which events could make a pod they rejected
 // schedulable, and the queue retries exactly those pods.
+//
+// Where things live:
+//
+//	file                what it holds
+//	framework.go        the plugin interfaces (Plugin, PreFilter, Filter, PreScore, Score, NormalizeScore, EnqueueExtensions), PluginSpec, and the Framework that runs them in order
+//	binding_cycle.go    Reserve, Unreserve and PreBind: the plugins of the binding cycle, and how they are run
+//	preemption.go       PreFilterExtensions, RunFilterPluginsWithNominatedPods, Candidate: what preemption asks of the framework
+//	cycle_state.go      CycleState, what plugins keep for the rest of one cycle; skipped plugins
+//	status.go           Code and Status, a plugin's verdict with its human reasons
+//	fit_error.go        Diagnosis and FitError: "0/3 nodes are available: ..."
+//	types.go            PodInfo, QueuedPodInfo, NodeInfo: a pod and a node with what is computed from them once
+//	resource.go         Resource, the sums of cpu, memory, pods and scalar resources the scheduler counts
+//	pod_requests.go     PodRequests and NonZeroPodRequests: what a pod asks for, with Kubernetes' stand-ins for requests left out
+//	affinity_term.go    AffinityTerm: a parsed inter-pod affinity term and which pods it matches
+//	host_ports.go       HostPortInfo, the host ports taken on a node, and their conflicts
+//	normalize_score.go  DefaultNormalizeScore: raw scores onto 0-100, optionally reversed
+//	events.go           ClusterEvent, EventResource and ActionType: the changes plugins register for
+//	listers.go          NodeInfoLister, the namespace, Service, ReplicaSet and RC listers, and Handle, what the scheduler lends its plugins
+//	storage_listers.go  StorageLister, CSINodeLister and StorageWriter for the volume plugins
 package framework

@@ -23,6 +23,13 @@
 // (fits) nothing more, or (fails) AddUnschedulableIfNotPresent /
 // AddBackoffIfNotPresent; cluster events → MoveAllToActiveOrBackoffQueue;
 // Run moves pods whose time has come.
+//
+// Where things live:
+//
+//	file                 what it holds
+//	scheduling_queue.go  the PriorityQueue: its three places, Add/Update/Delete, Pop, backoff, the moves on cluster events and Run
+//	heap.go              keyedHeap, the heap under activeQ and backoffQ whose items can also be found by key
+//	nominator.go         the pods nominated to nodes by preemption
 package queue
 
 import (

@@ -29,6 +29,13 @@
 // parameter objects, so such a binding fails as its failurePolicy says.
 // Audit annotations are not recorded, and the policies' status (type
 // checking) is not written.
+//
+// Where things live:
+//
+//	file         what it holds
+//	evaluate.go  the Evaluator: what follows the policies and bindings (Follower), and the evaluation of a request against them
+//	source.go    ValidatingAdmissionPolicies compiled, and the bindings that bind them
+//	mutate.go    MutatingAdmissionPolicies: compiled, bound and applied
 package policy
 
 import (

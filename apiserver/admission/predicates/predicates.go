@@ -4,6 +4,13 @@
 // scope) and its object selector. Both the webhook dispatcher
 // (admission/webhook) and the policy evaluator (admission/policy) match
 // with it, as they do in Kubernetes.
+//
+// Where things live:
+//
+//	file           what it holds
+//	predicates.go  RuleMatches (operations, groups, versions, resources, scope), ObjectMatches, the request's Namespace
+//	namespace.go   NamespaceReader: the request's namespace, read once, for a namespaceSelector
+//	versioned.go   Versioned and CELAttributes: a request seen at the version a webhook or policy asked for
 package predicates
 
 import (

@@ -17,6 +17,14 @@
 // issuer, audience and time, then that the service account, and the pod
 // or secret it is bound to, still exist with the same UID: deleting the
 // pod revokes its tokens at once.
+//
+// Where things live:
+//
+//	file          what it holds
+//	tokens.go     Tokens and its Config: the signing key, the issuer, the objects the checks read
+//	claims.go     the JWT's private "kubernetes.io" claims; Request, Issue and Issued
+//	validate.go   AuthenticateToken: signature, issuer, audience, time, and the bound objects still there
+//	discovery.go  the issuer's OpenID discovery documents: /.well-known/openid-configuration and /openid/v1/jwks
 package serviceaccount
 
 import (

@@ -25,4 +25,15 @@
 // (kubelet --nodes N) has one identity, in mkube:kubelet-fleets, which
 // may impersonate any node (and nothing else), so that each of its nodes
 // is judged here by its own name over the process's one connection.
+//
+// Where things live:
+//
+//	file                       what it holds
+//	authorizer.go              the Authorizer: which kinds it judges, and how, from the node's name and the Graph
+//	identity.go                Identify: whether a user is a node, and which
+//	graph.go                   the Graph: which node reaches which object through its pods and volumes, kept as counts
+//	references.go              what a pod bound to a node lets that node read
+//	own.go                     the node's own objects: its Node, Lease, CSINode, and the pods bound to it
+//	podcertificaterequests.go  the PodCertificateRequests of a node's pods
+//	fleet.go                   FleetImpersonation
 package node

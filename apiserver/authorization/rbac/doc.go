@@ -14,4 +14,13 @@
 // The roles and bindings are kept in memory (Policy), fed by the API
 // server from its own storage and watch cache, and indexed by subject, so
 // that a request costs a few map lookups, not a list of every binding.
+//
+// Where things live:
+//
+//	file           what it holds
+//	policy.go      the Policy: every role and binding, fed from the watch cache (Feed)
+//	authorizer.go  Authorize, RulesFor and RoleRefRules: the bindings of a user, and their roles' rules
+//	index.go       the keys bindings are found under: a user, a group, a service account
+//	binding.go     a binding of either kind, and how a reason describes it
+//	match.go       RuleAllows: whether a rule grants the request
 package rbac

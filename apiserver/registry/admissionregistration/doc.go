@@ -17,4 +17,13 @@
 //
 // None of these objects is ever sent to a webhook (the webhook package
 // exempts them), so that a broken webhook cannot stop its own repair.
+//
+// Where things live:
+//
+//	file                      what it holds
+//	webhookconfigurations.go  the two webhook configuration kinds and their defaults
+//	webhook_validation.go     their validation
+//	policies.go               the four policy kinds and their defaults
+//	policy_validation.go      their validation, which compiles every expression
+//	cel.go                    the expressions as the CEL compiler takes them, with the return types each field must have
 package admissionregistration

@@ -5,6 +5,9 @@
 // is the half that serves the kinds; this is the definition itself, kept
 // as kube-apiserver's apiextensions-apiserver keeps it, with its own
 // validation (Kubernetes' library, not a copy).
+//
+// It all lives in customresourcedefinitions.go: the
+// CustomResourceDefinition kind, its validation, status and finalizer.
 package apiextensions
 
 import (

@@ -16,4 +16,13 @@
 //     discovery check (GET /apis/<group>/<version>, sent by
 //     apiserver/aggregator, which then proxies the group-version's
 //     requests to it), checked again every 30 s.
+//
+// Where things live:
+//
+//	file             what it holds
+//	apiservices.go   the APIService kind
+//	validation.go    ValidateAPIService, in Kubernetes' words
+//	controller.go    the Controller: autoregister and crdregistration, its queue and Run
+//	priorities.go    Kubernetes' table of group and version priorities; BuiltinAPIServices
+//	availability.go  availability: the Available condition and the Checker that asks a Service
 package apiregistration

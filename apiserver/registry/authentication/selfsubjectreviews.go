@@ -1,4 +1,10 @@
 // Package authentication declares authentication.k8s.io/v1's reviews.
+//
+// Where things live:
+//
+//	file                   what it holds
+//	selfsubjectreviews.go  SelfSubjectReviews: who the server takes the sender to be (kubectl auth whoami)
+//	tokenreviews.go        TokenReviews: who a bearer token names, asked of the server's authenticator
 package authentication
 
 import (

@@ -2,6 +2,14 @@
 // questions `kubectl auth can-i` asks: may this user do that? They are
 // computed, never stored, by asking the server's own authorizer, the one
 // that decides every request.
+//
+// Where things live:
+//
+//	file                         what it holds
+//	subjectaccessreviews.go      SubjectAccessReviews and LocalSubjectAccessReviews: may this user do that?
+//	selfsubjectaccessreviews.go  SelfSubjectAccessReviews: may I? (kubectl auth can-i)
+//	selfsubjectrulesreviews.go   SelfSubjectRulesReviews: what may I do in this namespace? (kubectl auth can-i --list)
+//	review.go                    what the reviews share: a review's attributes, its status from a decision, its validation
 package authorization
 
 import (

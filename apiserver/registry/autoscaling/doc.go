@@ -11,4 +11,14 @@
 // its target or writes its status: `kubectl get hpa` shows
 // "cpu: <unknown>/80%" and 0 replicas, as Kubernetes does for an
 // autoscaler whose metrics cannot be read yet.
+//
+// Where things live:
+//
+//	file                         what it holds
+//	horizontalpodautoscalers.go  the kind at v2 (stored) and at v1
+//	conversion.go                v1 ⇄ v2, keeping what v1 cannot say in annotations
+//	defaults.go                  the defaults: 80% cpu utilization, the scale-up and scale-down behavior
+//	validation.go                ValidateHPA and ValidateHPAStatus, in Kubernetes' words
+//	resourcename.go              which resource names a metric may name
+//	printer.go                   the table `kubectl get hpa` shows: REFERENCE, TARGETS, MINPODS, MAXPODS, REPLICAS
 package autoscaling

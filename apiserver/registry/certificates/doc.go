@@ -7,4 +7,13 @@
 // signer, the controller manager's csrsigning controller for the
 // kubernetes.io/ signers, writes the certificate into status.certificate
 // through the status subresource.
+//
+// Where things live:
+//
+//	file                                  what it holds
+//	certificatesigningrequests.go         CertificateSigningRequests: the kind, its admission (spec.username and groups are the sender's), approval and status updates
+//	validation.go                         their validation: the PEM request, the signer's name, the usages
+//	clustertrustbundles.go                ClusterTrustBundles and their PEM bundles
+//	podcertificaterequests.go             PodCertificateRequests: the kind, its status updates, who may sign
+//	podcertificaterequests_validation.go  their validation
 package certificates

@@ -1,6 +1,8 @@
 // Package coordination declares coordination.k8s.io/v1 Leases: each
 // kubelet renews one in kube-node-lease as its heartbeat, which the node
 // lifecycle controller reads.
+//
+// It all lives in leases.go.
 package coordination
 
 import (

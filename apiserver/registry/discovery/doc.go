@@ -5,4 +5,10 @@
 // pod with its ready, serving and terminating conditions; kube-proxy and
 // `kubectl describe service` read them, found by their
 // kubernetes.io/service-name label.
+//
+// Where things live:
+//
+//	file               what it holds
+//	endpointslices.go  the EndpointSlice kind, its defaults and its columns
+//	validation.go      its validation: address types, addresses, ports, conditions
 package discovery

@@ -1,4 +1,7 @@
 // Package events declares events.k8s.io/v1 Events.
+//
+// It all lives in events.go: the kind, stored as core/v1 Events and
+// converted both ways, so that both APIs list the same events.
 package events
 
 import (

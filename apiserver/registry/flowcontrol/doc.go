@@ -6,4 +6,11 @@
 // validates both, and starts with Kubernetes' mandatory objects (exempt,
 // catch-all), but it does no queuing: every request is served at once,
 // whatever its flow schema says.
+//
+// Where things live:
+//
+//	file                            what it holds
+//	flowschemas.go                  FlowSchemas: the kind and its validation
+//	prioritylevelconfigurations.go  PriorityLevelConfigurations: the kind, its defaults and its validation
+//	bootstrap.go                    the mandatory objects, exempt and catch-all
 package flowcontrol

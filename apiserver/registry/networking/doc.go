@@ -15,4 +15,13 @@
 //     service range, but allocates ClusterIPs its own way
 //     (registry/core/services.go): it neither creates IPAddresses for its
 //     Services nor reads the ServiceCIDRs.
+//
+// Where things live:
+//
+//	file                   what it holds
+//	ingresses.go           Ingresses: the kind and its columns
+//	ingress_validation.go  their validation: hosts, paths, backends, TLS
+//	ingressclasses.go      IngressClasses: the kind and its validation
+//	ipaddresses.go         IPAddresses: the kind and its validation
+//	servicecidrs.go        ServiceCIDRs: the kind and its validation
 package networking

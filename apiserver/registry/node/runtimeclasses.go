@@ -6,6 +6,12 @@
 // the class's nodeSelector and tolerations; the kubelet passes the
 // handler to the runtime's RunPodSandbox, which refuses one it has not
 // got (cri/runtimehandlers.go).
+//
+// Where things live:
+//
+//	file               what it holds
+//	runtimeclasses.go  the RuntimeClass kind and its validation
+//	validation.go      the validation of its overhead and its scheduling tolerations
 package node
 
 import (

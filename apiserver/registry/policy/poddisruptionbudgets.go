@@ -4,6 +4,8 @@
 // (429) an eviction that would leave fewer healthy pods than the budget
 // allows. The disruption controller keeps each budget's status (how many
 // pods are healthy, how many disruptions are allowed) up to date.
+//
+// It all lives in poddisruptionbudgets.go.
 package policy
 
 import (

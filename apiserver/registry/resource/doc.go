@@ -21,4 +21,16 @@
 // runs on mkube's nodes and the scheduler does not allocate devices, so
 // a pod that needs a claim is never scheduled: what is here is the API a
 // driver and its users would talk to.
+//
+// Where things live:
+//
+//	file                       what it holds
+//	resourceclaims.go          ResourceClaims: the kind, its status updates and their validation
+//	resourceclaimtemplates.go  ResourceClaimTemplates
+//	claimspec.go               a claim's spec, shared by both: its defaults and validation (requests, constraints, config)
+//	deviceclasses.go           DeviceClasses
+//	resourceslices.go          ResourceSlices: the devices a driver publishes, and their validation
+//	devicetaintrules.go        DeviceTaintRules: the kind, its defaults, its status
+//	names.go                   the validation of names: DNS labels and subdomains, classes, pools, nodes, qualified names, C identifiers, label values
+//	lists.go                   the validation of lists and sets with a maximum size
 package resource

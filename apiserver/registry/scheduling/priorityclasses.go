@@ -3,6 +3,8 @@
 // admission plugin resolves a pod's priorityClassName into spec.priority
 // when the pod is created; the scheduler orders its queue by it and
 // preempts lower-priority pods for higher ones.
+//
+// It all lives in priorityclasses.go.
 package scheduling
 
 import (

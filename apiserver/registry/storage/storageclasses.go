@@ -7,6 +7,7 @@
 // (volumeattachments.go), CSIStorageCapacities, the room a driver has
 // (csistoragecapacities.go), and VolumeAttributesClasses, the mutable
 // attributes a claim may ask for (volumeattributesclasses.go).
+// StorageClasses, with their validation, are in storageclasses.go.
 package storage
 
 import (

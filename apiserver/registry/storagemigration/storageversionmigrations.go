@@ -7,6 +7,9 @@
 // stores each kind in one version only and runs no migrator: a
 // migration is served and validated, and its status is what a client
 // writes.
+//
+// It all lives in storageversionmigrations.go: the kind, its validation and
+// its status updates.
 package storagemigration
 
 import (

@@ -9,6 +9,9 @@
 // two writes, volume then claim, with the resizer's events. Only a bound
 // claim of a class that allows expansion gets here: the
 // PersistentVolumeClaimResize admission plugin refuses the others.
+//
+// It all lives in controller.go: New registers the informer handlers, Run
+// runs the workers until ctx ends, sync does one item.
 package expand
 
 import (

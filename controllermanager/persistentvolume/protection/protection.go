@@ -7,6 +7,13 @@
 // scheduled to a node names it in its volumes (a pod not on a node yet
 // will not start with a claim being deleted: the kubelet refuses it); for
 // a volume, it is not Bound (its claim went first).
+//
+// Where things live:
+//
+//	file           what it holds
+//	protection.go  what both controllers share: whether an object needs the finalizer, can lose it, and the write
+//	claims.go      ClaimController, pvc-protection: a claim goes once no pod on a node uses it
+//	volumes.go     VolumeController, pv-protection: a volume goes once it is not Bound
 package protection
 
 import (

@@ -25,6 +25,12 @@
 // scheduler chose, pinned there by node affinity. That is also where a
 // kubelet finds a claim's data: the claim names its volume
 // (spec.volumeName), the volume's source says which of the above it is.
+//
+// Where things live:
+//
+//	file             what it holds
+//	volumeplugin.go  Host, where the storage is; the directories of a volume's data; Recycle, and Deleter per source
+//	provision.go     Provision: mkube.io/hostpath, for a claim bound at once or on the node the scheduler chose
 package volumeplugin
 
 import (

@@ -2,6 +2,9 @@
 // by its kube-scheduler name (the Registry), and builds the Framework a
 // configuration asks for (config.Profile, by default config.DefaultPlugins:
 // every plugin, kube-scheduler's order and weights).
+//
+// It all lives in registry.go: NewInTreeRegistry, NewProfile and Default.
+// Each plugin is a package of its own below it.
 package plugins
 
 import (

@@ -58,6 +58,14 @@
 //	        P fits. Put back d: no. Victims [d], highest priority 5.
 //	pick:   no PodDisruptionBudget: 0 violations each; the highest victim
 //	        priority decides, 0 < 5 → node01, victims b and c.
+//
+// Where things live:
+//
+//	file               what it holds
+//	preemption.go      the Evaluator and Preempt: eligibility, potential nodes, the dry runs, the Result
+//	select_victims.go  SelectVictimsOnNode: take off, put back, the victims of one node
+//	pick_node.go       pickOneNode: the best candidate by the rules of step 4
+//	pdb.go             PDBLister and which victims a PodDisruptionBudget would be violated by
 package preemption
 
 import (

@@ -6,6 +6,9 @@
 //
 // Like kube-scheduler's pkg/scheduler/testing wrappers, it keeps test
 // tables short enough to read as a specification.
+//
+// It all lives in wrappers.go: NodeWrapper (MakeNode) and PodWrapper
+// (MakePod).
 package schedtest
 
 import (

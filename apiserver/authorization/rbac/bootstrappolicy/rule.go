@@ -10,6 +10,15 @@
 // missing is created, and a default role or binding that lost rules or
 // subjects gets them back, unless its annotation
 // rbac.authorization.kubernetes.io/autoupdate is "false".
+//
+// Where things live:
+//
+//	file            what it holds
+//	roles.go        ClusterRoles and Roles: the defaults for people (cluster-admin, admin, edit, view, system:basic-user, ...), with their aggregation
+//	components.go   the roles of the control plane's users: the scheduler, the controller manager, the kubelets, ...
+//	controllers.go  ControllerServiceAccounts, and the system:controller: role of each controller with its binding
+//	bindings.go     ClusterRoleBindings: who holds which default role
+//	rule.go         the rule builder and the verb sets, groups and labels the policy is written with
 package bootstrappolicy
 
 import (

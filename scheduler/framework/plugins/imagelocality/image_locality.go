@@ -31,6 +31,8 @@
 // With weight 1 that is a nudge: resources and affinity outweigh it. When
 // no node has any of the pod's images every node would score 0, and the
 // plugin skips the pod.
+//
+// It all lives in image_locality.go.
 package imagelocality
 
 import (

@@ -53,6 +53,15 @@
 // (candidates.go), and for the symmetric rules only the pods that have
 // terms (the snapshot lists their nodes): a cycle is O(nodes + matching
 // pods).
+//
+// Where things live:
+//
+//	file                     what it holds
+//	interpod_affinity.go     the plugin, the events it registers for, and the merging of a term's namespaces and namespaceSelector
+//	filtering.go             PreFilter and Filter: the required terms, both ways
+//	scoring.go               PreScore and Score: the preferred terms, both ways
+//	candidates.go            the per-node label index that finds the pods a term may select
+//	prefilter_extensions.go  AddPod and RemovePod: keeping PreFilter's counts true while preemption takes pods off
 package interpodaffinity
 
 import (

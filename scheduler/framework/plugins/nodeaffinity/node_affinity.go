@@ -40,6 +40,12 @@
 // over otherwise equal nodes, so "先满足硬策略，再去满足软策略": the
 // preference only orders nodes the filter kept. The weights of several
 // preferred terms add up: "权重越大，优先级越高".
+//
+// Where things live:
+//
+//	file              what it holds
+//	node_affinity.go  the plugin: PreFilter and Filter on the required terms and nodeSelector, PreScore and Score on the preferred terms
+//	node_selector.go  node selector terms parsed once: label and field requirements and whether a node matches them
 package nodeaffinity
 
 import (

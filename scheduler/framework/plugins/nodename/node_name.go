@@ -13,6 +13,8 @@
 // Rule: if pod.spec.nodeName != "" the node's name must equal it.
 // Example: a pod with nodeName node02 is rejected by node01 and node03
 // ("node(s) didn't match the requested node name") and accepted by node02.
+//
+// It all lives in node_name.go.
 package nodename
 
 import (

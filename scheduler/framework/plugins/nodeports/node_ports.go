@@ -24,6 +24,8 @@
 // The ports taken on each node are kept in framework.NodeInfo.UsedPorts as
 // pods come and go, so the check does not walk the node's pods. A pod that
 // asks for no host port (most pods) skips this filter in PreFilter.
+//
+// It all lives in node_ports.go.
 package nodeports
 
 import (

@@ -31,6 +31,14 @@
 // so node01 is rejected with one reason, "Insufficient cpu". A node short
 // of both cpu and memory gives two reasons, and the FailedScheduling
 // message counts each.
+//
+// Where things live:
+//
+//	file                    what it holds
+//	fit.go                  the plugin NodeResourcesFit: its args and scoring strategy, PreFilter and Filter (PodFitsResources), Score by the strategy
+//	least_allocated.go      LeastAllocated, the default strategy (LeastRequestedPriority)
+//	most_allocated.go       MostAllocated, which packs pods instead
+//	balanced_allocation.go  the plugin NodeResourcesBalancedAllocation (BalancedResourceAllocation)
 package noderesources
 
 import (

@@ -14,6 +14,8 @@
 // unschedulable"; a pod with the toleration
 // {key: node.kubernetes.io/unschedulable, operator: Exists, effect: NoSchedule}
 // fits.
+//
+// It all lives in node_unschedulable.go.
 package nodeunschedulable
 
 import (

@@ -49,6 +49,12 @@
 // (volumes still attached after their pod went) and in-tree volumes
 // migrated to CSI (awsElasticBlockStore → ebs.csi.aws.com); mkube has no
 // attach/detach controller and no such volumes.
+//
+// Where things live:
+//
+//	file                   what it holds
+//	node_volume_limits.go  the plugin: PreFilter collects the pod's volumes, Filter counts them against the CSINode's limits
+//	volumes.go             which driver each of a pod's volumes belongs to: a bound volume's, or its class's provisioner
 package nodevolumelimits
 
 import (

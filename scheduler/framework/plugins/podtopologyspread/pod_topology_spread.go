@@ -61,6 +61,15 @@
 // × weight 2: node01 loses 100 to spreading, and wins back 200 with its
 // preferred node affinity (NodeAffinity, weight 2): the second replica
 // joins the first, as in Kubernetes.
+//
+// Where things live:
+//
+//	file                    what it holds
+//	pod_topology_spread.go  the plugin and the events it registers for
+//	constraints.go          the pod's constraints parsed (or the default ones), counting matching pods on a node, nodeAffinityPolicy and nodeTaintsPolicy
+//	domain_counts.go        the counts per topology domain and their global minimum (minDomains)
+//	filtering.go            PreFilter and Filter: whenUnsatisfiable DoNotSchedule
+//	scoring.go              PreScore and Score: whenUnsatisfiable ScheduleAnyway
 package podtopologyspread
 
 import (

@@ -42,6 +42,8 @@
 //
 // node02 is emptier, but node03 is in the zone with fewer replicas: losing
 // zone a would then not take most of web down.
+//
+// It all lives in selector_spread.go.
 package selectorspread
 
 import (

@@ -39,6 +39,8 @@
 //	{key: key1, operator: Equal, value: value2}         → rejected
 //	{operator: Exists}                                  → fits: tolerates every taint
 //	{key: key1, operator: Exists, effect: NoExecute}    → rejected: wrong effect
+//
+// It all lives in taint_toleration.go.
 package tainttoleration
 
 import (

@@ -52,6 +52,14 @@
 // Left out: storage capacity (CSIStorageCapacity; every class has room
 // everywhere) and generic ephemeral volumes (no controller makes their
 // claims in mkube).
+//
+// Where things live:
+//
+//	file               what it holds
+//	volume_binding.go  the plugin, PreFilter (the pod's claims) and the events it registers for
+//	find.go            Filter's question per node: a bound volume reachable, a matching volume to bind, or a class that can provision there
+//	assume.go          the assumed bindings the next pods must see taken, until the API server has them
+//	binding.go         the binding cycle: Reserve, Unreserve and PreBind
 package volumebinding
 
 import (

@@ -35,6 +35,12 @@
 //
 // A pod with none of the four disk types and no ReadWriteOncePod claim in
 // use skips this filter in PreFilter.
+//
+// Where things live:
+//
+//	file                    what it holds
+//	volume_restrictions.go  the plugin: PreFilter, and Filter's disk conflicts (NoDiskConflict)
+//	rwop.go                 ReadWriteOncePod: a claim in use by a pod elsewhere
 package volumerestrictions
 
 import (

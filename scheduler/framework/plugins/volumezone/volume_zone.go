@@ -28,6 +28,8 @@
 //
 // A pod without claims, or whose volumes carry no zone, skips the filter
 // in PreFilter.
+//
+// It all lives in volume_zone.go.
 package volumezone
 
 import (
