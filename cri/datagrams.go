@@ -5,7 +5,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 

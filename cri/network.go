@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/images/catalog"
 	"github.com/mkube/mkube/proto/runtimev1"
 )

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 

@@ -18,7 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/images/shell"
 )
 

@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/images/shell"
 )
 
