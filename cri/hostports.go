@@ -1,11 +1,11 @@
 package cri
 
 import (
-	"cmp"
 	"net/netip"
-	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // Host ports. A container port with a hostPort is reachable at the
@@ -19,7 +19,7 @@ import (
 // isNodeAddress reports whether a connection from src (zero: the
 // node's network) to ip is to this node itself.
 func (s *Server) isNodeAddress(src, ip netip.Addr) bool {
-	return (ip.IsLoopback() && !src.IsValid()) || s.services.isLocalNodeIP(ip)
+	return (ip.IsLoopback() && !src.IsValid()) || s.services.IsLocalNodeIP(ip)
 }
 
 // hostPort is where a connection from src to dst over network ("tcp",
@@ -36,7 +36,7 @@ func (s *Server) hostPort(src netip.Addr, network string, dst netip.AddrPort) (n
 			continue
 		}
 		for _, pm := range sb.config.GetPortMappings() {
-			if pm.GetHostPort() != int32(dst.Port()) || networkOf(pm.GetProtocol().String()) != network {
+			if pm.GetHostPort() != int32(dst.Port()) || podnet.NetworkOf(pm.GetProtocol().String()) != network {
 				continue
 			}
 			switch pm.GetHostIp() {
@@ -46,10 +46,4 @@ func (s *Server) hostPort(src netip.Addr, network string, dst netip.AddrPort) (n
 		}
 	}
 	return netip.AddrPort{}, false
-}
-
-// networkOf is the Go network name of a Kubernetes or CRI protocol
-// ("TCP", "UDP", "SCTP"; "" is TCP): "tcp", "udp", "sctp".
-func networkOf(protocol string) string {
-	return strings.ToLower(cmp.Or(protocol, "TCP"))
 }

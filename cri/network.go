@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -13,8 +14,10 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/network/dns"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
+	"github.com/mkube/mkube/network/proxy"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -39,7 +42,7 @@ import (
 const arpTimeout = 3 * time.Second
 
 // podNetworkServer serves the PodNetwork service on s: to the kubelet on
-// the CRI socket, or, if peer, to the other nodes' runtimes (routes.go).
+// the CRI socket, or, if peer, to the other nodes' runtimes (network/podnetwork/routes.go).
 type podNetworkServer struct {
 	runtimev1.UnimplementedPodNetworkServer
 	s    *Server
@@ -66,7 +69,7 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 	}
 	ctx := stream.Context()
 	from := n.s.gateway()                    // the node's
-	if src := first.GetSource(); src != "" { // a peer's pod (routes.go)
+	if src := first.GetSource(); src != "" { // a peer's pod (network/podnetwork/routes.go)
 		addr, perr := netip.ParseAddr(src)
 		if perr != nil || !addr.Is4() {
 			return status.Errorf(codes.InvalidArgument, "source %q is not an IPv4 address", src)
@@ -138,6 +141,44 @@ func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
 	}
 	<-sentc
 	return nil
+}
+
+// SetRoutes replaces the routes to the other nodes' pods and answers with
+// this runtime's peer address. The peer address serves only Dial.
+func (n podNetworkServer) SetRoutes(_ context.Context, req *runtimev1.SetRoutesRequest) (*runtimev1.SetRoutesResponse, error) {
+	if n.peer {
+		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's routes")
+	}
+	if err := n.s.routes.Set(req.GetRoutes()); err != nil {
+		return nil, err
+	}
+	cidrs := make([]string, len(req.GetRoutes()))
+	for i, r := range req.GetRoutes() {
+		cidrs[i] = fmt.Sprintf("%s via %s", r.GetPodCidr(), r.GetPeer())
+	}
+	n.s.log.Info("pod network: routes set", "routes", cidrs)
+	return &runtimev1.SetRoutesResponse{PeerAddress: n.s.opts.PeerAddress}, nil
+}
+
+// SetServices replaces the node's Service rules (network/proxy) and the
+// cluster DNS's records (network/dns). It validates both first: a bad
+// rule or record changes neither.
+func (n podNetworkServer) SetServices(_ context.Context, req *runtimev1.SetServicesRequest) (*runtimev1.SetServicesResponse, error) {
+	if n.peer {
+		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's Services")
+	}
+	rules, err := proxy.ParseRules(req)
+	if err != nil {
+		return nil, err
+	}
+	zone, err := dns.NewZone(req)
+	if err != nil {
+		return nil, err
+	}
+	n.s.services.Replace(rules)
+	n.s.dns.Replace(zone)
+	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", len(req.GetNodeIps()), "clusterDNS", req.GetClusterDns())
+	return &runtimev1.SetServicesResponse{}, nil
 }
 
 // ephemeralPort is the last source port handed out. The node's kernel

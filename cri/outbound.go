@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/dns"
 	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
@@ -25,16 +27,16 @@ import (
 
 // dialerOf is how the processes of sb's containers connect out, over
 // "tcp" or "udp": a name is first resolved by the cluster DNS
-// (dns_cluster.go), as the C library's getaddrinfo asks the pod's
+// (network/dns), as the C library's getaddrinfo asks the pod's
 // nameserver.
 func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, network, address string) (net.Conn, error) {
 	src := sb.ip
-	lookup := s.lookupOf(sb)
+	resolver := s.resolverOf(sb)
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(address)
 		if err == nil && host != "localhost" {
 			if _, err := netip.ParseAddr(host); err != nil {
-				ip, err := s.lookupHost(ctx, lookup, host)
+				ip, err := resolver.LookupHost(ctx, host)
 				if err != nil {
 					return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 				}
@@ -120,7 +122,7 @@ const (
 //
 //   - a pod's hostPort on this node's address goes to the pod
 //     (hostports.go), as the portmap plugin's DNAT sends it;
-//   - a Service's address goes to one of its endpoints (services.go),
+//   - a Service's address goes to one of its endpoints (network/proxy),
 //     as kube-proxy's DNAT rewrites it before routing; a Service
 //     without endpoints refuses;
 //   - the node's own addresses refuse (no server of the node's own is
@@ -129,7 +131,7 @@ const (
 //   - an IP of this node's pod CIDR (or of no route's) is a sandbox of
 //     this node, reached in memory (network.go);
 //   - an IP of another node's pod CIDR goes to that node's runtime
-//     (routes.go).
+//     (network/podnetwork/routes.go).
 func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	from := src
 	if !from.IsValid() {
@@ -139,13 +141,13 @@ func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 		s.log.Debug("host port: to a pod", "from", from, "to", dst, "protocol", network, "pod", to)
 		return hop{kind: toPod, from: from, to: to}
 	}
-	if to, service, ok, err := s.services.translate(from, network, dst); ok {
+	if to, service, ok, err := s.services.Translate(from, network, dst); ok {
 		if err != nil {
 			s.log.Debug("service proxy: no endpoints", "service", service, "to", dst, "protocol", network)
 			return hop{kind: toRefused, from: from}
 		}
 		s.log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", dst, "protocol", network, "endpoint", to)
-		if !s.opts.PodCIDR.Contains(to.Addr()) && s.routes.lookup(to.Addr()) == nil {
+		if !s.opts.PodCIDR.Contains(to.Addr()) && s.routes.Lookup(to.Addr()) == nil {
 			// An endpoint outside the pod network is a host's, as the
 			// API server behind default/kubernetes: the node reaches it
 			// on its own network, as kube-proxy's SNAT does.
@@ -157,7 +159,7 @@ func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	if s.isNodeAddress(src, ip) && !ip.IsLoopback() {
 		return hop{kind: toRefused, from: from}
 	}
-	switch peer := s.routes.lookup(ip); {
+	switch peer := s.routes.Lookup(ip); {
 	case ip.IsLoopback():
 		if !src.IsValid() { // the node's loopback
 			return hop{kind: toRefused, from: ip}
@@ -169,6 +171,17 @@ func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 		s.log.Debug("pod network: to a peer", "from", from, "to", dst, "protocol", network)
 		return hop{kind: toPeer, from: from, to: dst, peer: peer}
 	}
+}
+
+// resolverOf is how the processes of sb's containers ask their
+// nameserver, as its resolv.conf says (network/dns).
+func (s *Server) resolverOf(sb *sandbox) *dns.PodResolver {
+	return dns.NewPodResolver(s.dns, sb.config.GetDnsConfig())
+}
+
+// lookupOf is resolverOf's Lookup: the shell's way to ask.
+func (s *Server) lookupOf(sb *sandbox) func(ctx context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
+	return s.resolverOf(sb).Lookup
 }
 
 // dialTCP connects to remote along h.

@@ -139,7 +139,7 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
 		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),
 		Dial:        s.dialerOf(sb),  // outbound.go
-		Lookup:      s.lookupOf(sb)}) // dns_cluster.go
+		Lookup:      s.lookupOf(sb)}) // network/dns
 	if !img.Known {
 		// An image the catalog does not know serves the ports its pod
 		// declares, as the app it stands for would.
