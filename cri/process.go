@@ -138,7 +138,7 @@ func (s *Server) run(c *container, sb *sandbox, img catalog.Image, argv []string
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
 		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),
-		Dial:        s.dialerOf(sb),  // outbound.go
+		Dial:        s.dialerOf(sb),  // network.go
 		Lookup:      s.lookupOf(sb)}) // network/dns
 	if !img.Known {
 		// An image the catalog does not know serves the ports its pod

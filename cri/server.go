@@ -74,6 +74,9 @@ type Server struct {
 	routes   *podnetwork.RouteTable // to the other nodes' pods (network/podnetwork), with its own lock
 	services *proxy.Table           // kube-proxy's rules (network/proxy), with their own lock
 	dns      *dns.Server            // the cluster DNS (network/dns), with its own lock
+	// net is the node's pod network: its bridge to the sandboxes, its
+	// Service rules and routes (network/podnetwork; network.go wires it).
+	net *podnetwork.Node
 
 	// streaming serves exec, attach and port-forward (streaming.go); nil
 	// until ServeStreaming runs. Guarded by mu.
@@ -99,6 +102,7 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.net = &podnetwork.Node{PodCIDR: opts.PodCIDR, Sandboxes: podSandboxes{s}, Services: s.services, Routes: s.routes, Clock: s.clock, Log: s.log}
 	return s, nil
 }
 

@@ -251,7 +251,7 @@ func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
 	}
 	for address, want := range map[string]string{"127.0.0.1:54323": "pod1", "192.0.2.2:54323": "pod2"} {
 		client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			return h.srv.dialOut(ctx, netip.Addr{}, "tcp", addr)
+			return h.srv.net.DialOut(ctx, netip.Addr{}, "tcp", addr)
 		}}}
 		var got string
 		waitFor(t, address+" answers", func() bool {
@@ -268,7 +268,7 @@ func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
 			t.Errorf("%s answered %q, want %q", address, got, want)
 		}
 	}
-	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54324"); err == nil {
+	if _, err := h.srv.net.DialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54324"); err == nil {
 		t.Error("a host port nobody maps connected")
 	}
 }

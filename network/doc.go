@@ -28,13 +28,14 @@
 //     has listed web's ready pods; the kubelet's Proxier
 //     (network/proxy's proxier.go) has given them to the runtime as
 //     rules: 10.96.0.20:80 → 10.88.0.5:8080, 10.88.0.6:8080.
-//  3. curl connects to 10.96.0.20:80; the runtime's route
-//     (cri/outbound.go) asks the rules' Translate (network/proxy's
-//     rules.go), which picks one: 10.88.0.6:8080. Here the ClusterIP
-//     became a pod's IP.
+//  3. curl connects to 10.96.0.20:80; the node's route
+//     (network/podnetwork's outbound.go) asks the rules' Translate
+//     (network/proxy's rules.go), which picks one: 10.88.0.6:8080. Here
+//     the ClusterIP became a pod's IP.
 //  4. The pod IP was handed out by network/podnetwork's ipam.go. If it
-//     is this node's, the runtime connects to the container that
-//     listens on 8080 (cri/network.go); if it is in another node's pod
+//     is this node's, the bridge connects to the container that
+//     listens on 8080 (network/podnetwork's bridge.go, asking the
+//     runtime which one: cri/network.go); if it is in another node's pod
 //     CIDR, the route to it (network/podnetwork's routes.go, set by
 //     the kubelet from the Nodes in peers.go) sends the connection to
 //     that node's runtime, which does the same.

@@ -12,16 +12,23 @@
 // Pod reaches the others at their IP".
 //
 // Two programs use it, as flannel has two halves. The runtime (cri)
-// holds the node's tables: its PodIPs and its RouteTable. The kubelet
-// plays flannel's daemon: it writes its runtime's peer address on its
-// Node and keeps the runtime's routes in step with the Nodes (RouteSync).
-// The sockets that carry the pods' connections are podnet's.
+// holds the node's side: its PodIPs, its RouteTable, and the Node, which
+// plays the node's kernel: the bridge to the sandboxes, where a
+// container's connection meets kube-proxy's rules (network/proxy) and
+// then the routes. The runtime tells the Node about its sandboxes
+// (Sandboxes) and serves it over gRPC (PodNetwork). The kubelet plays
+// flannel's daemon: it writes its runtime's peer address on its Node
+// and keeps the runtime's routes in step with the Nodes (RouteSync). The
+// sockets that carry the pods' connections are podnet's.
 //
 // Where things live:
 //
-//	file        what it holds (the real component's part)
-//	ipam.go     PodIPs: the pod CIDR's addresses handed to sandboxes (the host-local IPAM plugin)
-//	routes.go   RouteTable: the runtime's routes to the other nodes' pod CIDRs (flannel's routes and tunnel)
-//	peers.go    the kubelet's half (flannel's daemon): the Node's peer annotation, and RouteSync, which watches the Nodes and sets the routes
-//	podnet/     the simulated sockets: connections to pods through a runtime's PodNetwork, and in memory
+//	file           what it holds (the real component's part)
+//	ipam.go        PodIPs: the pod CIDR's addresses handed to sandboxes (the host-local IPAM plugin)
+//	bridge.go      Node, Sandboxes: the node's bridge, a connection to a pod of this node, and the PodNetwork Dial call (the bridge plugin's veths)
+//	outbound.go    DialOut and route: where a connection goes, host ports and Services first, then local pods or a peer (the portmap plugin, the kernel's nat table and routes)
+//	datagrams.go   UDP: datagrams to a pod of this node, and the Dial calls that carry them
+//	routes.go      RouteTable: the runtime's routes to the other nodes' pod CIDRs (flannel's routes and tunnel)
+//	peers.go       the kubelet's half (flannel's daemon): the Node's peer annotation, and RouteSync, which watches the Nodes and sets the routes
+//	podnet/        the simulated sockets: connections to pods through a runtime's PodNetwork, and in memory
 package podnetwork

@@ -25,7 +25,7 @@ import (
 // and the peer address of the runtime that holds it, which that
 // runtime's kubelet wrote on its Node. The runtime keeps them in a
 // RouteTable: a container's connection to an IP of such a CIDR
-// (cri/outbound.go) becomes a Dial call on the peer's PodNetwork, the
+// (outbound.go) becomes a Dial call on the peer's PodNetwork, the
 // tunnel, naming the pod it comes from as its source; the peer connects
 // it to its own sandbox as if it came across the bridge.
 

@@ -15,8 +15,9 @@
 // kubelet plays kube-proxy: its Proxier watches the Services,
 // EndpointSlices and Nodes and gives its runtime the rules (SetServices).
 // The runtime (cri) plays the kernel's nat table: it keeps the rules in
-// a Table and asks Translate where each of its containers' connections
-// goes, before routing it (cri/outbound.go's route).
+// a Table, which the node's pod network asks where each of its
+// containers' connections goes, before routing it (network/podnetwork's
+// outbound.go, route).
 //
 // Where things live:
 //

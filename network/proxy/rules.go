@@ -24,7 +24,7 @@ import (
 // connection under ClientIP session affinity. Here the kubelet plays
 // kube-proxy and gives its runtime the rules (SetServices, proxier.go);
 // the runtime keeps them in a Table, and a container's connection
-// (cri/outbound.go) is rewritten by Translate before it is routed, and
+// (network/podnetwork's outbound.go) is rewritten by Translate before it is routed, and
 // then goes to the endpoint's pod as any pod-to-pod connection does,
 // across nodes too.
 //
@@ -36,7 +36,7 @@ type Rules struct {
 	byAddress map[serviceAddress]*servicePort // cluster and external IPs
 	nodePorts map[serviceAddress]*servicePort // by port only: the address is zero
 	nodeIPs   map[netip.Addr]bool
-	localIPs  map[netip.Addr]bool // this node's own (cri/hostports.go)
+	localIPs  map[netip.Addr]bool // this node's own, where host ports are (network/podnetwork's outbound.go)
 }
 
 // Table is the node's Service rules in force, and the ClientIP

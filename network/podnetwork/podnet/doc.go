@@ -1,6 +1,6 @@
 // Package podnet is the pod network's simulated sockets: the client's
 // end of the runtime's pod network (proto/runtime.proto's PodNetwork,
-// cri/network.go), and the in-memory connections of one node's own pods.
+// network/podnetwork's bridge.go), and the in-memory connections of one node's own pods.
 // On a real node these are the kernel's sockets over the pods' veths and
 // the node's bridge; here no container really runs, so a TCP connection
 // to a pod's IP and port is carried by one Dial call, a stream of frames
