@@ -22,7 +22,7 @@ import (
 // os.ErrDeadlineExceeded (the datagram was lost or ignored).
 func (h *harness) exchange(t *testing.T, src netip.Addr, address, datagram string) (string, error) {
 	t.Helper()
-	conn, err := h.srv.dialOut(h.ctx, src, "udp", address)
+	conn, err := h.srv.net.DialOut(h.ctx, src, "udp", address)
 	if err != nil {
 		t.Fatalf("dial udp %s: %v", address, err)
 	}
@@ -91,7 +91,7 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	done, cancel := context.WithCancel(h.ctx)
 	cancel()
 	tcpAnswers := func() bool {
-		conn, err := h.srv.dialOut(done, clientIP, "tcp", "10.96.0.40:80")
+		conn, err := h.srv.net.DialOut(done, clientIP, "tcp", "10.96.0.40:80")
 		if err == nil {
 			conn.Close()
 		}
@@ -107,7 +107,7 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	// NAT is invisible to the client: its socket's far end is the
 	// Service's address, not the pod's.
 	for _, network := range []string{"tcp", "udp"} {
-		conn, err := h.srv.dialOut(h.ctx, clientIP, network, "10.96.0.40:80")
+		conn, err := h.srv.net.DialOut(h.ctx, clientIP, network, "10.96.0.40:80")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,10 +164,10 @@ func TestServicesAndHostPortsCarryUDP(t *testing.T) {
 	if got := h.answer(t, netip.Addr{}, "192.0.2.2:54323", "hostname"); got != "udp-host-port" {
 		t.Errorf("UDP host port: %q", got)
 	}
-	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54323"); err == nil {
+	if _, err := h.srv.net.DialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54323"); err == nil {
 		t.Error("a UDP host port took a TCP connection")
 	}
-	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "sctp", "192.0.2.2:54323"); err == nil || !strings.Contains(err.Error(), "unknown network sctp") {
+	if _, err := h.srv.net.DialOut(h.ctx, netip.Addr{}, "sctp", "192.0.2.2:54323"); err == nil || !strings.Contains(err.Error(), "unknown network sctp") {
 		t.Errorf("dial sctp = %v, want unknown network", err)
 	}
 }

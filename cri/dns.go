@@ -10,7 +10,7 @@ import (
 // A container's /etc/resolv.conf is its sandbox's, as containerd writes
 // it: from the DNS configuration the kubelet put in the PodSandboxConfig
 // (its servers, searches and options, from the pod's dnsPolicy and
-// dnsConfig: kubelet/dns.go), in the order
+// dnsConfig: network/dns/configurer.go), in the order
 //
 //	search default.svc.cluster.local svc.cluster.local cluster.local
 //	nameserver 10.96.0.10

@@ -28,9 +28,9 @@
 // grace period runs out. The kubelet sees the exit as a
 // CONTAINER_STOPPED event and restarts the container by the pod's
 // restartPolicy. Those programs are scenery (package images and below,
-// which the runtime reaches through package images alone); where CRI
-// leaves a choice, the runtime does what containerd does, and the comment
-// says so.
+// which the runtime's process side reaches through package images
+// alone); where CRI leaves a choice, the runtime does what containerd
+// does, and the comment says so.
 //
 // Where things live, by CRI's families of calls:
 //
@@ -84,6 +84,11 @@
 //	                   OOM-kill, fail probes, freeze the runtime on purpose
 //	index.go           the records' indexes (by pod, by sandbox)
 //	ids.go             IDs, lookup by ID prefix, label selectors
+//	network.go         the runtime's side of the pod network: the
+//	                   PodNetwork service (routes, Service rules, dials)
+//	                   the kubelet calls, the sandboxes network/podnetwork
+//	                   sees, each process's way out and its nameserver
+//	dns.go             a container's /etc/resolv.conf, its sandbox's
 //	doc.go             this map
 //
 // The pod network (package network/...) is the runtime's other half, as a

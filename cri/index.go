@@ -24,7 +24,7 @@ type records struct {
 	sandboxesByPod      map[string]map[string]*sandbox   // "namespace/name" → sandbox ID → sandbox
 	sandboxesByNode     map[string]map[string]*sandbox   // mkube.io/node-name → sandbox ID → sandbox
 	containersBySandbox map[string]map[string]*container // sandbox ID → container ID → container
-	sandboxesByIP       map[netip.Addr]*sandbox          // pod IP → its sandbox while it has it: the pod network's route (network.go)
+	sandboxesByIP       map[netip.Addr]*sandbox          // pod IP → its sandbox while it has it: the pod network's route (network.go's podSandboxes)
 }
 
 func newRecords() records {

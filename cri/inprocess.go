@@ -132,13 +132,11 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 	switch {
 	case cfg.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE:
 		ip = netip.Addr{} // host network: the node's IP, which the runtime does not report
-	case !ip.IsValid() || ip.Less(s.ips.first) || s.ips.last.Less(ip) || s.ips.taken[ip]:
+	case !s.ips.Reserve(ip): // not in the pod CIDR, or taken
 		var err error
-		if ip, err = s.ips.allocate(); err != nil {
+		if ip, err = s.ips.Allocate(); err != nil {
 			return "", fmt.Errorf("restore sandbox %s: %w", name, err)
 		}
-	default:
-		s.ips.taken[ip] = true
 	}
 	sb := &sandbox{id: newID(), name: name, config: cfg, state: runtimeapi.PodSandboxState_SANDBOX_READY,
 		createdAt: createdAt.UnixNano(), ip: ip}

@@ -2,242 +2,138 @@ package cri
 
 import (
 	"context"
-	"errors"
-	"io"
+	"fmt"
 	"net"
 	"net/netip"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/images/catalog"
+	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/dns"
+	"github.com/mkube/mkube/network/podnetwork"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
+	"github.com/mkube/mkube/network/proxy"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
-// The pod network. On a real node each sandbox is a network namespace
-// with a veth on the node's bridge, and the kubelet's httpGet and
-// tcpSocket probes connect to the pod's IP from the node. Here the pod
-// IPs (ipam.go) are no host's addresses, so the node reaches its pods
-// through the runtime: the PodNetwork service (proto/runtime.proto)
-// carries one TCP connection per Dial call (or one UDP socket's
-// datagrams, datagrams.go), and the runtime connects it, in memory, to
-// the container whose process listens on the port, which answers with
-// what its image serves (catalog.Image.Serve).
-//
-// A connection costs two goroutines while it is open and nothing once
-// it is closed: an idle container has no listener running.
-
-// arpTimeout is how long connecting to an IP that no sandbox has takes
-// to fail: the node's kernel sends ARP requests for it on the bridge
-// (mcast_solicit 3, one a second) and, unanswered, fails the connect
-// with EHOSTUNREACH. A probe with the default timeoutSeconds of 1 sees
-// its own i/o timeout first, as on a real node.
-const arpTimeout = 3 * time.Second
+// The runtime's side of the pod network (network/). The node's network
+// itself, its bridge, Service rules and routes, is network/podnetwork's
+// Node (s.net); the runtime serves it over gRPC (PodNetwork, mkube's own
+// service beside CRI, proto/runtime.proto), tells it about its sandboxes
+// (podSandboxes), and gives its containers' processes their way out
+// (dialerOf) and to their nameserver (lookupOf).
 
 // podNetworkServer serves the PodNetwork service on s: to the kubelet on
-// the CRI socket, or, if peer, to the other nodes' runtimes (routes.go).
+// the CRI socket, or, if peer, to the other nodes' runtimes
+// (network/podnetwork/routes.go).
 type podNetworkServer struct {
 	runtimev1.UnimplementedPodNetworkServer
 	s    *Server
 	peer bool
 }
 
-// Dial carries one connection. The client's first frame names where to
-// connect; once connected, the runtime answers with the source address
-// the pod sees, then pumps bytes both ways: this goroutine from the
-// client to the pod, one more from the pod to the client (the stream's
-// only sender from then on). The client's CloseSend is its FIN, passed
-// on with CloseWrite; the pod's end of writing is a close_write frame.
-// The call ends once the pod's side is done and the client's is done or
-// gone; the client cancelling the call (its Close) closes the
-// connection at once.
+// Dial carries one connection to a pod of this node (network/podnetwork's
+// bridge.go).
 func (n podNetworkServer) Dial(stream runtimev1.PodNetwork_DialServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	dst := first.GetAddress()
-	if dst == nil {
-		return status.Error(codes.InvalidArgument, "the first frame must name the destination address")
-	}
-	ctx := stream.Context()
-	from := n.s.gateway()                    // the node's
-	if src := first.GetSource(); src != "" { // a peer's pod (routes.go)
-		addr, perr := netip.ParseAddr(src)
-		if perr != nil || !addr.Is4() {
-			return status.Errorf(codes.InvalidArgument, "source %q is not an IPv4 address", src)
-		}
-		from = addr
-	}
-	switch first.GetProtocol() {
-	case "", "tcp":
-	case "udp":
-		return n.s.serveDatagrams(stream, from, dst) // datagrams.go
-	default:
-		return status.Errorf(codes.InvalidArgument, "protocol %q: want tcp or udp", first.GetProtocol())
-	}
-	conn, err := n.s.dialPodFrom(ctx, from, dst.GetIp(), dst.GetPort())
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() }) // unblocks both pumps when the client goes
-	defer stop()
-	src := conn.LocalAddr().(*net.TCPAddr)
-	if err := stream.Send(&runtimev1.DialFrame{Address: &runtimev1.Address{Ip: src.IP.String(), Port: int32(src.Port)}}); err != nil {
-		return err
-	}
-
-	// From the pod to the client, until the pod closes its side (EOF,
-	// passed on as close_write) or the connection is closed. sentc is
-	// closed when it is done; Dial returns only after, since a stream
-	// must not be sent on once its handler has returned.
-	sentc := make(chan struct{})
-	go func() {
-		defer close(sentc)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 && stream.Send(&runtimev1.DialFrame{Data: buf[:n]}) != nil {
-				return
-			}
-			if errors.Is(err, io.EOF) {
-				stream.Send(&runtimev1.DialFrame{CloseWrite: true})
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-
-	// From the client to the pod, until the client's CloseSend, or the
-	// pod stops reading (what more the client sends is dropped).
-	data := first.GetData()
-	for {
-		if len(data) > 0 {
-			if _, err := conn.Write(data); err != nil {
-				break
-			}
-		}
-		f, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			conn.(closeWriter).CloseWrite()
-			break
-		}
-		if err != nil { // the client cancelled: it closed the connection
-			conn.Close()
-			<-sentc
-			return err
-		}
-		data = f.GetData()
-	}
-	<-sentc
-	return nil
+	return n.s.net.ServeDial(stream)
 }
 
-// ephemeralPort is the last source port handed out. The node's kernel
-// picks a connection's source port from its ip_local_port_range,
-// 32768-60999 by default; the servers log it with the client's IP.
-var ephemeralPort atomic.Uint32
-
-func nextEphemeralPort() int {
-	return 32768 + int(ephemeralPort.Add(1)%(60999-32768+1))
+// SetRoutes replaces the routes to the other nodes' pods and answers with
+// this runtime's peer address. The peer address serves only Dial.
+func (n podNetworkServer) SetRoutes(_ context.Context, req *runtimev1.SetRoutesRequest) (*runtimev1.SetRoutesResponse, error) {
+	if n.peer {
+		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's routes")
+	}
+	if err := n.s.routes.Set(req.GetRoutes()); err != nil {
+		return nil, err
+	}
+	cidrs := make([]string, len(req.GetRoutes()))
+	for i, r := range req.GetRoutes() {
+		cidrs[i] = fmt.Sprintf("%s via %s", r.GetPodCidr(), r.GetPeer())
+	}
+	n.s.log.Info("pod network: routes set", "routes", cidrs)
+	return &runtimev1.SetRoutesResponse{PeerAddress: n.s.opts.PeerAddress}, nil
 }
 
-// dialPod connects to port on the pod whose IP is ip, as a connect from
-// the node to it would, and returns the node's end of the connection:
-// the container of that sandbox whose process listens on port serves the
-// other end, in memory. The connection's source is the bridge's address
-// (the pod CIDR's first, the pods' gateway), where a real node's
-// connections to its pods come from.
-//
-// A sandbox that has the IP but no running container listening on the
-// port refuses at once (the kernel's RST); an IP that no sandbox has
-// fails after arpTimeout, or when ctx ends. The errors are gRPC statuses
-// whose messages are the errno texts (runtimev1.ConnectionRefused,
-// runtimev1.NoRouteToHost).
-func (s *Server) dialPod(ctx context.Context, ip string, port int32) (net.Conn, error) {
-	return s.dialPodFrom(ctx, s.gateway(), ip, port)
-}
-
-// dialPodFrom is dialPod from the source address src: 127.0.0.1 for a
-// port-forward, which containerd connects to localhost:port inside the
-// pod's network namespace, so that the pod's server logs it from there.
-func (s *Server) dialPodFrom(ctx context.Context, src netip.Addr, ip string, port int32) (net.Conn, error) {
-	dst, err := podAddress(ip, port, "tcp")
+// SetServices replaces the node's Service rules (network/proxy) and the
+// cluster DNS's records (network/dns). It validates both first: a bad
+// rule or record changes neither.
+func (n podNetworkServer) SetServices(_ context.Context, req *runtimev1.SetServicesRequest) (*runtimev1.SetServicesResponse, error) {
+	if n.peer {
+		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's Services")
+	}
+	rules, err := proxy.ParseRules(req)
 	if err != nil {
 		return nil, err
 	}
-	addr := dst.Addr()
-	s.mu.Lock()
-	sb := s.sandboxesByIP[addr]
-	if sb == nil {
-		s.mu.Unlock()
-		s.log.Debug("pod network: no sandbox has the IP", "ip", ip, "port", port)
-		select {
-		case <-s.clock.After(arpTimeout):
-			return nil, status.Error(codes.Unavailable, runtimev1.NoRouteToHost)
-		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
+	zone, err := dns.NewZone(req)
+	if err != nil {
+		return nil, err
 	}
-	c := s.listener(sb, "tcp", port)
-	if c == nil {
-		s.mu.Unlock()
-		s.log.Debug("pod network: connection refused", "pod", podKeyOf(sb), "ip", ip, "port", port)
-		return nil, status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
-	}
-	img, run := s.running(sb, c)
-	exited := c.proc.exited
-	name := c.config.GetMetadata().GetName()
-	s.mu.Unlock()
-
-	node, pod := podnet.Pipe(&net.TCPAddr{IP: src.AsSlice(), Port: nextEphemeralPort()},
-		&net.TCPAddr{IP: addr.AsSlice(), Port: int(port)})
-	s.log.Debug("pod network: connected", "pod", podKeyOf(sb), "container", name, "from", node.LocalAddr(), "to", node.RemoteAddr())
-	serve := img.Serve
-	if serve == nil {
-		serve = func(_ catalog.Running, _ int32, conn net.Conn) { defer conn.Close(); io.Copy(io.Discard, conn) }
-	}
-	// One goroutine serves the pod's end; another closes it if the
-	// container exits first (a killed server drops its connections), and
-	// ends with the serving.
-	servedc := make(chan struct{})
-	go func() {
-		defer close(servedc)
-		defer pod.Close()
-		serve(run, port, pod)
-	}()
-	go func() {
-		select {
-		case <-exited:
-			pod.Close()
-		case <-servedc:
-		}
-	}()
-	return node, nil
+	n.s.services.Replace(rules)
+	n.s.dns.Replace(zone)
+	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", len(req.GetNodeIps()), "clusterDNS", req.GetClusterDns())
+	return &runtimev1.SetServicesResponse{}, nil
 }
 
-// gateway is the node's address on its bridge, the pod CIDR's first:
-// the pods' gateway, where the node's own connections to them come from.
-func (s *Server) gateway() netip.Addr { return s.opts.PodCIDR.Masked().Addr().Next() }
+// podSandboxes is the runtime's sandboxes as the pod network sees them
+// (podnetwork.Sandboxes): their IPs, the ports their containers'
+// processes listen on, and their port mappings.
+type podSandboxes struct{ s *Server }
 
-// podAddress is ip and port as an address on the pod network, or an
-// InvalidArgument status that says why not.
-func podAddress(ip string, port int32, network string) (netip.AddrPort, error) {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil || !addr.Is4() {
-		return netip.AddrPort{}, status.Errorf(codes.InvalidArgument, "dial %s %s: not an IPv4 address", network, ip)
+var _ podnetwork.Sandboxes = podSandboxes{}
+
+// Listener is the running container of the sandbox with IP ip whose
+// process listens on port over network, and what its image serves there.
+func (p podSandboxes) Listener(network string, ip netip.Addr, port int32) (string, *podnetwork.Listener, bool) {
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.sandboxesByIP[ip]
+	if sb == nil {
+		return "", nil, false
 	}
-	if port < 1 || port > 65535 {
-		return netip.AddrPort{}, status.Errorf(codes.InvalidArgument, "dial %s %s:%d: invalid port", network, ip, port)
+	c := s.listener(sb, network, port)
+	if c == nil {
+		return podKeyOf(sb), nil, true
 	}
-	return netip.AddrPortFrom(addr, uint16(port)), nil
+	img, run := s.running(sb, c)
+	l := &podnetwork.Listener{Container: c.config.GetMetadata().GetName(), Exited: c.proc.exited}
+	if img.Serve != nil {
+		l.Serve = func(conn net.Conn) { img.Serve(run, port, conn) }
+	}
+	if img.ServeDatagram != nil {
+		l.ServeDatagram = func(from *net.UDPAddr, datagram []byte) [][]byte { return img.ServeDatagram(run, port, from, datagram) }
+	}
+	return podKeyOf(sb), l, true
+}
+
+// HostPort is the pod address a ready sandbox's port mapping of dst's
+// port and protocol, on dst's address or on every address, sends dst to
+// (the CNI portmap plugin's DNAT).
+func (p podSandboxes) HostPort(network string, dst netip.AddrPort) (netip.AddrPort, bool) {
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ip, sb := range s.sandboxesByIP {
+		if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		for _, pm := range sb.config.GetPortMappings() {
+			if pm.GetHostPort() != int32(dst.Port()) || podnet.NetworkOf(pm.GetProtocol().String()) != network {
+				continue
+			}
+			switch pm.GetHostIp() {
+			case "", "0.0.0.0", dst.Addr().String():
+				return netip.AddrPortFrom(ip, uint16(pm.GetContainerPort())), true
+			}
+		}
+	}
+	return netip.AddrPort{}, false
 }
 
 // listener is the running container of sb whose process listens on
@@ -265,11 +161,35 @@ func (s *Server) running(sb *sandbox, c *container) (catalog.Image, catalog.Runn
 		Env: environment(img, c.config, sb), Started: time.Unix(0, c.startedAt)}
 }
 
-// closeWriter is a connection that can shut down its writing half, as
-// *net.TCPConn and dialPod's connections can.
-type closeWriter interface {
-	net.Conn
-	CloseWrite() error
+// dialerOf is how the processes of sb's containers connect out, over
+// "tcp" or "udp": a name is first resolved by the cluster DNS
+// (network/dns), as the C library's getaddrinfo asks the pod's
+// nameserver.
+func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, network, address string) (net.Conn, error) {
+	src := sb.ip
+	resolver := s.resolverOf(sb)
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err == nil && host != "localhost" {
+			if _, err := netip.ParseAddr(host); err != nil {
+				ip, err := resolver.LookupHost(ctx, host)
+				if err != nil {
+					return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+				}
+				address = net.JoinHostPort(ip.String(), port)
+			}
+		}
+		return s.net.DialOut(ctx, src, network, address)
+	}
 }
 
-var _ closeWriter = (*podnet.PipeConn)(nil)
+// resolverOf is how the processes of sb's containers ask their
+// nameserver, as its resolv.conf says (network/dns).
+func (s *Server) resolverOf(sb *sandbox) *dns.PodResolver {
+	return dns.NewPodResolver(s.dns, sb.config.GetDnsConfig())
+}
+
+// lookupOf is resolverOf's Lookup: the shell's way to ask.
+func (s *Server) lookupOf(sb *sandbox) func(ctx context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
+	return s.resolverOf(sb).Lookup
+}

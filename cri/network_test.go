@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/mkube/mkube/network/podnetwork"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -32,14 +33,14 @@ func (h *harness) podIP(t *testing.T, podID string) string {
 }
 
 // httpClient is an HTTP client whose connections are the runtime's
-// dialPod, as the kubelet's prober dials through the pod network.
+// DialPod, as the kubelet's prober dials through the pod network.
 func (h *harness) httpClient() *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			host, port, _ := net.SplitHostPort(addr)
 			var n int32
 			fmt.Sscan(port, &n)
-			return h.srv.dialPod(ctx, host, n)
+			return h.srv.net.DialPod(ctx, host, n)
 		}}}
 }
 
@@ -140,11 +141,11 @@ func TestAnIPNoSandboxHasIsNoRouteToHostAfterARPGivesUp(t *testing.T) {
 	h := newHarness(t, Options{}) // no containers: the dial is the clock's only waiter
 	errc := make(chan error, 1)
 	go func() {
-		_, err := h.srv.dialPod(h.ctx, "10.88.0.99", 80)
+		_, err := h.srv.net.DialPod(h.ctx, "10.88.0.99", 80)
 		errc <- err
 	}()
 	waitFor(t, "the dial to wait for ARP", h.clock.HasWaiters)
-	h.clock.Step(arpTimeout - time.Millisecond)
+	h.clock.Step(podnetwork.ARPTimeout - time.Millisecond)
 	select {
 	case err := <-errc:
 		t.Fatalf("failed before ARP gave up: %v", err)
@@ -157,7 +158,7 @@ func TestAnIPNoSandboxHasIsNoRouteToHostAfterARPGivesUp(t *testing.T) {
 	// ... unless the caller's deadline comes first.
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Millisecond)
 	defer cancel()
-	if _, err := h.srv.dialPod(ctx, "10.88.0.99", 80); status.Code(err) != codes.DeadlineExceeded {
+	if _, err := h.srv.net.DialPod(ctx, "10.88.0.99", 80); status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("with a short deadline: %v, want DeadlineExceeded", err)
 	}
 }
@@ -168,7 +169,7 @@ func TestAPortNothingListensOnIsRefused(t *testing.T) {
 	ip := h.podIP(t, podID)
 	h.get(t, "http://"+ip+"/") // nginx listens on 80
 
-	_, err := h.srv.dialPod(h.ctx, ip, 8080)
+	_, err := h.srv.net.DialPod(h.ctx, ip, 8080)
 	if st := status.Convert(err); st.Code() != codes.Unavailable || st.Message() != "connect: connection refused" {
 		t.Errorf("a port nothing listens on: %v, want Unavailable %q", err, runtimev1.ConnectionRefused)
 	}
@@ -179,7 +180,7 @@ func TestAPortNothingListensOnIsRefused(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Millisecond)
 	defer cancel()
-	if _, err := h.srv.dialPod(ctx, ip, 80); status.Code(err) != codes.DeadlineExceeded {
+	if _, err := h.srv.net.DialPod(ctx, ip, 80); status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("a stopped pod's IP: %v, want the wait for ARP", err)
 	}
 }
@@ -271,7 +272,7 @@ func TestAContainerThatExitsDropsItsConnections(t *testing.T) {
 	var conn net.Conn
 	waitFor(t, "redis to listen", func() bool {
 		var err error
-		conn, err = h.srv.dialPod(h.ctx, ip, 6379)
+		conn, err = h.srv.net.DialPod(h.ctx, ip, 6379)
 		return err == nil
 	})
 	defer conn.Close()
@@ -286,7 +287,7 @@ func TestAContainerThatExitsDropsItsConnections(t *testing.T) {
 	if n, err := conn.Read(buf); !errors.Is(err, io.EOF) {
 		t.Errorf("read after the container exited: %q %v, want EOF", buf[:n], err)
 	}
-	if _, err := h.srv.dialPod(h.ctx, ip, 6379); status.Convert(err).Message() != runtimev1.ConnectionRefused {
+	if _, err := h.srv.net.DialPod(h.ctx, ip, 6379); status.Convert(err).Message() != runtimev1.ConnectionRefused {
 		t.Errorf("dial after the container exited: %v, want refused", err)
 	}
 }
@@ -319,7 +320,7 @@ func TestThePodNetworkAndTakeProbeFailureWorkWhileTheRuntimeIsFrozen(t *testing.
 		t.Errorf("TakeProbeFailure of an unknown container: %v, want NotFound", err)
 	}
 
-	// Through the gRPC service, not dialPod: a hung runtime's network still answers.
+	// Through the gRPC service, not DialPod: a hung runtime's network still answers.
 	stream, err := runtimev1.NewPodNetworkClient(h.conn).Dial(h.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +339,7 @@ func TestDialPodFromLocalhostIsWhatThePodLogs(t *testing.T) {
 	podID, _ := h.runImage(t, "web", "nginx:1.27")
 	ip := h.podIP(t, podID)
 	h.get(t, "http://"+ip+"/") // nginx listens
-	conn, err := h.srv.dialPodFrom(h.ctx, netip.MustParseAddr("127.0.0.1"), ip, 80)
+	conn, err := h.srv.net.DialPodFrom(h.ctx, netip.MustParseAddr("127.0.0.1"), ip, 80)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,8 +139,8 @@ func (s *Server) run(c *container, sb *sandbox, img images.Image, argv []string,
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
 		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),
-		Dial:        s.dialerOf(sb),  // outbound.go
-		Lookup:      s.lookupOf(sb)}) // dns_cluster.go
+		Dial:        s.dialerOf(sb),  // network.go
+		Lookup:      s.lookupOf(sb)}) // network/dns
 	if !img.Known {
 		// An image the catalog does not know serves the ports its pod
 		// declares, as the app it stands for would.

@@ -166,10 +166,10 @@ func TestRoutesAreTheKubeletsToSet(t *testing.T) {
 			t.Errorf("SetRoutes(%v): %v, want InvalidArgument", bad, err)
 		}
 	}
-	if a.srv.routes.lookup(netip.MustParseAddr("10.244.2.7")) == nil {
+	if a.srv.routes.Lookup(netip.MustParseAddr("10.244.2.7")) == nil {
 		t.Fatal("a refused SetRoutes dropped the routes before it")
 	}
-	if a.srv.routes.lookup(netip.MustParseAddr("10.244.3.7")) != nil {
+	if a.srv.routes.Lookup(netip.MustParseAddr("10.244.3.7")) != nil {
 		t.Fatal("a refused SetRoutes added a route")
 	}
 }

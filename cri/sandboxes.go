@@ -53,7 +53,7 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 	// A pod in the node's network namespace (hostNetwork: true) has the
 	// node's IP, which the kubelet knows; the runtime reports none.
 	if cfg.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() != runtimeapi.NamespaceMode_NODE {
-		ip, err := s.ips.allocate()
+		ip, err := s.ips.Allocate()
 		if err != nil {
 			return nil, status.Errorf(codes.ResourceExhausted, "run pod sandbox %s: %v", name, err)
 		}
@@ -91,7 +91,7 @@ func (s *Server) stopSandbox(sb *sandbox) {
 		s.kill(c)
 	}
 	delete(s.sandboxesByIP, sb.ip) // the pod network no longer routes to it
-	s.ips.release(sb.ip)
+	s.ips.Release(sb.ip)
 	sb.ip = netip.Addr{}
 	sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	md := sb.config.GetMetadata()

@@ -16,6 +16,9 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/utils/clock"
 
+	"github.com/mkube/mkube/network/dns"
+	"github.com/mkube/mkube/network/podnetwork"
+	"github.com/mkube/mkube/network/proxy"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -63,13 +66,17 @@ type Server struct {
 	// pod and attempt, or a second CreateContainer for the same container
 	// and attempt, is refused. That is why the kubelet counts attempts.
 	names       map[string]string // name → ID
-	ips         *podIPs
+	ips         *podnetwork.PodIPs
 	subscribers map[*subscriber]bool // GetContainerEvents streams (events.go)
 
-	faults   faultState    // injected faults (faults.go), with their own lock
-	memory   memoryVolumes // emptyDirs of medium Memory (tmpfs.go), with their own lock
-	routes   *routeTable   // to the other nodes' pods (routes.go), with its own lock
-	services *serviceTable // kube-proxy's rules and the cluster DNS (services.go), with its own lock
+	faults   faultState             // injected faults (faults.go), with their own lock
+	memory   memoryVolumes          // emptyDirs of medium Memory (tmpfs.go), with their own lock
+	routes   *podnetwork.RouteTable // to the other nodes' pods (network/podnetwork), with its own lock
+	services *proxy.Table           // kube-proxy's rules (network/proxy), with their own lock
+	dns      *dns.Server            // the cluster DNS (network/dns), with its own lock
+	// net is the node's pod network: its bridge to the sandboxes, its
+	// Service rules and routes (network/podnetwork; network.go wires it).
+	net *podnetwork.Node
 
 	// streaming serves exec, attach and port-forward (streaming.go); nil
 	// until ServeStreaming runs. Guarded by mu.
@@ -81,19 +88,21 @@ func New(opts Options) (*Server, error) {
 	if !opts.PodCIDR.IsValid() {
 		opts.PodCIDR = DefaultPodCIDR
 	}
-	ips, err := newPodIPs(opts.PodCIDR)
+	ips, err := podnetwork.NewPodIPs(opts.PodCIDR)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, clock: opts.Clock, log: opts.Log, ips: ips,
-		records: newRecords(), routes: newRouteTable(), images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
+		records: newRecords(), routes: podnetwork.NewRouteTable(), images: map[string]*image{}, names: map[string]string{}, subscribers: map[*subscriber]bool{}}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
 	}
-	s.services = newServiceTable(s.clock)
+	s.services = proxy.NewTable(s.clock)
+	s.dns = dns.NewServer()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.net = &podnetwork.Node{PodCIDR: opts.PodCIDR, Sandboxes: podSandboxes{s}, Services: s.services, Routes: s.routes, Clock: s.clock, Log: s.log}
 	return s, nil
 }
 
@@ -111,8 +120,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 // ServePeers answers the other nodes' runtimes on l, the pod network's
-// peer address (routes.go), until ctx ends: only PodNetwork's Dial,
-// which connects only to this runtime's own sandboxes.
+// peer address (network/podnetwork/routes.go), until ctx ends: only
+// PodNetwork's Dial, which connects only to this runtime's own
+// sandboxes.
 func (s *Server) ServePeers(ctx context.Context, l net.Listener) error {
 	g := grpc.NewServer(grpc.StreamInterceptor(s.waitWhileFrozenStream))
 	runtimev1.RegisterPodNetworkServer(g, podNetworkServer{s: s, peer: true})

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/dns"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -219,8 +221,9 @@ func TestBadServiceRulesChangeNothing(t *testing.T) {
 			t.Errorf("SetServices(%v) = %v, want InvalidArgument", bad, err)
 		}
 	}
-	if _, exists := h.srv.services.resolver().query("web.default.svc.cluster.local", "A"); !exists {
-		t.Error("a refused SetServices changed the rules")
+	reply, err := dns.NewPodResolver(h.srv.dns, clusterFirst).Lookup(h.ctx, shell.DNSQuestion{Name: "web.default.svc.cluster.local.", Type: "A"})
+	if err != nil || reply.Rcode != "NOERROR" {
+		t.Errorf("a refused SetServices changed the rules: web's name answers %v (err %v)", reply, err)
 	}
 }
 
@@ -248,7 +251,7 @@ func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
 	}
 	for address, want := range map[string]string{"127.0.0.1:54323": "pod1", "192.0.2.2:54323": "pod2"} {
 		client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			return h.srv.dialOut(ctx, netip.Addr{}, "tcp", addr)
+			return h.srv.net.DialOut(ctx, netip.Addr{}, "tcp", addr)
 		}}}
 		var got string
 		waitFor(t, address+" answers", func() bool {
@@ -265,7 +268,7 @@ func TestHostPortsGoToThePodsThatMapThem(t *testing.T) {
 			t.Errorf("%s answered %q, want %q", address, got, want)
 		}
 	}
-	if _, err := h.srv.dialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54324"); err == nil {
+	if _, err := h.srv.net.DialOut(h.ctx, netip.Addr{}, "tcp", "192.0.2.2:54324"); err == nil {
 		t.Error("a host port nobody maps connected")
 	}
 }

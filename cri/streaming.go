@@ -21,6 +21,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/mkube/mkube/images"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // `kubectl exec`, `attach` and `port-forward` are streams, which CRI's
@@ -38,7 +39,7 @@ import (
 // The streaming server is Kubernetes' own (k8s.io/cri-streaming, as
 // containerd uses it); this file gives it the runtime's side: what runs
 // the command, attaches to the main process (attach.go) and connects to
-// a port in the pod (network.go's dialPod).
+// a port in the pod (network/podnetwork's DialPod).
 
 // streamIdleTimeout is how long a stream with no traffic stays open:
 // containerd's stream_idle_timeout default, 4 h, so that a shell left
@@ -274,7 +275,7 @@ func (r streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out,
 
 // PortForward connects the client's stream to port in the sandbox, as
 // containerd connects to localhost:port inside the pod's network
-// namespace; the container's process that listens there answers (dialPod).
+// namespace; the container's process that listens there answers (DialPodFrom).
 func (r streamRuntime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
 	s := r.s
 	s.mu.Lock()
@@ -292,7 +293,7 @@ func (r streamRuntime) PortForward(ctx context.Context, sandboxID string, port i
 	}
 	// From the pod's own loopback, as containerd connects: nginx logs
 	// a port-forwarded request as from 127.0.0.1.
-	conn, err := s.dialPodFrom(ctx, netip.MustParseAddr("127.0.0.1"), ip, port)
+	conn, err := s.net.DialPodFrom(ctx, netip.MustParseAddr("127.0.0.1"), ip, port)
 	if err != nil {
 		return fmt.Errorf("failed to connect to localhost:%d inside the network namespace of sandbox %s, IP: %s, error: dial tcp4 127.0.0.1:%d: %s",
 			port, sandboxID, ip, port, status.Convert(err).Message())
@@ -304,7 +305,7 @@ func (r streamRuntime) PortForward(ctx context.Context, sandboxID string, port i
 	// the stream, so the goroutine ends with the connection.
 	go func() {
 		io.Copy(conn, stream)
-		if cw, ok := conn.(closeWriter); ok {
+		if cw, ok := conn.(podnet.CloseWriter); ok {
 			cw.CloseWrite()
 		}
 	}()

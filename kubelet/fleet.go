@@ -15,6 +15,8 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/network/podnetwork"
+	"github.com/mkube/mkube/network/proxy"
 )
 
 // A fleet is the kubelets of one process. A kubelet process is usually one
@@ -49,13 +51,13 @@ type Fleet struct {
 	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// routes keeps the runtime's routes to the other nodes' pods, from
 	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a
-	// single kubelet (podnetwork_routes.go). nil: the runtime has no
+	// single kubelet (network/podnetwork). nil: the runtime has no
 	// peer address.
-	routes    *podNetworkRoutes
+	routes    *podnetwork.RouteSync
 	peerNodes *client.Informer
 	// proxy keeps the runtime's Service rules and cluster DNS, from the
-	// Services, every EndpointSlice and the Nodes (serviceproxy.go).
-	proxy          *serviceProxy
+	// Services, every EndpointSlice and the Nodes (network/proxy).
+	proxy          *proxy.Proxier
 	endpointSlices *client.Informer
 	// configMaps and secrets are every ConfigMap and Secret, for
 	// containers' env and volumes (objects.go); nil for a kubelet whose
@@ -188,11 +190,11 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		allNodes = f.peerNodes
 	}
 	ours := func(node string) bool { return f.byName[node] != nil }
-	if rt.peerAddress != "" { // the other nodes' pods are reachable (podnetwork_routes.go)
-		f.routes = newPodNetworkRoutes(allNodes, ours, rt, base.Clock, log)
+	if rt.peerAddress != "" { // the other nodes' pods are reachable (network/podnetwork)
+		f.routes = podnetwork.NewRouteSync(allNodes, ours, rt.network, rt.peerAddress, base.Clock, log)
 	}
 	f.endpointSlices = client.NewInformer(c, client.EndpointSlices, "", client.ListOptions{}, log)
-	f.proxy = newServiceProxy(f.services, f.endpointSlices, allNodes, ours, base.ClusterDNS, base.ClusterDomain, rt, base.Clock, log)
+	f.proxy = proxy.NewProxier(f.services, f.endpointSlices, allNodes, ours, base.ClusterDNS, base.ClusterDomain, rt.network, base.Clock, log)
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
@@ -308,9 +310,9 @@ func (f *Fleet) Run(ctx context.Context) error {
 		}
 	}
 	if f.routes != nil {
-		wg.Go(func() { f.routes.run(ctx, f.routes.nodes) })
+		wg.Go(func() { f.routes.Run(ctx) })
 	}
-	wg.Go(func() { f.proxy.run(ctx) })
+	wg.Go(func() { f.proxy.Run(ctx) })
 	wg.Go(func() { f.watchContainerEvents(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
 	wg.Go(func() { f.runEvictionManager(ctx) })

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/network/podnetwork"
 )
 
 // Registration retries start fast, for an API server that is just coming
@@ -74,7 +75,7 @@ func mergeNode(existing, want *corev1.Node) *corev1.Node {
 	if out.Spec.PodCIDR == "" {
 		out.Spec.PodCIDR, out.Spec.PodCIDRs = want.Spec.PodCIDR, want.Spec.PodCIDRs
 	}
-	setPodNetworkPeer(out, want.Annotations[annotationPodNetworkPeer])
+	podnetwork.SetPeerAnnotation(out, want.Annotations[podnetwork.AnnotationPeer])
 	return out
 }
 
@@ -116,7 +117,7 @@ func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
 		return err
 	}
 	want := newNode(k.cfg, rt, k.clock.Now())
-	setPodNetworkPeer(want, k.runtime.peerAddress) // podnetwork_routes.go
+	podnetwork.SetPeerAnnotation(want, k.runtime.peerAddress) // network/podnetwork
 	created := &corev1.Node{}
 	err = k.client.Create(ctx, client.Nodes, "", want, created)
 	if err == nil {

@@ -16,7 +16,7 @@ import (
 // pods/proxy and services/proxy subresources (`kubectl get --raw
 // /api/v1/namespaces/default/pods/web/proxy/`), over the cluster network
 // or a konnectivity agent on the node. mkube's pod IPs exist only inside
-// the runtime (cri/network.go), so the node that hosts the pod carries
+// the runtime (network/podnetwork), so the node that hosts the pod carries
 // the request, as that agent would:
 //
 //	ANY /mkube/podnetwork/<http|https>/<pod IP>/<port>/<path>?<query>

@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/network/podnetwork"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -52,7 +53,7 @@ type runtimeService struct {
 	// server says ran before the kubelet restarted.
 	inProcess *cri.InProcess
 	// peerAddress is where the other nodes' runtimes reach this one's
-	// pods, "" if they cannot (podnetwork_routes.go).
+	// pods, "" if they cannot (network/podnetwork).
 	peerAddress string
 	// nodeRoot is the nodes' disks (Config.NodeRoot), where the kubelet
 	// reads what containers wrote to their termination-log files.
@@ -88,7 +89,7 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 		return nil, fmt.Errorf("container runtime %s is not answering: version: %w", endpoint, err)
 	}
 	rs.name, rs.version = v.GetRuntimeName(), v.GetRuntimeName()+"://"+v.GetRuntimeVersion()
-	if err := rs.learnPeerAddress(vctx); err != nil {
+	if rs.peerAddress, err = podnetwork.LearnPeerAddress(vctx, rs.network); err != nil {
 		rs.close()
 		return nil, fmt.Errorf("container runtime %s: pod network: %w", endpoint, err)
 	}

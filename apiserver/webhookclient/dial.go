@@ -29,7 +29,7 @@ import (
 // picks a ready endpoint's pod IP itself); where the control plane
 // cannot route to pods, the konnectivity proxy carries the connection
 // through an agent on the nodes. mkube's pod IPs are simulated: only a
-// node's runtime can reach a pod (cri/network.go). So the API server
+// node's runtime can reach a pod (network/podnetwork). So the API server
 // does what --enable-aggregator-routing and konnectivity do together:
 //
 //	1. the Service and its port → the targetPort, and the EndpointSlices

@@ -18,9 +18,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
-	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // The OIDC discovery spec's pod verifies a token issued by the API

@@ -17,8 +17,8 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // issue is a certificate for key, signed by parent (nil: self-signed),

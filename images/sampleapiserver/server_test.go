@@ -29,9 +29,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mkube/mkube/cri/podnet"
 	"github.com/mkube/mkube/images/lib"
 	"github.com/mkube/mkube/images/shell"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // sampleAPIServerArgv is the container of Kubernetes' Aggregator spec:

@@ -18,7 +18,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 )
 
 // podNetwork is a container's network for the tests: 10.244.1.5:8080 is

@@ -21,7 +21,7 @@ const ClusterDNSServiceIP = "10.96.0.10"
 // Service is given the address the pods' resolv.conf names, and it is
 // where `kubectl get svc -n kube-system` shows the cluster DNS. mkube
 // runs no CoreDNS pods behind it: each node's runtime answers DNS at
-// that address itself (cri/dns_cluster.go), so the Service has no
+// that address itself (network/dns), so the Service has no
 // endpoints. Created once, not reconciled: an administrator may delete
 // it, as an addon.
 func CreateClusterDNSService(ctx context.Context, services *apiserver.Storage, log *slog.Logger) error {

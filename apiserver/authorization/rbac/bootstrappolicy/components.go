@@ -50,14 +50,14 @@ func componentRoles() []rbacv1.ClusterRole {
 			eventsRule(),
 		)},
 		// The pod network: each kubelet plays a CNI daemon that routes
-		// the other nodes' pod CIDRs (kubelet/podnetwork_routes.go), and
+		// the other nodes' pod CIDRs (network/podnetwork/peers.go), and
 		// reads every Node for it, as flannel's ClusterRole lets its
 		// daemon. The Node authorizer allows a node only its own.
 		{ObjectMeta: defaultMeta("mkube:pod-network"), Rules: rules(
 			rule("get", "list", "watch").groups(core).resources("nodes"),
 		)},
 		// kube-proxy's, as Kubernetes defines it. mkube's kubelets play
-		// kube-proxy (kubelet/serviceproxy.go), so bindings.go binds it to
+		// kube-proxy (network/proxy/proxier.go), so bindings.go binds it to
 		// system:nodes as well as to system:kube-proxy.
 		{ObjectMeta: defaultMeta("system:node-proxier"), Rules: rules(
 			rule("list", "watch").groups(core).resources("services", "endpoints"),

@@ -1,4 +1,4 @@
-package kubelet
+package podnetwork
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/network/tablesync"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -22,84 +23,92 @@ import (
 // node that writes the node's public address on its Node (the
 // flannel.alpha.coreos.com/public-ip annotation), watches all the Nodes,
 // and routes each other node's spec.podCIDR through a tunnel to that
-// address. The kubelet plays that daemon here:
+// address. The kubelet plays that daemon here, with what this file
+// gives it:
 //
-//   - it asks its runtime for the runtime's peer address (SetRoutes, on
-//     connecting) and writes it on its Node as mkube.io/pod-network-peer;
+//   - it asks its runtime for the runtime's peer address
+//     (LearnPeerAddress, on connecting) and writes it on its Node as
+//     mkube.io/pod-network-peer (SetPeerAnnotation);
 //   - it watches the Nodes and gives its runtime a route for each other
 //     node's pod CIDR, to the peer address on that Node (SetRoutes), each
-//     time the set changes.
+//     time the set changes (RouteSync).
 //
 // The runtime then carries its containers' connections to another
-// node's pods through that node's runtime (cri/routes.go). Reading every
+// node's pods through that node's runtime (routes.go). Reading every
 // Node is more than a node's identity may (the Node authorizer allows
 // only its own): mkube's ClusterRole mkube:pod-network grants it to
 // system:nodes, as flannel's ClusterRole grants it to flannel's service
 // account.
 
-// annotationPodNetworkPeer names, on a Node, the host:port at which the
-// node's runtime carries connections to its pods.
-const annotationPodNetworkPeer = "mkube.io/pod-network-peer"
+// AnnotationPeer names, on a Node, the host:port at which the node's
+// runtime carries connections to its pods.
+const AnnotationPeer = "mkube.io/pod-network-peer"
 
-// learnPeerAddress asks the runtime for its peer address. An empty
+// LearnPeerAddress asks the runtime for its peer address. An empty
 // SetRoutes, at connecting, is right: the routes are set again once the
 // Nodes are listed. A runtime without mkube's PodNetwork (Unimplemented)
-// has none.
-func (rs *runtimeService) learnPeerAddress(ctx context.Context) error {
-	resp, err := rs.network.SetRoutes(ctx, &runtimev1.SetRoutesRequest{})
+// has none: "".
+func LearnPeerAddress(ctx context.Context, network runtimev1.PodNetworkClient) (string, error) {
+	resp, err := network.SetRoutes(ctx, &runtimev1.SetRoutesRequest{})
 	if status.Code(err) == codes.Unimplemented {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	rs.peerAddress = resp.GetPeerAddress()
-	return nil
+	return resp.GetPeerAddress(), nil
 }
 
-// setPodNetworkPeer writes the runtime's peer address on node, or
+// SetPeerAnnotation writes the runtime's peer address on node, or
 // removes a stale one.
-func setPodNetworkPeer(node *corev1.Node, peer string) {
+func SetPeerAnnotation(node *corev1.Node, peer string) {
 	if peer == "" {
-		delete(node.Annotations, annotationPodNetworkPeer)
+		delete(node.Annotations, AnnotationPeer)
 		return
 	}
 	if node.Annotations == nil {
 		node.Annotations = map[string]string{}
 	}
-	node.Annotations[annotationPodNetworkPeer] = peer
+	node.Annotations[AnnotationPeer] = peer
 }
 
-// podNetworkRoutes keeps the runtime's routes to the other nodes' pods
-// in step with the Nodes.
-type podNetworkRoutes struct {
-	*runtimeSync[[]string] // "CIDR via PEER", sorted
-	nodes                  *client.Informer
-	ours                   func(node string) bool // the fleet's own nodes: their pods are the runtime's own
-	runtime                *runtimeService
-	log                    *slog.Logger
+// RouteSync keeps the runtime's routes to the other nodes' pods in step
+// with the Nodes. Run blocks.
+type RouteSync struct {
+	loop    *tablesync.Loop[[]string] // "CIDR via PEER", sorted
+	nodes   *client.Informer
+	ours    func(node string) bool // the fleet's own nodes: their pods are the runtime's own
+	network runtimev1.PodNetworkClient
+	peer    string // the runtime's own peer address (LearnPeerAddress)
+	log     *slog.Logger
 }
 
-func newPodNetworkRoutes(nodes *client.Informer, ours func(string) bool, rs *runtimeService, clk clock.Clock, log *slog.Logger) *podNetworkRoutes {
-	r := &podNetworkRoutes{nodes: nodes, ours: ours, runtime: rs, log: log}
-	r.runtimeSync = newRuntimeSync("pod network: routes", r.want, slices.Equal[[]string], r.push, clk, log)
+// NewRouteSync is the routes to the pods of the Nodes in nodes, other
+// than ours and than the runtime's own peer address, given to network
+// (the runtime's PodNetwork).
+func NewRouteSync(nodes *client.Informer, ours func(string) bool, network runtimev1.PodNetworkClient, peer string, clk clock.Clock, log *slog.Logger) *RouteSync {
+	r := &RouteSync{nodes: nodes, ours: ours, network: network, peer: peer, log: log}
+	r.loop = tablesync.New("pod network: routes", r.want, slices.Equal[[]string], r.push, clk, log)
 	nodes.AddHandler(client.Handler{
-		OnAdd: func(runtime.Object) { r.changed() },
+		OnAdd: func(runtime.Object) { r.loop.Changed() },
 		OnUpdate: func(old, obj runtime.Object) {
 			// Heartbeats update every Node every 10 s: only a change of
 			// what routes are made of counts.
 			if !slices.Equal(routesOf(old.(*corev1.Node)), routesOf(obj.(*corev1.Node))) {
-				r.changed()
+				r.loop.Changed()
 			}
 		},
-		OnDelete: func(runtime.Object) { r.changed() },
+		OnDelete: func(runtime.Object) { r.loop.Changed() },
 	})
 	return r
 }
 
+// Run keeps the routes until ctx ends.
+func (r *RouteSync) Run(ctx context.Context) { r.loop.Run(ctx, r.nodes) }
+
 // routesOf is node's routes, "CIDR via PEER", if it has a peer.
 func routesOf(node *corev1.Node) []string {
-	peer := node.Annotations[annotationPodNetworkPeer]
+	peer := node.Annotations[AnnotationPeer]
 	if peer == "" {
 		return nil
 	}
@@ -115,11 +124,11 @@ func routesOf(node *corev1.Node) []string {
 }
 
 // want is the routes the Nodes call for: each other node's, sorted.
-func (r *podNetworkRoutes) want() []string {
+func (r *RouteSync) want() []string {
 	var out []string
 	for _, obj := range r.nodes.Cache().List() {
 		node := obj.(*corev1.Node)
-		if r.ours(node.Name) || node.Annotations[annotationPodNetworkPeer] == r.runtime.peerAddress {
+		if r.ours(node.Name) || node.Annotations[AnnotationPeer] == r.peer {
 			continue
 		}
 		out = append(out, routesOf(node)...)
@@ -129,13 +138,13 @@ func (r *podNetworkRoutes) want() []string {
 }
 
 // push gives the runtime the routes.
-func (r *podNetworkRoutes) push(ctx context.Context, routes []string) error {
+func (r *RouteSync) push(ctx context.Context, routes []string) error {
 	req := &runtimev1.SetRoutesRequest{}
 	for _, route := range routes {
 		cidr, peer, _ := strings.Cut(route, " via ")
 		req.Routes = append(req.Routes, &runtimev1.Route{PodCidr: cidr, Peer: peer})
 	}
-	if _, err := r.runtime.network.SetRoutes(ctx, req); err != nil {
+	if _, err := r.network.SetRoutes(ctx, req); err != nil {
 		return err
 	}
 	r.log.Info("pod network: routes to the other nodes' pods", "routes", routes)

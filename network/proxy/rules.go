@@ -1,7 +1,6 @@
-package cri
+package proxy
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/utils/clock"
 
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -22,24 +22,32 @@ import (
 // NODE-IP:NODE-PORT) into one to a ready endpoint, picked at random
 // (iptables' statistic match), or the same one as the client's last
 // connection under ClientIP session affinity. Here the kubelet plays
-// kube-proxy and gives its runtime the rules (SetServices); a
-// container's connection (outbound.go) is rewritten so before it is
-// routed, and then goes to the endpoint's pod as any pod-to-pod
-// connection does, across nodes too.
+// kube-proxy and gives its runtime the rules (SetServices, proxier.go);
+// the runtime keeps them in a Table, and a container's connection
+// (network/podnetwork's outbound.go) is rewritten by Translate before it is routed, and
+// then goes to the endpoint's pod as any pod-to-pod connection does,
+// across nodes too.
 //
-// The same Services are the cluster's DNS (dns_cluster.go).
+// The same Services are the cluster's DNS (network/dns).
 
-// serviceTable is the node's Service rules, with their own lock.
-type serviceTable struct {
-	clock clock.Clock
-
-	mu        sync.Mutex
+// Rules is the node's Service rules as one SetServices gives them,
+// validated; they do not change once made.
+type Rules struct {
 	byAddress map[serviceAddress]*servicePort // cluster and external IPs
 	nodePorts map[serviceAddress]*servicePort // by port only: the address is zero
 	nodeIPs   map[netip.Addr]bool
-	localIPs  map[netip.Addr]bool // this node's own (hostports.go)
-	dns       *clusterDNS
-	affinity  map[affinityKey]affinityEntry
+	localIPs  map[netip.Addr]bool // this node's own, where host ports are (network/podnetwork's outbound.go)
+}
+
+// Table is the node's Service rules in force, and the ClientIP
+// affinities they keep, with their own lock: iptables' nat table and
+// its recent-match lists.
+type Table struct {
+	clock clock.Clock
+
+	mu       sync.Mutex
+	rules    *Rules
+	affinity map[affinityKey]affinityEntry
 }
 
 // serviceAddress is what a rule matches: a protocol ("tcp", "udp"), as
@@ -69,40 +77,41 @@ type affinityEntry struct {
 	lastUsed time.Time
 }
 
-func newServiceTable(clk clock.Clock) *serviceTable {
-	return &serviceTable{clock: clk, dns: &clusterDNS{}, affinity: map[affinityKey]affinityEntry{}}
+// NewTable is a table without rules: every address is its own.
+func NewTable(clk clock.Clock) *Table {
+	return &Table{clock: clk, rules: &Rules{}, affinity: map[affinityKey]affinityEntry{}}
 }
 
-// set replaces the rules. It validates them all first: a bad rule
-// changes nothing.
-func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
+// ParseRules is the rules req asks for. It validates them all: a bad
+// rule is an InvalidArgument status, SetServices' answer, and no Rules.
+func ParseRules(req *runtimev1.SetServicesRequest) (*Rules, error) {
 	byAddress := map[serviceAddress]*servicePort{}
 	nodePorts := map[serviceAddress]*servicePort{}
 	nodeIPs, err := ipSet("node_ips", req.GetNodeIps())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	localIPs, err := ipSet("local_node_ips", req.GetLocalNodeIps())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, svc := range req.GetServices() {
 		field := func(f string) string { return "services[" + strconv.Itoa(i) + "]." + f }
 		ips, err := parseIPs(field("cluster_ips"), svc.GetClusterIps())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		external, err := parseIPs(field("external_ips"), svc.GetExternalIps())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for j, p := range svc.GetPorts() {
-			network := networkOf(p.GetProtocol()) // hostports.go
+			network := podnet.NetworkOf(p.GetProtocol())
 			if network != "tcp" && network != "udp" {
 				continue // the pod network carries no SCTP
 			}
 			if p.GetPort() < 1 || p.GetPort() > 65535 || p.GetNodePort() < 0 || p.GetNodePort() > 65535 {
-				return status.Errorf(codes.InvalidArgument, "%s: port %d or node_port %d is out of range", field("ports["+strconv.Itoa(j)+"]"), p.GetPort(), p.GetNodePort())
+				return nil, status.Errorf(codes.InvalidArgument, "%s: port %d or node_port %d is out of range", field("ports["+strconv.Itoa(j)+"]"), p.GetPort(), p.GetNodePort())
 			}
 			sp := &servicePort{service: svc.GetNamespace() + "/" + svc.GetName(),
 				key:      svc.GetNamespace() + "/" + svc.GetName() + ":" + strconv.Itoa(int(p.GetPort())) + "/" + network,
@@ -110,7 +119,7 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 			for k, b := range p.GetBackends() {
 				ap, err := netip.ParseAddrPort(b)
 				if err != nil {
-					return status.Errorf(codes.InvalidArgument, "%s: %q is not ip:port", field("ports["+strconv.Itoa(j)+"].backends["+strconv.Itoa(k)+"]"), b)
+					return nil, status.Errorf(codes.InvalidArgument, "%s: %q is not ip:port", field("ports["+strconv.Itoa(j)+"].backends["+strconv.Itoa(k)+"]"), b)
 				}
 				sp.backends = append(sp.backends, ap)
 			}
@@ -122,18 +131,19 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 			}
 		}
 	}
-	dns, err := newClusterDNS(req)
-	if err != nil {
-		return err
-	}
+	return &Rules{byAddress: byAddress, nodePorts: nodePorts, nodeIPs: nodeIPs, localIPs: localIPs}, nil
+}
+
+// Replace puts r in force.
+func (t *Table) Replace(r *Rules) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.byAddress, t.nodePorts, t.nodeIPs, t.localIPs, t.dns = byAddress, nodePorts, nodeIPs, localIPs, dns
+	t.rules = r
 	// Affinities to a port that is gone, or to an endpoint it no longer
 	// has, end here, as kube-proxy's recent-match lists are rebuilt; the
 	// others hold across the new rules.
 	ports := map[string]*servicePort{}
-	for _, sp := range byAddress {
+	for _, sp := range r.byAddress {
 		ports[sp.key] = sp
 	}
 	for k, e := range t.affinity {
@@ -141,31 +151,30 @@ func (t *serviceTable) set(req *runtimev1.SetServicesRequest) error {
 			delete(t.affinity, k)
 		}
 	}
-	return nil
 }
 
-// errNoEndpoints is kube-proxy's REJECT for a Service without ready
+// ErrNoEndpoints is kube-proxy's REJECT for a Service without ready
 // endpoints: the client sees the connection refused at once (a UDP
 // client, the ICMP port unreachable).
-var errNoEndpoints = status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
+var ErrNoEndpoints = status.Error(codes.Unavailable, runtimev1.ConnectionRefused)
 
-// translate is where a connection from client to dst over network
+// Translate is where a connection from client to dst over network
 // ("tcp", "udp") goes: dst itself if no rule holds dst (ok false), else
 // one of the Service's endpoints. A UDP socket's datagrams all go where
 // its first went, as conntrack keeps a flow on the endpoint its first
 // packet was DNATed to.
-func (t *serviceTable) translate(client netip.Addr, network string, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error) {
+func (t *Table) Translate(client netip.Addr, network string, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	sp := t.byAddress[serviceAddress{network, dst}]
-	if sp == nil && t.nodeIPs[dst.Addr()] {
-		sp = t.nodePorts[serviceAddress{network, netip.AddrPortFrom(netip.Addr{}, dst.Port())}]
+	sp := t.rules.byAddress[serviceAddress{network, dst}]
+	if sp == nil && t.rules.nodeIPs[dst.Addr()] {
+		sp = t.rules.nodePorts[serviceAddress{network, netip.AddrPortFrom(netip.Addr{}, dst.Port())}]
 	}
 	if sp == nil {
 		return dst, "", false, nil
 	}
 	if len(sp.backends) == 0 {
-		return dst, sp.service, true, errNoEndpoints
+		return dst, sp.service, true, ErrNoEndpoints
 	}
 	now := t.clock.Now()
 	key := affinityKey{client: client, port: sp.key}
@@ -182,18 +191,12 @@ func (t *serviceTable) translate(client netip.Addr, network string, dst netip.Ad
 	return to, sp.service, true, nil
 }
 
-// resolver is the cluster DNS as the last rules made it (dns_cluster.go).
-func (t *serviceTable) resolver() *clusterDNS {
+// IsLocalNodeIP reports whether ip is one of this node's own addresses,
+// as the last rules named them.
+func (t *Table) IsLocalNodeIP(ip netip.Addr) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.dns
-}
-
-// isLocalNodeIP reports whether ip is one of this node's own addresses.
-func (t *serviceTable) isLocalNodeIP(ip netip.Addr) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.localIPs[ip]
+	return t.rules.localIPs[ip]
 }
 
 func ipSet(field string, texts []string) (map[netip.Addr]bool, error) {
@@ -215,17 +218,4 @@ func parseIPs(field string, texts []string) ([]netip.Addr, error) {
 		out = append(out, ip)
 	}
 	return out, nil
-}
-
-// SetServices replaces the node's Service rules and the cluster DNS's
-// records.
-func (n podNetworkServer) SetServices(_ context.Context, req *runtimev1.SetServicesRequest) (*runtimev1.SetServicesResponse, error) {
-	if n.peer {
-		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's Services")
-	}
-	if err := n.s.services.set(req); err != nil {
-		return nil, err
-	}
-	n.s.log.Info("service proxy: rules set", "services", len(req.GetServices()), "nodeIPs", len(req.GetNodeIps()), "clusterDNS", req.GetClusterDns())
-	return &runtimev1.SetServicesResponse{}, nil
 }

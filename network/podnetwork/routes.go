@@ -1,8 +1,6 @@
-package cri
+package podnetwork
 
 import (
-	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"sort"
@@ -22,17 +20,18 @@ import (
 // public IP from the Node objects, and routes a packet for an IP of that
 // CIDR through a tunnel to that node, whose bridge delivers it.
 //
-// Here the kubelet plays flannel's daemon: it watches the Nodes and
-// gives its runtime their routes (SetRoutes), each a pod CIDR and the
-// peer address of the runtime that holds it, which that runtime's
-// kubelet wrote on its Node. A container's connection to an IP of such a
-// CIDR (outbound.go) becomes a Dial call on the peer's PodNetwork, the
+// Here the kubelet plays flannel's daemon (peers.go): it watches the
+// Nodes and gives its runtime their routes (SetRoutes), each a pod CIDR
+// and the peer address of the runtime that holds it, which that
+// runtime's kubelet wrote on its Node. The runtime keeps them in a
+// RouteTable: a container's connection to an IP of such a CIDR
+// (outbound.go) becomes a Dial call on the peer's PodNetwork, the
 // tunnel, naming the pod it comes from as its source; the peer connects
 // it to its own sandbox as if it came across the bridge.
 
-// routeTable is the runtime's routes to other nodes' pod CIDRs, longest
+// RouteTable is the runtime's routes to other nodes' pod CIDRs, longest
 // prefix first, with a client of each peer they name.
-type routeTable struct {
+type RouteTable struct {
 	mu     sync.Mutex
 	routes []route
 	peers  map[string]*grpc.ClientConn // by address, while a route names it
@@ -44,11 +43,13 @@ type route struct {
 	conn *grpc.ClientConn
 }
 
-func newRouteTable() *routeTable { return &routeTable{peers: map[string]*grpc.ClientConn{}} }
+// NewRouteTable is a table without routes: every IP is this node's.
+func NewRouteTable() *RouteTable { return &RouteTable{peers: map[string]*grpc.ClientConn{}} }
 
-// set replaces the routes. It validates them all first: a bad route
-// changes nothing.
-func (t *routeTable) set(in []*runtimev1.Route) error {
+// Set replaces the routes. It validates them all first: a bad route
+// changes nothing. Its errors are InvalidArgument statuses, SetRoutes'
+// answer.
+func (t *RouteTable) Set(in []*runtimev1.Route) error {
 	routes := make([]route, 0, len(in))
 	for i, r := range in {
 		cidr, err := netip.ParsePrefix(r.GetPodCidr())
@@ -90,8 +91,8 @@ func (t *routeTable) set(in []*runtimev1.Route) error {
 	return nil
 }
 
-// lookup is the peer whose route holds ip, or nil.
-func (t *routeTable) lookup(ip netip.Addr) runtimev1.PodNetworkClient {
+// Lookup is the peer whose route holds ip, or nil.
+func (t *RouteTable) Lookup(ip netip.Addr) runtimev1.PodNetworkClient {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range t.routes {
@@ -100,21 +101,4 @@ func (t *routeTable) lookup(ip netip.Addr) runtimev1.PodNetworkClient {
 		}
 	}
 	return nil
-}
-
-// SetRoutes replaces the routes to the other nodes' pods and answers with
-// this runtime's peer address. The peer address serves only Dial.
-func (n podNetworkServer) SetRoutes(_ context.Context, req *runtimev1.SetRoutesRequest) (*runtimev1.SetRoutesResponse, error) {
-	if n.peer {
-		return nil, status.Error(codes.PermissionDenied, "a peer may not set this runtime's routes")
-	}
-	if err := n.s.routes.set(req.GetRoutes()); err != nil {
-		return nil, err
-	}
-	cidrs := make([]string, len(req.GetRoutes()))
-	for i, r := range req.GetRoutes() {
-		cidrs[i] = fmt.Sprintf("%s via %s", r.GetPodCidr(), r.GetPeer())
-	}
-	n.s.log.Info("pod network: routes set", "routes", cidrs)
-	return &runtimev1.SetRoutesResponse{PeerAddress: n.s.opts.PeerAddress}, nil
 }

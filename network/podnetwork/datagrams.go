@@ -1,11 +1,11 @@
-package cri
+package podnetwork
 
 import (
 	"context"
 	"net"
 	"net/netip"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -19,7 +19,7 @@ import (
 // unanswered ARP does.
 
 // dialUDP is a UDP socket connected to remote along h.
-func (s *Server) dialUDP(ctx context.Context, h hop, remote *net.UDPAddr) (net.Conn, error) {
+func (n *Node) dialUDP(ctx context.Context, h hop, remote *net.UDPAddr) (net.Conn, error) {
 	local := &net.UDPAddr{IP: h.from.AsSlice(), Port: nextEphemeralPort()}
 	var c *podnet.DatagramConn
 	switch h.kind {
@@ -33,7 +33,7 @@ func (s *Server) dialUDP(ctx context.Context, h hop, remote *net.UDPAddr) (net.C
 	default:
 		from := netip.AddrPortFrom(h.from, uint16(local.Port))
 		c = podnet.NewDatagramConn(local, remote, func(datagram []byte) error {
-			replies, unreachable := s.sendDatagram(from, h.to, datagram)
+			replies, unreachable := n.sendDatagram(from, h.to, datagram)
 			for _, r := range replies {
 				c.Receive(r)
 			}
@@ -50,27 +50,21 @@ func (s *Server) dialUDP(ctx context.Context, h hop, remote *net.UDPAddr) (net.C
 // UDP port: it returns the server's answers, or unreachable if the
 // sandbox has no running container that has bound the port. A datagram
 // to an IP that no sandbox of this node has is lost.
-func (s *Server) sendDatagram(from, to netip.AddrPort, datagram []byte) (replies [][]byte, unreachable bool) {
-	s.mu.Lock()
-	sb := s.sandboxesByIP[to.Addr()]
-	if sb == nil {
-		s.mu.Unlock()
-		s.log.Debug("pod network: datagram lost: no sandbox has the IP", "from", from, "to", to)
+func (n *Node) sendDatagram(from, to netip.AddrPort, datagram []byte) (replies [][]byte, unreachable bool) {
+	pod, l, found := n.Sandboxes.Listener("udp", to.Addr(), int32(to.Port()))
+	if !found {
+		n.Log.Debug("pod network: datagram lost: no sandbox has the IP", "from", from, "to", to)
 		return nil, false
 	}
-	c := s.listener(sb, "udp", int32(to.Port()))
-	if c == nil {
-		s.mu.Unlock()
-		s.log.Debug("pod network: port unreachable", "pod", podKeyOf(sb), "from", from, "to", to)
+	if l == nil {
+		n.Log.Debug("pod network: port unreachable", "pod", pod, "from", from, "to", to)
 		return nil, true
 	}
-	img, run := s.running(sb, c)
-	s.mu.Unlock()
-	s.log.Debug("pod network: datagram", "pod", podKeyOf(sb), "container", c.config.GetMetadata().GetName(), "from", from, "to", to, "bytes", len(datagram))
-	if img.ServeDatagram == nil {
+	n.Log.Debug("pod network: datagram", "pod", pod, "container", l.Container, "from", from, "to", to, "bytes", len(datagram))
+	if l.ServeDatagram == nil {
 		return nil, false
 	}
-	return img.ServeDatagram(run, int32(to.Port()), net.UDPAddrFromAddrPort(from), datagram), false
+	return l.ServeDatagram(net.UDPAddrFromAddrPort(from), datagram), false
 }
 
 // serveDatagrams is a Dial call with protocol udp: the datagrams of a
@@ -79,7 +73,7 @@ func (s *Server) sendDatagram(from, to netip.AddrPort, datagram []byte) (replies
 // names the socket's source at once; then each datagram's answers come
 // back as frames, and a port nothing has bound as a port_unreachable
 // frame. It ends when the client ends its sending or goes.
-func (s *Server) serveDatagrams(stream runtimev1.PodNetwork_DialServer, from netip.Addr, dst *runtimev1.Address) error {
+func (n *Node) serveDatagrams(stream runtimev1.PodNetwork_DialServer, from netip.Addr, dst *runtimev1.Address) error {
 	to, err := podAddress(dst.GetIp(), dst.GetPort(), "udp")
 	if err != nil {
 		return err
@@ -93,7 +87,7 @@ func (s *Server) serveDatagrams(stream runtimev1.PodNetwork_DialServer, from net
 		if err != nil {
 			return nil // the client's CloseSend, or its cancel: the socket is closed
 		}
-		replies, unreachable := s.sendDatagram(src, to, f.GetData())
+		replies, unreachable := n.sendDatagram(src, to, f.GetData())
 		for _, r := range replies {
 			if err := stream.Send(&runtimev1.DialFrame{Data: r}); err != nil {
 				return err

@@ -1,14 +1,10 @@
-package cri
+package dns
 
 import (
 	"cmp"
-	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -20,10 +16,10 @@ import (
 
 // The cluster DNS. A pod's /etc/resolv.conf names the cluster DNS
 // address (the kubelet's --cluster-dns, 10.96.0.10, the kube-dns
-// Service's cluster IP) and the search list of its namespace (dns.go).
-// On a real cluster CoreDNS answers there from the Services and
-// EndpointSlices it watches, by Kubernetes' DNS specification
-// (github.com/kubernetes/dns, docs/specification.md):
+// Service's cluster IP) and the search list of its namespace
+// (configurer.go). On a real cluster CoreDNS answers there from the
+// Services and EndpointSlices it watches, by Kubernetes' DNS
+// specification (github.com/kubernetes/dns, docs/specification.md):
 //
 //   - SERVICE.NAMESPACE.svc.ZONE is the Service's cluster IP; a headless
 //     Service's is each of its endpoints' IPs; an ExternalName
@@ -35,20 +31,26 @@ import (
 //     insecure").
 //
 // Here each node's runtime answers it from the Services its kubelet gives
-// it (SetServices, services.go), as NodeLocal DNSCache answers at a
-// node-local address: the query is answered in the runtime, not sent
-// as a datagram to port 53. A name outside the zone would be forwarded upstream,
-// and mkube's nodes have none: it is not found.
+// it (SetServices, network/proxy's proxier.go), as NodeLocal DNSCache
+// answers at a node-local address: the query is answered in the runtime
+// (resolver.go), not sent as a datagram to port 53. A name outside the
+// zone would be forwarded upstream, and mkube's nodes have none: it is
+// not found.
 
-// clusterDNS is the records of the cluster's zone.
-type clusterDNS struct {
+// Zone is the records of the cluster's zone, as one SetServices made
+// them; it does not change once made.
+type Zone struct {
 	servers []netip.Addr
 	zone    string                       // "cluster.local"
 	records map[string][]shell.DNSRecord // by FQDN, lower case, no final dot
 }
 
-func newClusterDNS(req *runtimev1.SetServicesRequest) (*clusterDNS, error) {
-	servers, err := parseIPs("cluster_dns", req.GetClusterDns())
+// NewZone is the zone of req's Services, answered at req's cluster_dns
+// addresses. Its errors are InvalidArgument statuses, SetServices'
+// answer. req must have passed network/proxy's ParseRules, which
+// validates the cluster IPs and backends it reads.
+func NewZone(req *runtimev1.SetServicesRequest) (*Zone, error) {
+	servers, err := parseServers(req.GetClusterDns())
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +58,7 @@ func newClusterDNS(req *runtimev1.SetServicesRequest) (*clusterDNS, error) {
 	if zone == "" && len(servers) > 0 {
 		return nil, status.Error(codes.InvalidArgument, "cluster_domain: a cluster DNS needs its zone")
 	}
-	d := &clusterDNS{servers: servers, zone: zone, records: map[string][]shell.DNSRecord{}}
+	d := &Zone{servers: servers, zone: zone, records: map[string][]shell.DNSRecord{}}
 	for i, svc := range req.GetServices() {
 		if err := d.addService(svc); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "services[%d].%v", i, err)
@@ -66,7 +68,7 @@ func newClusterDNS(req *runtimev1.SetServicesRequest) (*clusterDNS, error) {
 }
 
 // add puts one record at name, once.
-func (d *clusterDNS) add(name, typ, data string) {
+func (d *Zone) add(name, typ, data string) {
 	name = strings.ToLower(name)
 	rr := shell.DNSRecord{Name: name + ".", Type: typ, Data: data}
 	if !slices.Contains(d.records[name], rr) {
@@ -75,13 +77,13 @@ func (d *clusterDNS) add(name, typ, data string) {
 }
 
 // addService adds svc's records, by Kubernetes' DNS specification.
-func (d *clusterDNS) addService(svc *runtimev1.Service) error {
+func (d *Zone) addService(svc *runtimev1.Service) error {
 	name := svc.GetName() + "." + svc.GetNamespace() + ".svc." + d.zone
 	if svc.GetExternalName() != "" {
 		d.add(name, "CNAME", strings.TrimSuffix(svc.GetExternalName(), ".")+".")
 		return nil
 	}
-	for _, ip := range svc.GetClusterIps() { // validated by set
+	for _, ip := range svc.GetClusterIps() { // validated by network/proxy's ParseRules
 		d.add(name, "A", ip)
 		d.add(shell.ReverseName(netip.MustParseAddr(ip)), "PTR", name+".")
 	}
@@ -118,7 +120,7 @@ func (d *clusterDNS) addService(svc *runtimev1.Service) error {
 			d.add(srv, "SRV", fmt.Sprintf("0 100 %d %s.", p.GetPort(), name))
 			continue
 		}
-		for _, b := range p.GetBackends() { // validated by set
+		for _, b := range p.GetBackends() { // validated by network/proxy's ParseRules
 			ap := netip.MustParseAddrPort(b)
 			if host, ok := hostnames[ap.Addr().String()]; ok {
 				d.add(srv, "SRV", fmt.Sprintf("0 %d %d %s.%s.", 100/len(p.GetBackends()), ap.Port(), host, name))
@@ -130,7 +132,7 @@ func (d *clusterDNS) addService(svc *runtimev1.Service) error {
 
 // serves reports whether a pod whose nameservers are servers asks the
 // cluster DNS, and names the server asked.
-func (d *clusterDNS) serves(servers []string) (netip.Addr, bool) {
+func (d *Zone) serves(servers []string) (netip.Addr, bool) {
 	for _, text := range servers {
 		ip, err := netip.ParseAddr(text)
 		if err != nil {
@@ -143,10 +145,10 @@ func (d *clusterDNS) serves(servers []string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// records is fqdn's records, and whether the name exists (else
+// recordsOf is fqdn's records, and whether the name exists (else
 // NXDOMAIN). A-B-C-D.NAMESPACE.pod.ZONE is the IP A.B.C.D, whatever
 // pod has it (CoreDNS's "pods insecure").
-func (d *clusterDNS) recordsOf(fqdn string) ([]shell.DNSRecord, bool) {
+func (d *Zone) recordsOf(fqdn string) ([]shell.DNSRecord, bool) {
 	if rrs, ok := d.records[fqdn]; ok {
 		return rrs, true
 	}
@@ -163,7 +165,7 @@ func (d *clusterDNS) recordsOf(fqdn string) ([]shell.DNSRecord, bool) {
 // CNAMEs on the way first, as an authoritative server of the zone
 // does; exists is false for NXDOMAIN. A name outside the zone would be
 // forwarded upstream, and mkube's nodes have none: it is not found.
-func (d *clusterDNS) query(fqdn, typ string) (answer []shell.DNSRecord, exists bool) {
+func (d *Zone) query(fqdn, typ string) (answer []shell.DNSRecord, exists bool) {
 	fqdn = strings.ToLower(strings.TrimSuffix(fqdn, "."))
 	for hops := 0; hops < 8; hops++ {
 		rrs, ok := d.recordsOf(fqdn)
@@ -188,91 +190,15 @@ func (d *clusterDNS) query(fqdn, typ string) (answer []shell.DNSRecord, exists b
 	return answer, true
 }
 
-// lookup answers q for a pod whose resolv.conf is dns: through the
-// search list if q asks (ndots deciding whether the name is first tried
-// as it is), the first name that exists. A pod of another nameserver
-// (dnsPolicy Default or None) gets no answer: mkube's nodes have no
-// upstream DNS.
-func (d *clusterDNS) lookup(dns *runtimeDNS, q shell.DNSQuestion) (shell.DNSReply, error) {
-	server, ok := d.serves(dns.servers)
-	if !ok {
-		return shell.DNSReply{}, errNoNameserver
-	}
-	names := []string{q.Name}
-	if q.Search {
-		names = candidates(q.Name, dns.searches, dns.ndots)
-	}
-	for _, name := range names {
-		if answer, exists := d.query(name, q.Type); exists {
-			return shell.DNSReply{Server: server, Name: strings.TrimSuffix(name, ".") + ".", Rcode: "NOERROR", Answer: answer}, nil
+// parseServers is the cluster DNS's addresses, or why one is not an IP.
+func parseServers(texts []string) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(texts))
+	for i, text := range texts {
+		ip, err := netip.ParseAddr(text)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "cluster_dns[%d]: %q is not an IP", i, text)
 		}
+		out = append(out, ip)
 	}
-	return shell.DNSReply{Server: server, Name: strings.TrimSuffix(names[len(names)-1], ".") + ".", Rcode: "NXDOMAIN"}, nil
-}
-
-// errNoNameserver is a query no nameserver answers.
-var errNoNameserver = errors.New("no servers could be reached")
-
-// candidates are the names tried for name, in order: as it is first if
-// it has at least ndots dots, else after the search list's; a name
-// with a final dot is tried alone.
-func candidates(name string, searches []string, ndots int) []string {
-	if strings.HasSuffix(name, ".") {
-		return []string{strings.TrimSuffix(name, ".")}
-	}
-	searched := make([]string, 0, len(searches))
-	for _, s := range searches {
-		searched = append(searched, name+"."+strings.TrimSuffix(s, "."))
-	}
-	if strings.Count(name, ".") >= ndots {
-		return append([]string{name}, searched...)
-	}
-	return append(searched, name)
-}
-
-// runtimeDNS is a sandbox's resolv.conf: its nameservers, search list
-// and ndots.
-type runtimeDNS struct {
-	servers  []string
-	searches []string
-	ndots    int
-}
-
-// dnsOf is sb's resolv.conf as its DNS config gives it (options ndots:N;
-// the C library's default is 1).
-func dnsOf(sb *sandbox) *runtimeDNS {
-	cfg := sb.config.GetDnsConfig()
-	d := &runtimeDNS{servers: cfg.GetServers(), searches: cfg.GetSearches(), ndots: 1}
-	for _, opt := range cfg.GetOptions() {
-		if v, ok := strings.CutPrefix(opt, "ndots:"); ok {
-			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				d.ndots = min(n, 15) // glibc caps it at 15
-			}
-		}
-	}
-	return d
-}
-
-// lookupOf is how the processes of sb's containers ask their
-// nameserver.
-func (s *Server) lookupOf(sb *sandbox) func(ctx context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
-	dns := dnsOf(sb)
-	return func(_ context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
-		return s.services.resolver().lookup(dns, q)
-	}
-}
-
-// lookupHost resolves name to an address for a connection, as
-// getaddrinfo does, with Go's errors.
-func (s *Server) lookupHost(ctx context.Context, lookup func(context.Context, shell.DNSQuestion) (shell.DNSReply, error), name string) (netip.Addr, error) {
-	reply, err := lookup(ctx, shell.DNSQuestion{Name: name, Type: "A", Search: true})
-	if err != nil {
-		return netip.Addr{}, &net.DNSError{Err: "i/o timeout", Name: name, IsTimeout: true}
-	}
-	for _, rr := range reply.Answer {
-		if rr.Type == "A" {
-			return netip.ParseAddr(rr.Data)
-		}
-	}
-	return netip.Addr{}, &net.DNSError{Err: "no such host", Name: name, Server: reply.Server.String() + ":53", IsNotFound: true}
+	return out, nil
 }

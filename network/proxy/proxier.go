@@ -1,4 +1,4 @@
-package kubelet
+package proxy
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/network/tablesync"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -24,62 +25,66 @@ import (
 // EndpointSlices the EndpointSlice controller keeps for them, and writes
 // the node's rules: a connection to CLUSTER-IP:PORT, to an external IP,
 // or to any node's IP at a NodePort, goes to one of the port's ready
-// endpoints. The kubelet plays kube-proxy here, as it plays the pod
-// network's daemon (podnetwork_routes.go): it gives its runtime the
-// Services with their ready endpoints (SetServices) each time they
-// change, and the runtime rewrites its containers' connections
-// (cri/services.go). The same Services are the cluster DNS the runtime
-// answers at --cluster-dns (cri/dns_cluster.go), as CoreDNS answers from
-// them. Reading every EndpointSlice is kube-proxy's ClusterRole,
+// endpoints. The kubelet plays kube-proxy here, with a Proxier, as it
+// plays the pod network's daemon (network/podnetwork's peers.go): it
+// gives its runtime the Services with their ready endpoints
+// (SetServices) each time they change, and the runtime rewrites its
+// containers' connections (rules.go). The same Services are the cluster
+// DNS the runtime answers at --cluster-dns (network/dns), as CoreDNS
+// answers from them. Reading every EndpointSlice is kube-proxy's ClusterRole,
 // system:node-proxier, which mkube binds to system:nodes.
 
-// serviceProxy keeps the runtime's Service rules in step with the
-// Services, EndpointSlices and Nodes.
-type serviceProxy struct {
-	*runtimeSync[*runtimev1.SetServicesRequest]
+// Proxier keeps the runtime's Service rules in step with the Services,
+// EndpointSlices and Nodes, as kube-proxy's Proxier syncs its rules
+// (pkg/proxy/iptables/proxier.go, syncProxyRules). Run blocks.
+type Proxier struct {
+	loop                    *tablesync.Loop[*runtimev1.SetServicesRequest]
 	services, slices, nodes *client.Informer
 	ours                    func(node string) bool // the nodes whose pods the runtime runs
 	clusterDNS              []string
 	clusterDomain           string
-	runtime                 *runtimeService
+	network                 runtimev1.PodNetworkClient
 	log                     *slog.Logger
 }
 
-func newServiceProxy(services, endpointSlices, nodes *client.Informer, ours func(string) bool, clusterDNS []netip.Addr, clusterDomain string, rs *runtimeService, clk clock.Clock, log *slog.Logger) *serviceProxy {
-	p := &serviceProxy{services: services, slices: endpointSlices, nodes: nodes, ours: ours, clusterDomain: clusterDomain, runtime: rs, log: log}
+// NewProxier is the rules of the Services, EndpointSlices and Nodes in
+// those informers, with the cluster DNS's addresses and domain, given to
+// network (the runtime's PodNetwork).
+func NewProxier(services, endpointSlices, nodes *client.Informer, ours func(string) bool, clusterDNS []netip.Addr, clusterDomain string, network runtimev1.PodNetworkClient, clk clock.Clock, log *slog.Logger) *Proxier {
+	p := &Proxier{services: services, slices: endpointSlices, nodes: nodes, ours: ours, clusterDomain: clusterDomain, network: network, log: log}
 	for _, ip := range clusterDNS {
 		p.clusterDNS = append(p.clusterDNS, ip.String())
 	}
 	equal := func(a, b *runtimev1.SetServicesRequest) bool { return proto.Equal(a, b) }
-	p.runtimeSync = newRuntimeSync("service proxy: rules", p.want, equal, p.push, clk, log)
+	p.loop = tablesync.New("service proxy: rules", p.want, equal, p.push, clk, log)
 	every := client.Handler{
-		OnAdd:    func(runtime.Object) { p.changed() },
-		OnUpdate: func(_, _ runtime.Object) { p.changed() },
-		OnDelete: func(runtime.Object) { p.changed() },
+		OnAdd:    func(runtime.Object) { p.loop.Changed() },
+		OnUpdate: func(_, _ runtime.Object) { p.loop.Changed() },
+		OnDelete: func(runtime.Object) { p.loop.Changed() },
 	}
 	services.AddHandler(every)
 	endpointSlices.AddHandler(every)
 	nodes.AddHandler(client.Handler{
-		OnAdd: func(runtime.Object) { p.changed() },
+		OnAdd: func(runtime.Object) { p.loop.Changed() },
 		OnUpdate: func(old, obj runtime.Object) {
 			// Heartbeats update every Node every 10 s: only its
 			// addresses count, where NodePorts are open.
 			if !slices.Equal(internalIPs(old.(*corev1.Node)), internalIPs(obj.(*corev1.Node))) {
-				p.changed()
+				p.loop.Changed()
 			}
 		},
-		OnDelete: func(runtime.Object) { p.changed() },
+		OnDelete: func(runtime.Object) { p.loop.Changed() },
 	})
 	return p
 }
 
-// run keeps the rules until ctx ends.
-func (p *serviceProxy) run(ctx context.Context) {
-	p.runtimeSync.run(ctx, p.services, p.slices, p.nodes)
+// Run keeps the rules until ctx ends.
+func (p *Proxier) Run(ctx context.Context) {
+	p.loop.Run(ctx, p.services, p.slices, p.nodes)
 }
 
-func (p *serviceProxy) push(ctx context.Context, req *runtimev1.SetServicesRequest) error {
-	if _, err := p.runtime.network.SetServices(ctx, req); err != nil {
+func (p *Proxier) push(ctx context.Context, req *runtimev1.SetServicesRequest) error {
+	if _, err := p.network.SetServices(ctx, req); err != nil {
 		return err
 	}
 	endpoints := 0
@@ -92,7 +97,7 @@ func (p *serviceProxy) push(ctx context.Context, req *runtimev1.SetServicesReque
 
 // want is the rules the caches call for, sorted so that an unchanged
 // cluster compares equal.
-func (p *serviceProxy) want() *runtimev1.SetServicesRequest {
+func (p *Proxier) want() *runtimev1.SetServicesRequest {
 	req := &runtimev1.SetServicesRequest{ClusterDns: p.clusterDNS, ClusterDomain: p.clusterDomain}
 	for _, obj := range p.nodes.Cache().List() {
 		node := obj.(*corev1.Node)

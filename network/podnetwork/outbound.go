@@ -1,4 +1,4 @@
-package cri
+package podnetwork
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/mkube/mkube/cri/podnet"
+	"github.com/mkube/mkube/network/podnetwork/podnet"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -21,34 +21,13 @@ import (
 // would; route says where each goes. The connection comes from the
 // pod's IP, so the server sees who called (netexec's /clientip). A
 // host-network pod's comes from the node's bridge address, where the
-// node's own connections to pods come from.
+// node's own connections to pods come from. The runtime resolves a name
+// first (network/dns), and hands DialOut an address.
 
-// dialerOf is how the processes of sb's containers connect out, over
-// "tcp" or "udp": a name is first resolved by the cluster DNS
-// (dns_cluster.go), as the C library's getaddrinfo asks the pod's
-// nameserver.
-func (s *Server) dialerOf(sb *sandbox) func(ctx context.Context, network, address string) (net.Conn, error) {
-	src := sb.ip
-	lookup := s.lookupOf(sb)
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(address)
-		if err == nil && host != "localhost" {
-			if _, err := netip.ParseAddr(host); err != nil {
-				ip, err := s.lookupHost(ctx, lookup, host)
-				if err != nil {
-					return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-				}
-				address = net.JoinHostPort(ip.String(), port)
-			}
-		}
-		return s.dialOut(ctx, src, network, address)
-	}
-}
-
-// dialOut connects to address, "host:port", over network ("tcp" or
+// DialOut connects to address, "host:port", over network ("tcp" or
 // "udp") from the pod whose IP is src (zero: the node's network). Its
 // errors are Go's own for a dial.
-func (s *Server) dialOut(ctx context.Context, src netip.Addr, network, address string) (net.Conn, error) {
+func (n *Node) DialOut(ctx context.Context, src netip.Addr, network, address string) (net.Conn, error) {
 	if network != "tcp" && network != "udp" {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
 	}
@@ -64,17 +43,17 @@ func (s *Server) dialOut(ctx context.Context, src netip.Addr, network, address s
 		host = "127.0.0.1"
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil { // a name dialerOf did not resolve: the node's own
+	if err != nil { // a name the runtime did not resolve: the node's own
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
 	}
 	dst := netip.AddrPortFrom(ip, uint16(port))
-	h := s.route(src, network, dst)
+	h := n.route(src, network, dst)
 	if network == "udp" {
 		remote := net.UDPAddrFromAddrPort(dst)
-		return dialled(remote)(s.dialUDP(ctx, h, remote))
+		return dialled(remote)(n.dialUDP(ctx, h, remote))
 	}
 	remote := net.TCPAddrFromAddrPort(dst)
-	return dialled(remote)(s.dialTCP(ctx, h, remote))
+	return dialled(remote)(n.dialTCP(ctx, h, remote))
 }
 
 // dialled makes a connection, or its error, what the client sees: its
@@ -119,33 +98,33 @@ const (
 // dst over network goes:
 //
 //   - a pod's hostPort on this node's address goes to the pod
-//     (hostports.go), as the portmap plugin's DNAT sends it;
-//   - a Service's address goes to one of its endpoints (services.go),
+//     (Sandboxes.HostPort), as the portmap plugin's DNAT sends it;
+//   - a Service's address goes to one of its endpoints (network/proxy),
 //     as kube-proxy's DNAT rewrites it before routing; a Service
 //     without endpoints refuses;
 //   - the node's own addresses refuse (no server of the node's own is
 //     simulated);
 //   - localhost is the pod itself;
 //   - an IP of this node's pod CIDR (or of no route's) is a sandbox of
-//     this node, reached in memory (network.go);
+//     this node, reached in memory (bridge.go);
 //   - an IP of another node's pod CIDR goes to that node's runtime
 //     (routes.go).
-func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
+func (n *Node) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	from := src
 	if !from.IsValid() {
-		from = s.gateway()
+		from = n.Gateway()
 	}
-	if to, ok := s.hostPort(src, network, dst); ok {
-		s.log.Debug("host port: to a pod", "from", from, "to", dst, "protocol", network, "pod", to)
+	if to, ok := n.hostPort(src, network, dst); ok {
+		n.Log.Debug("host port: to a pod", "from", from, "to", dst, "protocol", network, "pod", to)
 		return hop{kind: toPod, from: from, to: to}
 	}
-	if to, service, ok, err := s.services.translate(from, network, dst); ok {
+	if to, service, ok, err := n.Services.Translate(from, network, dst); ok {
 		if err != nil {
-			s.log.Debug("service proxy: no endpoints", "service", service, "to", dst, "protocol", network)
+			n.Log.Debug("service proxy: no endpoints", "service", service, "to", dst, "protocol", network)
 			return hop{kind: toRefused, from: from}
 		}
-		s.log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", dst, "protocol", network, "endpoint", to)
-		if !s.opts.PodCIDR.Contains(to.Addr()) && s.routes.lookup(to.Addr()) == nil {
+		n.Log.Debug("service proxy: to an endpoint", "service", service, "from", from, "to", dst, "protocol", network, "endpoint", to)
+		if !n.PodCIDR.Contains(to.Addr()) && n.Routes.Lookup(to.Addr()) == nil {
 			// An endpoint outside the pod network is a host's, as the
 			// API server behind default/kubernetes: the node reaches it
 			// on its own network, as kube-proxy's SNAT does.
@@ -154,25 +133,25 @@ func (s *Server) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 		dst = to
 	}
 	ip := dst.Addr()
-	if s.isNodeAddress(src, ip) && !ip.IsLoopback() {
+	if n.isNodeAddress(src, ip) && !ip.IsLoopback() {
 		return hop{kind: toRefused, from: from}
 	}
-	switch peer := s.routes.lookup(ip); {
+	switch peer := n.Routes.Lookup(ip); {
 	case ip.IsLoopback():
 		if !src.IsValid() { // the node's loopback
 			return hop{kind: toRefused, from: ip}
 		}
 		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port())} // the server sees 127.0.0.1 call 127.0.0.1
-	case s.opts.PodCIDR.Contains(ip) || peer == nil:
+	case n.PodCIDR.Contains(ip) || peer == nil:
 		return hop{kind: toPod, from: from, to: dst}
 	default:
-		s.log.Debug("pod network: to a peer", "from", from, "to", dst, "protocol", network)
+		n.Log.Debug("pod network: to a peer", "from", from, "to", dst, "protocol", network)
 		return hop{kind: toPeer, from: from, to: dst, peer: peer}
 	}
 }
 
 // dialTCP connects to remote along h.
-func (s *Server) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.Conn, error) {
+func (n *Node) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.Conn, error) {
 	switch h.kind {
 	case toRefused:
 		return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
@@ -182,7 +161,7 @@ func (s *Server) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.C
 	case toPeer:
 		return podnet.Dial(ctx, h.peer, h.from, h.to.Addr().String(), int(h.to.Port()))
 	}
-	conn, err := s.dialPodFrom(ctx, h.from, h.to.Addr().String(), int32(h.to.Port()))
+	conn, err := n.DialPodFrom(ctx, h.from, h.to.Addr().String(), int32(h.to.Port()))
 	if err != nil {
 		return nil, podnet.DialError(remote, err)
 	}
@@ -201,8 +180,45 @@ func (c *dialledConn) String() string       { return fmt.Sprintf("%s->%s", c.Loc
 
 // CloseWrite is TCP's FIN; a UDP socket has none to send.
 func (c *dialledConn) CloseWrite() error {
-	if cw, ok := c.Conn.(closeWriter); ok {
+	if cw, ok := c.Conn.(podnet.CloseWriter); ok {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// ServiceRules is the node's Service rules, which a connection meets
+// before it is routed, as kube-proxy's DNAT rules in the kernel's nat
+// table: network/proxy's Table.
+type ServiceRules interface {
+	// Translate is where a connection from client to dst over network
+	// goes: dst itself if no rule holds dst (ok false), else one of the
+	// Service's endpoints, or err if it has none.
+	Translate(client netip.Addr, network string, dst netip.AddrPort) (to netip.AddrPort, service string, ok bool, err error)
+	// IsLocalNodeIP reports whether ip is one of this node's own
+	// addresses.
+	IsLocalNodeIP(ip netip.Addr) bool
+}
+
+// Host ports. A container port with a hostPort is reachable at the
+// node's address: the CNI portmap plugin, which containerd calls with
+// the sandbox's port mappings, DNATs HOST-IP:HOST-PORT to the pod's
+// IP and container port (a hostIP of "" or 0.0.0.0 is every address of
+// the node, 127.0.0.1 included). Here the node's addresses are its
+// loopback, for its host-network processes, and the addresses its
+// kubelet names as its own (SetServices' local_node_ips).
+
+// isNodeAddress reports whether a connection from src (zero: the
+// node's network) to ip is to this node itself.
+func (n *Node) isNodeAddress(src, ip netip.Addr) bool {
+	return (ip.IsLoopback() && !src.IsValid()) || n.Services.IsLocalNodeIP(ip)
+}
+
+// hostPort is where a connection from src to dst over network ("tcp",
+// "udp") goes if a pod of this node maps dst's port on dst's address
+// for that protocol.
+func (n *Node) hostPort(src netip.Addr, network string, dst netip.AddrPort) (netip.AddrPort, bool) {
+	if !n.isNodeAddress(src, dst.Addr()) {
+		return netip.AddrPort{}, false
+	}
+	return n.Sandboxes.HostPort(network, dst)
 }

@@ -1,4 +1,4 @@
-package kubelet
+package dns
 
 import (
 	"log/slog"
@@ -28,11 +28,11 @@ func TestPodDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	discard := slog.New(slog.DiscardHandler)
-	newKubelet := func(clusterDNS ...netip.Addr) *Kubelet {
-		return &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, ClusterDNS: clusterDNS, ClusterDomain: DefaultClusterDomain,
-			ResolverConfig: DefaultResolverConfig}, recorder: record.New(nil, "kubelet", "node01", discard), log: discard}
+	newConfigurer := func(clusterDNS ...netip.Addr) *Configurer {
+		return &Configurer{Recorder: record.New(nil, "kubelet", "node01", discard), ClusterDNS: clusterDNS, ClusterDomain: DefaultClusterDomain,
+			NodeResolvConf: func() ([]byte, error) { return os.ReadFile(resolv) }}
 	}
-	withDNS := newKubelet(DefaultClusterDNS)
+	withDNS := newConfigurer(DefaultClusterDNS)
 	podOf := func(policy corev1.DNSPolicy, hostNetwork bool, dc *corev1.PodDNSConfig) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
 			Spec: corev1.PodSpec{DNSPolicy: policy, HostNetwork: hostNetwork, DNSConfig: dc}}
@@ -41,7 +41,7 @@ func TestPodDNS(t *testing.T) {
 	nodeDNS := &runtimeapi.DNSConfig{Servers: []string{"10.0.0.2", "10.0.0.3"}, Searches: []string{"corp.example"}, Options: []string{"ndots:1", "edns0"}}
 	tests := []struct {
 		name string
-		k    *Kubelet
+		c    *Configurer
 		pod  *corev1.Pod
 		want *runtimeapi.DNSConfig
 	}{
@@ -56,7 +56,7 @@ func TestPodDNS(t *testing.T) {
 			withDNS, podOf(corev1.DNSClusterFirstWithHostNet, true, nil),
 			&runtimeapi.DNSConfig{Servers: []string{"10.96.0.10"}, Searches: clusterSearch, Options: []string{"ndots:5"}}},
 		{"a kubelet without cluster DNS falls back on the node's",
-			newKubelet(), podOf(corev1.DNSClusterFirst, false, nil), nodeDNS},
+			newConfigurer(), podOf(corev1.DNSClusterFirst, false, nil), nodeDNS},
 		{"None is the pod's dnsConfig alone",
 			withDNS, podOf(corev1.DNSNone, false, &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"resolv.conf.local"}}),
 			&runtimeapi.DNSConfig{Servers: []string{"1.1.1.1"}, Searches: []string{"resolv.conf.local"}}},
@@ -72,13 +72,13 @@ func TestPodDNS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.k.podDNS(tt.pod)
+			got, err := tt.c.PodDNS(tt.pod)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(got.Servers, tt.want.Servers) || !slices.Equal(got.Searches, tt.want.Searches) ||
 				!slices.Equal(got.Options, tt.want.Options) {
-				t.Errorf("podDNS = %v, want %v", got, tt.want)
+				t.Errorf("PodDNS = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -1,13 +1,3 @@
-// Package podnet is the client's end of the runtime's pod network
-// (proto/runtime.proto's PodNetwork, cri/network.go): a TCP connection to
-// a pod's IP and port carried by one Dial call, a stream of frames each
-// way (a UDP socket's datagrams, one per frame: datagram.go; and the
-// in-memory connections of one node's own pods: pipe.go). The kubelet reaches its pods' servers with it, for probes, hooks
-// and port-forwarding; a runtime reaches the pods of another node with it,
-// through that node's runtime, as an overlay network's tunnel would. What
-// the caller gets is a net.Conn that behaves as a TCP connection does
-// (deadlines, half-close, Go's own error texts), so that net/http's
-// client, with its Timeout, runs over it unchanged.
 package podnet
 
 import (

@@ -1,4 +1,4 @@
-package kubelet
+package podnetwork
 
 import (
 	"slices"
@@ -8,28 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A restarted runtime may have a new peer address: the Node takes the
-// runtime's, and loses one the runtime no longer has.
-func TestMergeNodeTakesTheRuntimesPeerAddress(t *testing.T) {
-	want := newNode(testConfig(), runtimeInfo{}, t0)
-	setPodNetworkPeer(want, "127.0.0.1:40611")
-	existing := want.DeepCopy()
-	setPodNetworkPeer(existing, "127.0.0.1:39193")
-	existing.Annotations["team"] = "blue"
-	got := mergeNode(existing, want)
-	if got.Annotations[annotationPodNetworkPeer] != "127.0.0.1:40611" || got.Annotations["team"] != "blue" {
-		t.Errorf("merged annotations %v, want the new peer and the user's annotation", got.Annotations)
-	}
-	setPodNetworkPeer(want, "")
-	if got := mergeNode(existing, want); got.Annotations[annotationPodNetworkPeer] != "" {
-		t.Errorf("a runtime without a peer address left %q on the Node", got.Annotations[annotationPodNetworkPeer])
-	}
-}
-
 func TestRoutesOfANode(t *testing.T) {
 	node := func(peer, podCIDR string, podCIDRs ...string) *corev1.Node {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node02"}, Spec: corev1.NodeSpec{PodCIDR: podCIDR, PodCIDRs: podCIDRs}}
-		setPodNetworkPeer(n, peer)
+		SetPeerAnnotation(n, peer)
 		return n
 	}
 	tests := []struct {
