@@ -50,7 +50,8 @@ type Options struct {
 	Disruption             disruption.Options
 	Namespace              namespace.Options
 	ServiceAccount         serviceaccount.Options
-	// RootCACertPublisher runs only when it has a CA to publish.
+	// RootCACertPublisher always runs, as in Kubernetes: without a CA
+	// it publishes an empty one, and logs an error saying so.
 	RootCACertPublisher rootcacertpublisher.Options
 	// CSRSigning runs only when it has a CA's key to sign with.
 	CSRSigning       certificates.Options
@@ -124,12 +125,11 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{"persistentvolume-protection-controller", protection.NewVolumeController(as("persistentvolume-protection-controller"))},
 		{"clusterrole-aggregation", clusterroleaggregation.New(as("clusterrole-aggregation"), opts.ClusterRoleAggregation)},
 		{"resourcequota-controller", resourcequota.New(as("resourcequota-controller"), opts.ResourceQuota)},
+		// Pods mounting a service-account token wait for its ConfigMap.
+		{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)},
 	}
 	if opts.CSRSigning.Key != nil {
 		controllers = append(controllers, named{"csrsigning", certificates.New(as("csrsigning"), opts.CSRSigning)})
-	}
-	if len(opts.RootCACertPublisher.CA) > 0 {
-		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)})
 	}
 
 	var wg sync.WaitGroup // owner: Run; every goroutine returns when ctx ends
