@@ -86,16 +86,20 @@ func accountDeps(d controller.Deps, name string, useSA bool) controller.Deps {
 	return d
 }
 
+// runner is what every controller is to the manager: Run blocks until
+// ctx ends (package controller's shape).
+type runner interface{ Run(ctx context.Context) }
+
 // named is a controller and the name the log gives it.
 type named struct {
 	name string
-	ctrl interface{ Run(context.Context) }
+	ctrl runner
 }
 
 // Run builds the deps every controller shares (one informer per resource,
 // whatever the number of controllers using it; one event queue), builds
-// every controller on them, then starts them all, and blocks until ctx
-// ends.
+// every controller on them, then runs them all, each on a goroutine of
+// its own, and blocks until ctx ends and every one has returned.
 func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) {
 	d := controller.NewDeps(c, log, nil)
 	as := func(name string) controller.Deps { return accountDeps(d, name, opts.UseServiceAccountCredentials) }

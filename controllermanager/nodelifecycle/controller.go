@@ -109,9 +109,12 @@ func New(d controller.Deps, o Options) *Controller {
 }
 
 // Run waits for the caches, then taints nodes as they change (workers)
-// and checks their health every MonitorPeriod, until ctx ends.
+// and checks their health every MonitorPeriod; it blocks until ctx ends
+// and the health checks have stopped.
 func (c *Controller) Run(ctx context.Context) {
-	go c.monitor(ctx) // returns when ctx ends
+	var wg sync.WaitGroup // owner: Run
+	defer wg.Wait()
+	wg.Go(func() { c.monitor(ctx) }) // returns when ctx ends
 	client.RunWorkers(ctx, c.queue, c.opts.Workers, c.syncTaints, c.log, "node", c.nodes, c.leases, c.pods)
 }
 

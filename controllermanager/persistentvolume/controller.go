@@ -104,9 +104,9 @@ func (c *Controller) claimDeleted(obj runtime.Object) {
 	}
 }
 
-// Run syncs with one worker until ctx ends (binding is not reentrant:
-// see the package doc), and queues every claim and volume again every
-// SyncPeriod.
+// Run syncs with one worker (binding is not reentrant: see the package
+// doc), and queues every claim and volume again every SyncPeriod; it
+// blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.resync(ctx) }) // returns when ctx ends

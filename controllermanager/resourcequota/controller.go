@@ -137,8 +137,8 @@ func (c *Controller) replenish(e quota.Evaluator, obj runtime.Object) {
 	}
 }
 
-// Run recounts every quota each syncPeriod, and runs the workers until
-// ctx ends.
+// Run recounts every quota each syncPeriod, and runs the workers; it
+// blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup // owner: Run; the resync loop returns when ctx ends
 	defer wg.Wait()

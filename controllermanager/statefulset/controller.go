@@ -159,7 +159,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	}
 }
 
-// Run waits for the caches and runs the workers until ctx ends.
+// Run waits for the caches and runs the workers; it blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "statefulset", c.sets, c.pods, c.claims, c.revisions)
 }

@@ -62,7 +62,7 @@ func wantsMore(pvc *corev1.PersistentVolumeClaim) bool {
 	return asked.Cmp(has) > 0
 }
 
-// Run syncs with one worker until ctx ends.
+// Run syncs with one worker and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "claim", c.claims, c.volumes)
 }

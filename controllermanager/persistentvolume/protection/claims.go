@@ -66,7 +66,7 @@ func (c *ClaimController) podChanged(pod *corev1.Pod, deleted bool) {
 	}
 }
 
-// Run syncs with one worker, as Kubernetes, until ctx ends.
+// Run syncs with one worker, as Kubernetes, and blocks until ctx ends.
 func (c *ClaimController) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "claim", c.claims, c.pods)
 }

@@ -37,7 +37,7 @@ func NewVolumeController(d controller.Deps) *VolumeController {
 	return c
 }
 
-// Run syncs with one worker until ctx ends.
+// Run syncs with one worker and blocks until ctx ends.
 func (c *VolumeController) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "volume", c.volumes)
 }
