@@ -36,6 +36,15 @@ import (
 	"github.com/mkube/mkube/internal/quota"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "resourcequota-controller"
+
+// logName tags its log lines (controller=resourcequota): the shorter form its
+// log has always shown.
+const logName = "resourcequota"
+
 // DefaultWorkers is kube-controller-manager's
 // --concurrent-resource-quota-syncs.
 const DefaultWorkers = 5
@@ -86,7 +95,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, quotas: d.Informers.For(ResourceQuotas), counted: map[schema.GroupResource]*client.Informer{},
 		queue: workqueue.New[string](d.Clock), workers: o.Workers, syncPeriod: o.SyncPeriod, clock: d.Clock,
-		log: d.Log.With("controller", "resourcequota")}
+		log: d.Log.With("controller", logName)}
 	if c.workers <= 0 {
 		c.workers = DefaultWorkers
 	}

@@ -32,6 +32,11 @@ const (
 	description = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "root-ca-cert-publisher"
+
 // DefaultWorkers: one is plenty, a sync being one cache read and at most
 // one write.
 const DefaultWorkers = 1
@@ -90,7 +95,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), configMaps: d.Informers.For(client.ConfigMaps),
 		queue: workqueue.New[string](d.Clock), data: map[string]string{Key: string(o.CA)},
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "root-ca-cert-publisher")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	if len(o.CA) == 0 {
 		ctrl.log.Error("no CA to publish: every namespace's ConfigMap "+Name+" holds an empty "+Key+
 			", so pods cannot verify the API server at kubernetes.default.svc; give --root-ca-file the API server's CA (CERT-DIR/ca.crt), "+
