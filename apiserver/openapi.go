@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mkube/mkube/internal/version"
 )
 
 // kubectl apply validates by default. Since Kubernetes 1.27 it lets the
@@ -122,7 +124,7 @@ func (s *Server) openAPIDocument(gv schema.GroupVersion) map[string]any {
 	}
 	return map[string]any{
 		"openapi":    "3.0.0",
-		"info":       map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]},
+		"info":       map[string]string{"title": "Kubernetes", "version": version.GitVersion},
 		"paths":      paths,
 		"components": map[string]any{"schemas": schemas},
 	}
@@ -159,7 +161,7 @@ func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		data, err := json.Marshal(map[string]any{"swagger": "2.0",
-			"info": map[string]string{"title": "Kubernetes", "version": Version["gitVersion"]}, "paths": map[string]any{}, "definitions": definitions})
+			"info": map[string]string{"title": "Kubernetes", "version": version.GitVersion}, "paths": map[string]any{}, "definitions": definitions})
 		if err != nil {
 			writeError(w, apierrors.NewInternalError(err))
 			return

@@ -26,6 +26,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/internal/version"
 	"github.com/mkube/mkube/store"
 )
 
@@ -253,15 +254,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok"))
 }
 
-// Version is what /version reports. kubectl picks its client version from
-// the minor, so mkube says it speaks Kubernetes 1.32.
-var Version = map[string]string{
-	"major": "1", "minor": "32", "gitVersion": "v1.32.0-mkube", "gitCommit": "", "gitTreeState": "clean",
-	"buildDate": "2026-11-30T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64",
-}
-
+// version answers /version. kubectl picks its client version from the
+// minor, so mkube says it speaks Kubernetes 1.32 (package version).
 func (s *Server) version(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Version)
+	writeJSON(w, http.StatusOK, version.Info())
 }
 
 // recoverer turns a handler panic into a 500 Status instead of a dropped

@@ -1,12 +1,14 @@
 package controllermanager_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -261,4 +263,46 @@ func TestEveryNamespaceGetsTheClusterCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	testserver.Eventually(t, "a deleted kube-root-ca.crt comes back", published)
+}
+
+// lockedBuffer is a log sink the controllers write to while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Without --root-ca-file, on the plain port (no kubeconfig, so no CA),
+// kube-controller-manager still publishes kube-root-ca.crt, with an empty
+// ca.crt: the pods that mount a service-account token need the ConfigMap
+// to start at all. The controller manager says so at start, as an error.
+func TestWithoutACAEveryNamespaceStillGetsKubeRootCAAndTheLogSaysWhy(t *testing.T) {
+	c := client.New(testserver.Start(t), "controllers-test")
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	testserver.Run(t, func(ctx context.Context) { controllermanager.Run(ctx, c, log, controllermanager.Options{}) })
+	ctx := context.Background()
+	testserver.Eventually(t, "kube-root-ca.crt is published in default, with an empty ca.crt", func() (bool, string) {
+		var cm corev1.ConfigMap
+		if err := c.Get(ctx, client.ConfigMaps, "default", rootcacertpublisher.Name, &cm); err != nil {
+			return false, err.Error()
+		}
+		ca, ok := cm.Data[rootcacertpublisher.Key]
+		return ok && ca == "", fmt.Sprint(cm.Data)
+	})
+	if got := logs.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "--root-ca-file") {
+		t.Errorf("the log does not say, as an error naming --root-ca-file, that there is no CA:\n%s", got)
+	}
 }

@@ -56,9 +56,9 @@
 //     giving back what deleted and finished objects held (seed 003 八);
 //   - csrsigning (package certificates, only with a CA key to sign with):
 //     signs the approved CertificateSigningRequests of Kubernetes' signers;
-//   - root-ca-cert-publisher (package rootcacertpublisher, with
-//     --root-ca-file): puts the cluster's CA into every namespace as the
-//     ConfigMap kube-root-ca.crt.
+//   - root-ca-cert-publisher (package rootcacertpublisher, always): puts
+//     the cluster's CA (--root-ca-file, else the kubeconfig's) into every
+//     namespace as the ConfigMap kube-root-ca.crt.
 //
 // Package controller holds what they are all built from.
 //

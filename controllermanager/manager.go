@@ -50,7 +50,8 @@ type Options struct {
 	Disruption             disruption.Options
 	Namespace              namespace.Options
 	ServiceAccount         serviceaccount.Options
-	// RootCACertPublisher runs only when it has a CA to publish.
+	// RootCACertPublisher always runs, as in Kubernetes: without a CA
+	// it publishes an empty one, and logs an error saying so.
 	RootCACertPublisher rootcacertpublisher.Options
 	// CSRSigning runs only when it has a CA's key to sign with.
 	CSRSigning       certificates.Options
@@ -85,51 +86,54 @@ func accountDeps(d controller.Deps, name string, useSA bool) controller.Deps {
 	return d
 }
 
+// runner is what every controller is to the manager: Run blocks until
+// ctx ends (package controller's shape).
+type runner interface{ Run(ctx context.Context) }
+
 // named is a controller and the name the log gives it.
 type named struct {
 	name string
-	ctrl interface{ Run(context.Context) }
+	ctrl runner
 }
 
 // Run builds the deps every controller shares (one informer per resource,
 // whatever the number of controllers using it; one event queue), builds
-// every controller on them, then starts them all, and blocks until ctx
-// ends.
+// every controller on them, then runs them all, each on a goroutine of
+// its own, and blocks until ctx ends and every one has returned.
 func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) {
 	d := controller.NewDeps(c, log, nil)
 	as := func(name string) controller.Deps { return accountDeps(d, name, opts.UseServiceAccountCredentials) }
 	// Built in this order, each asks d.Informers for what it watches and
 	// adds its handlers and indexes before anything runs.
 	controllers := []named{
-		{"replicaset", replicaset.New(as("replicaset"), opts.ReplicaSet)},
-		{"replicationcontroller", replicaset.NewReplicationManager(as("replicationcontroller"), opts.ReplicationController)},
-		{"deployment", deployment.New(as("deployment"), opts.Deployment)},
-		{"daemonset", daemon.New(as("daemonset"), opts.DaemonSet)},
-		{"statefulset", statefulset.New(as("statefulset"), opts.StatefulSet)},
-		{"job", job.New(as("job"), opts.Job)},
-		{"ttl-after-finished-controller", ttlafterfinished.New(as("ttl-after-finished-controller"), opts.TTLAfterFinished)},
-		{"cronjob", cronjob.New(as("cronjob"), opts.CronJob)},
-		{"endpoints", endpoints.New(as("endpoints"), opts.Endpoints)},
-		{"endpointslice", endpointslice.New(as("endpointslice"), opts.EndpointSlice)},
-		{"endpointslicemirroring", endpointslicemirroring.New(as("endpointslicemirroring"), opts.EndpointSliceMirroring)},
-		{"disruption", disruption.New(as("disruption"), opts.Disruption)},
-		{"namespace", namespace.New(as("namespace"), opts.Namespace)},
-		{"serviceaccount", serviceaccount.New(as("serviceaccount"), opts.ServiceAccount)},
-		{"garbagecollector", garbagecollector.New(as("garbagecollector"), opts.GarbageCollector)},
-		{"taint-eviction-controller", tainteviction.New(as("taint-eviction-controller"), opts.TaintEviction)},
-		{"node-lifecycle-controller", nodelifecycle.New(as("node-lifecycle-controller"), opts.NodeLifecycle)},
-		{"persistentvolume-binder-controller", persistentvolume.New(as("persistentvolume-binder-controller"), opts.PersistentVolume)},
-		{"persistentvolume-expander-controller", expand.New(as("persistentvolume-expander-controller"))},
-		{"persistentvolumeclaim-protection-controller", protection.NewClaimController(as("persistentvolumeclaim-protection-controller"))},
-		{"persistentvolume-protection-controller", protection.NewVolumeController(as("persistentvolume-protection-controller"))},
-		{"clusterrole-aggregation", clusterroleaggregation.New(as("clusterrole-aggregation"), opts.ClusterRoleAggregation)},
-		{"resourcequota-controller", resourcequota.New(as("resourcequota-controller"), opts.ResourceQuota)},
+		{replicaset.ControllerName, replicaset.New(as(replicaset.ControllerName), opts.ReplicaSet)},
+		{replicaset.ReplicationManagerName, replicaset.NewReplicationManager(as(replicaset.ReplicationManagerName), opts.ReplicationController)},
+		{deployment.ControllerName, deployment.New(as(deployment.ControllerName), opts.Deployment)},
+		{daemon.ControllerName, daemon.New(as(daemon.ControllerName), opts.DaemonSet)},
+		{statefulset.ControllerName, statefulset.New(as(statefulset.ControllerName), opts.StatefulSet)},
+		{job.ControllerName, job.New(as(job.ControllerName), opts.Job)},
+		{ttlafterfinished.ControllerName, ttlafterfinished.New(as(ttlafterfinished.ControllerName), opts.TTLAfterFinished)},
+		{cronjob.ControllerName, cronjob.New(as(cronjob.ControllerName), opts.CronJob)},
+		{endpoints.ControllerName, endpoints.New(as(endpoints.ControllerName), opts.Endpoints)},
+		{endpointslice.ControllerName, endpointslice.New(as(endpointslice.ControllerName), opts.EndpointSlice)},
+		{endpointslicemirroring.ControllerName, endpointslicemirroring.New(as(endpointslicemirroring.ControllerName), opts.EndpointSliceMirroring)},
+		{disruption.ControllerName, disruption.New(as(disruption.ControllerName), opts.Disruption)},
+		{namespace.ControllerName, namespace.New(as(namespace.ControllerName), opts.Namespace)},
+		{serviceaccount.ControllerName, serviceaccount.New(as(serviceaccount.ControllerName), opts.ServiceAccount)},
+		{garbagecollector.ControllerName, garbagecollector.New(as(garbagecollector.ControllerName), opts.GarbageCollector)},
+		{tainteviction.ControllerName, tainteviction.New(as(tainteviction.ControllerName), opts.TaintEviction)},
+		{nodelifecycle.ControllerName, nodelifecycle.New(as(nodelifecycle.ControllerName), opts.NodeLifecycle)},
+		{persistentvolume.ControllerName, persistentvolume.New(as(persistentvolume.ControllerName), opts.PersistentVolume)},
+		{expand.ControllerName, expand.New(as(expand.ControllerName))},
+		{protection.ClaimControllerName, protection.NewClaimController(as(protection.ClaimControllerName))},
+		{protection.VolumeControllerName, protection.NewVolumeController(as(protection.VolumeControllerName))},
+		{clusterroleaggregation.ControllerName, clusterroleaggregation.New(as(clusterroleaggregation.ControllerName), opts.ClusterRoleAggregation)},
+		{resourcequota.ControllerName, resourcequota.New(as(resourcequota.ControllerName), opts.ResourceQuota)},
+		// Pods mounting a service-account token wait for its ConfigMap.
+		{rootcacertpublisher.ControllerName, rootcacertpublisher.New(as(rootcacertpublisher.ControllerName), opts.RootCACertPublisher)},
 	}
 	if opts.CSRSigning.Key != nil {
-		controllers = append(controllers, named{"csrsigning", certificates.New(as("csrsigning"), opts.CSRSigning)})
-	}
-	if len(opts.RootCACertPublisher.CA) > 0 {
-		controllers = append(controllers, named{"root-ca-cert-publisher", rootcacertpublisher.New(as("root-ca-cert-publisher"), opts.RootCACertPublisher)})
+		controllers = append(controllers, named{certificates.ControllerName, certificates.New(as(certificates.ControllerName), opts.CSRSigning)})
 	}
 
 	var wg sync.WaitGroup // owner: Run; every goroutine returns when ctx ends

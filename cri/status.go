@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/internal/version"
 )
 
 // The names the runtime gives itself in Version: `crictl version` prints
@@ -17,7 +19,7 @@ const (
 	// CRI runtime answers "0.1.0", the one version there has ever been.
 	kubeAPIVersion    = "0.1.0"
 	runtimeName       = "mkube"
-	runtimeVersion    = "v0.1.0"
+	runtimeVersion    = version.Runtime
 	runtimeAPIVersion = "v1"
 )
 

@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/version"
 )
 
 // Container lifecycle hooks (pkg/kubelet/lifecycle): a container's
@@ -34,7 +35,7 @@ import (
 // container is stopped anyway.
 
 // hookUserAgent is what the kubelet's HTTP hooks say they are.
-var hookUserAgent = "kube-lifecycle/" + strings.Join(strings.Split(strings.TrimPrefix(kubeletVersion, "v"), ".")[:2], ".")
+var hookUserAgent = "kube-lifecycle/" + version.MajorMinor
 
 // runHook runs handler h of container c, whose instance is id, in the
 // pod whose IP is podIP, until it is done or ctx ends. On failure it

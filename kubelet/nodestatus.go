@@ -18,12 +18,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/version"
 )
 
 // What the node says about itself in status.nodeInfo; `kubectl get nodes
 // -o wide` shows the versions, OS image and kernel.
 const (
-	kubeletVersion = "v1.32.0-mkube" // the Kubernetes version the API server reports
+	kubeletVersion = version.GitVersion // the Kubernetes version the API server reports
 	osImage        = "mkube fake node"
 	kernelVersion  = "6.8.0-mkube"
 	// maxNodeImages is the kubelet's --node-status-max-images default: the

@@ -18,6 +18,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/version"
 	"github.com/mkube/mkube/kubelet/prober"
 )
 
@@ -28,7 +29,7 @@ import (
 // (podnetwork.go), to whatever the container's image serves there.
 
 // probeUserAgent is what the kubelet's HTTP probes say they are.
-var probeUserAgent = "kube-probe/" + strings.Join(strings.Split(strings.TrimPrefix(kubeletVersion, "v"), ".")[:2], ".")
+var probeUserAgent = "kube-probe/" + version.MajorMinor
 
 // maxProbeBody is how much of an HTTP probe's answer the kubelet reads
 // (Kubernetes' 10 KiB): the output a failure event shows.

@@ -65,7 +65,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		err = s.bind(ctx, assumed, annotation)
 		if err == nil {
 			s.log.Info("bound pod to node", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", node)
-			s.recorder.Event(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s to %s", p.Key, node)
+			s.recorder.Event(assumed, corev1.EventTypeNormal, ReasonScheduled, "Successfully assigned %s to %s", p.Key, node)
 			if wasNominated {
 				s.clearNominatedNodeName(ctx, assumed)
 			}

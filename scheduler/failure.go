@@ -82,7 +82,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 	}
 
 	msg := truncateMessage(err.Error())
-	s.recorder.Event(pod, corev1.EventTypeWarning, "FailedScheduling", "%s", msg)
+	s.recorder.Event(pod, corev1.EventTypeWarning, ReasonFailedScheduling, "%s", msg)
 	if exists {
 		s.updatePodStatus(ctx, pod, reason, msg, nominating)
 	}

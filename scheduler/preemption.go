@@ -128,7 +128,7 @@ func (s *Scheduler) preemptVictim(ctx context.Context, preemptor, victim *corev1
 		return
 	}
 	s.log.Info("preempted pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", key, "preemptor", framework.PodKey(preemptor), "node", node)
-	s.recorder.Event(victim, corev1.EventTypeNormal, "Preempted", "Preempted by pod %v on node %v", preemptor.UID, node)
+	s.recorder.Event(victim, corev1.EventTypeNormal, ReasonPreempted, "Preempted by pod %v on node %v", preemptor.UID, node)
 }
 
 // clearNominatedNodeName removes status.nominatedNodeName from pod, with

@@ -35,6 +35,14 @@ const maxConcurrentAPICalls = 64
 // leaves the watch (a DELETED event), which frees its node's resources.
 const podInformerSelector = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
 
+// The reasons of the scheduler's events, as kube-scheduler gives them:
+// `kubectl describe pod` shows them.
+const (
+	ReasonScheduled        = "Scheduled"
+	ReasonFailedScheduling = "FailedScheduling"
+	ReasonPreempted        = "Preempted"
+)
+
 // Config configures a Scheduler. Only Client is required.
 type Config struct {
 	Client *client.Client

@@ -41,7 +41,7 @@ func main() {
 	quotaWorkers := flag.Int("concurrent-resource-quota-syncs", resourcequota.DefaultWorkers, "concurrent ResourceQuota syncs")
 	nodeRoot := flag.String("node-root", "/var/lib/mkube/nodes", "the directory that stands for the nodes' disks, as the kubelets' --node-root: node N's / is DIR/N, where hostPath and local volumes are recycled and deleted")
 	nfsRoot := flag.String("nfs-root", "/var/lib/mkube/nfs", "the directory that stands for the NFS servers, as the kubelets' --nfs-root: where nfs volumes are recycled and the mkube.io/hostpath provisioner makes its volumes (DIR/mkube-provisioner)")
-	rootCAFile := flag.String("root-ca-file", "", "the cluster's CA certificate (the API server's CERT-DIR/ca.crt), published into every namespace as the ConfigMap kube-root-ca.crt; empty: not published")
+	rootCAFile := flag.String("root-ca-file", "", "the cluster's CA certificate (the API server's CERT-DIR/ca.crt), published into every namespace as the ConfigMap kube-root-ca.crt; empty: the CA of --kubeconfig's cluster, and with --server (http) none, an empty ca.crt (an error in the log)")
 	signingCert := flag.String("cluster-signing-cert-file", "", "the CA certificate (PEM) the csrsigning controller signs approved CertificateSigningRequests of the kubernetes.io signers with (the API server's CERT-DIR/ca.crt); with --cluster-signing-key-file, else nothing is signed")
 	signingKey := flag.String("cluster-signing-key-file", "", "that CA's private key (PEM; the API server's CERT-DIR/ca.key)")
 	signingDuration := flag.Duration("cluster-signing-duration", certificates.DefaultDuration, "the longest a signed certificate lives (a CSR's spec.expirationSeconds may ask for less)")
@@ -61,13 +61,10 @@ func main() {
 		os.Exit(1)
 	}
 	// Read once the API server answers: it makes its CA at its first start.
-	var rootCA []byte
-	if *rootCAFile != "" {
-		var err error
-		if rootCA, err = os.ReadFile(*rootCAFile); err != nil {
-			log.Error("root CA", "err", err)
-			os.Exit(1)
-		}
+	rootCA, err := rootcacertpublisher.CAToPublish(*rootCAFile, *kubeconfig)
+	if err != nil {
+		log.Error("root CA", "err", err)
+		os.Exit(1)
 	}
 	signing := certificates.Options{Duration: *signingDuration}
 	if *signingCert != "" && *signingKey != "" {

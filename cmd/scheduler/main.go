@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/scheduler"
@@ -26,7 +28,7 @@ func main() {
 	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
 	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig naming the API server's secure port and this program's identity (the API server's scheduler.kubeconfig); instead of --server")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error; debug shows every node's filter outcome and score")
-	name := flag.String("scheduler-name", "default-scheduler", "schedule the pods whose spec.schedulerName is this")
+	name := flag.String("scheduler-name", corev1.DefaultSchedulerName, "schedule the pods whose spec.schedulerName is this")
 	percentage := flag.Int("percentage-of-nodes-to-score", 0, "in clusters of 100+ nodes, stop filtering once this percentage of nodes fits (0: Kubernetes' adaptive default)")
 	initialBackoff := flag.Duration("pod-initial-backoff", queue.DefaultPodInitialBackoff, "backoff of a pod after its first failed attempt; doubles per attempt")
 	maxBackoff := flag.Duration("pod-max-backoff", queue.DefaultPodMaxBackoff, "longest backoff of a pod")

@@ -38,6 +38,11 @@ var CertificateSigningRequests = client.Resource{GroupVersion: certificatesv1.Sc
 	Kind: "CertificateSigningRequest", New: func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
 	NewList: func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} }}
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "csrsigning"
+
 // DefaultWorkers: kube-controller-manager runs each signer with five.
 const DefaultWorkers = 5
 
@@ -71,7 +76,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, requests: d.Informers.For(CertificateSigningRequests), queue: workqueue.New[string](d.Clock),
 		ca: authority{cert: o.CA, key: o.Key, maxDuration: o.Duration}, workers: o.WorkersOr(DefaultWorkers),
-		clock: d.Clock, log: d.Log.With("controller", "csrsigning")}
+		clock: d.Clock, log: d.Log.With("controller", ControllerName)}
 	if ctrl.ca.maxDuration == 0 {
 		ctrl.ca.maxDuration = DefaultDuration
 	}

@@ -35,6 +35,11 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "clusterrole-aggregation"
+
 // DefaultWorkers: kube-controller-manager runs this controller with five.
 const DefaultWorkers = 5
 
@@ -58,7 +63,7 @@ type Controller struct {
 // its handler, so call it before the informers run.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, roles: d.Informers.For(ClusterRoles), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "clusterrole-aggregation")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	enqueueAll := func(runtime.Object) { ctrl.enqueueAggregated() }
 	ctrl.roles.AddHandler(client.Handler{OnAdd: enqueueAll, OnUpdate: func(_, obj runtime.Object) { enqueueAll(obj) }, OnDelete: enqueueAll})
 	return ctrl

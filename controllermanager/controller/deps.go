@@ -2,7 +2,12 @@
 // built from. Each controller package has the same shape:
 //
 //	func New(d controller.Deps, o Options) *Controller // asks d.Informers for what it watches, registers its handlers
-//	func (c *Controller) Run(ctx context.Context)       // waits for those caches, runs o.Workers workers until ctx ends
+//	func (c *Controller) Run(ctx context.Context)       // waits for those caches, runs o.Workers workers, blocks until ctx ends
+//
+// Run always blocks until ctx ends, as client-go's informer.Run does; a
+// caller wanting it in the background starts it on a goroutine it owns
+// (controllermanager.Run does, for every controller). No controller has
+// a Start.
 //
 // Deps are made once per process and shared by every controller: one API
 // client, one informer per resource (so the ReplicaSet, endpoints and
@@ -62,8 +67,9 @@ func NewDeps(c *client.Client, log *slog.Logger, clk clock.WithTickerAndDelayedE
 }
 
 // Run runs what the deps own, the shared informers and the sending of
-// events, until ctx ends. Start it once every controller is built: New is
-// where they ask for informers and add handlers, which must happen first.
+// events; it blocks until ctx ends. Call it once every controller is
+// built: New is where they ask for informers and add handlers, which must
+// happen first.
 func (d Deps) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { d.Informers.Run(ctx) }) // returns when ctx ends

@@ -42,6 +42,35 @@ import (
 	"github.com/mkube/mkube/internal/cronschedule"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "cronjob"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "cronjob-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonUnParseableCronJobSchedule = "UnParseableCronJobSchedule"
+	ReasonUnexpectedJob              = "UnexpectedJob"
+	ReasonSawCompletedJob            = "SawCompletedJob"
+	ReasonMissingJob                 = "MissingJob"
+	ReasonUnknownTimeZone            = "UnknownTimeZone"
+	ReasonUnparseableSchedule        = "UnparseableSchedule"
+	ReasonInvalidSchedule            = "InvalidSchedule"
+	ReasonMissSchedule               = "MissSchedule"
+	ReasonJobAlreadyActive           = "JobAlreadyActive"
+	ReasonFailedGet                  = "FailedGet"
+	ReasonFailedCreate               = "FailedCreate"
+	ReasonSuccessfulCreate           = "SuccessfulCreate"
+	ReasonUnsupportedSchedule        = "UnsupportedSchedule"
+	ReasonTooManyMissedTimes         = "TooManyMissedTimes"
+	ReasonFailedDelete               = "FailedDelete"
+	ReasonSuccessfulDelete           = "SuccessfulDelete"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-cron-job-syncs.
 const DefaultWorkers = 5
 
@@ -71,13 +100,13 @@ type Controller struct {
 // New is the CronJob controller on d's shared informers; it registers its
 // handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
-	return newController(d, o, clientAPI{d.Client}, d.Recorder.WithComponent("cronjob-controller"))
+	return newController(d, o, clientAPI{d.Client}, d.Recorder.WithComponent(EventComponent))
 }
 
 func newController(d controller.Deps, o Options, a api, rec eventRecorder) *Controller {
 	c := &Controller{api: a, cronJobs: d.Informers.For(client.CronJobs), jobs: d.Informers.For(client.Jobs),
 		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers), rec: rec,
-		log: d.Log.With("controller", "cronjob"), clock: d.Clock, wakeups: map[string]time.Time{}}
+		log: d.Log.With("controller", ControllerName), clock: d.Clock, wakeups: map[string]time.Time{}}
 	c.jobs.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	c.cronJobs.AddHandler(client.Handler{OnAdd: c.enqueue, OnUpdate: c.cronJobUpdated, OnDelete: c.enqueue})
 	c.jobs.AddHandler(client.Handler{OnAdd: c.jobChanged, OnUpdate: c.jobUpdated, OnDelete: c.jobChanged})
@@ -127,7 +156,7 @@ func (c *Controller) cronJobUpdated(oldObj, obj runtime.Object) {
 		// The API server validates schedules, so this is a CronJob from
 		// before a rule existed; nothing runs until its spec is fixed.
 		c.log.Warn("cronjob: unparseable schedule, not syncing until it changes", "cronjob", client.KeyOf(cj), "schedule", cj.Spec.Schedule, "err", err)
-		c.rec.Event(cj, corev1.EventTypeWarning, "UnParseableCronJobSchedule", "unparseable schedule for cronjob: %s", cj.Spec.Schedule)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonUnParseableCronJobSchedule, "unparseable schedule for cronjob: %s", cj.Spec.Schedule)
 		return
 	}
 	d := nextScheduleDelay(cj, c.clock.Now(), sched)

@@ -88,12 +88,12 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 				fresh.DeepCopyInto(cj)
 				continue
 			}
-			c.rec.Event(cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", job.Name)
+			c.rec.Event(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", job.Name)
 		case finished:
 			if active {
 				removeActive(cj, job.UID)
 				c.log.Info("cronjob sync: job finished, removed from active", "cronjob", key, "job", job.Name, "condition", condition)
-				c.rec.Event(cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: %s, condition: %v", job.Name, condition)
+				c.rec.Event(cj, corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %v", job.Name, condition)
 				changed = true
 			}
 			// The latest success is recorded whether or not the Job was
@@ -116,7 +116,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		switch {
 		case apierrors.IsNotFound(err):
 			c.log.Info("cronjob sync: active job went missing", "cronjob", key, "job", ref.Name)
-			c.rec.Event(cj, corev1.EventTypeNormal, "MissingJob", "Active job went missing: %v", ref.Name)
+			c.rec.Event(cj, corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %v", ref.Name)
 			removeActive(cj, ref.UID)
 			changed = true
 		case err != nil:
@@ -130,7 +130,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	}
 	if cj.Spec.TimeZone != nil {
 		if _, err := time.LoadLocation(*cj.Spec.TimeZone); err != nil {
-			c.rec.Event(cj, corev1.EventTypeWarning, "UnknownTimeZone", "invalid timeZone: %q: %s", *cj.Spec.TimeZone, err)
+			c.rec.Event(cj, corev1.EventTypeWarning, ReasonUnknownTimeZone, "invalid timeZone: %q: %s", *cj.Spec.TimeZone, err)
 			return nil, changed, nil
 		}
 	}
@@ -141,13 +141,13 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	sched, err := c.parseSchedule(cj)
 	if err != nil {
 		c.log.Warn("cronjob sync: unparseable schedule", "cronjob", key, "schedule", cj.Spec.Schedule, "err", err)
-		c.rec.Event(cj, corev1.EventTypeWarning, "UnparseableSchedule", "unparseable schedule: %q : %s", cj.Spec.Schedule, err)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonUnparseableSchedule, "unparseable schedule: %q : %s", cj.Spec.Schedule, err)
 		return nil, changed, nil
 	}
 	scheduled, err := c.nextScheduleTime(cj, now, sched)
 	if err != nil {
 		c.log.Warn("cronjob sync: invalid schedule", "cronjob", key, "schedule", cj.Spec.Schedule, "err", err)
-		c.rec.Event(cj, corev1.EventTypeWarning, "InvalidSchedule", "invalid schedule: %s : %s", cj.Spec.Schedule, err)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonInvalidSchedule, "invalid schedule: %s : %s", cj.Spec.Schedule, err)
 		return nil, changed, nil
 	}
 	next := func() *time.Duration { d := nextScheduleDelay(cj, now, sched); return &d }
@@ -160,7 +160,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	// (MissSchedule), never run.
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil && scheduled.Add(time.Duration(*d)*time.Second).Before(now) {
 		c.log.Info("cronjob sync: missed the starting deadline", "cronjob", key, "scheduledTime", scheduled, "startingDeadlineSeconds", *d)
-		c.rec.Event(cj, corev1.EventTypeWarning, "MissSchedule", "Missed scheduled time to start a job: %s", scheduled.UTC().Format(time.RFC1123Z))
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonMissSchedule, "Missed scheduled time to start a job: %s", scheduled.UTC().Format(time.RFC1123Z))
 		return next(), changed, nil
 	}
 	name := jobName(cj, *scheduled)
@@ -173,13 +173,13 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	case cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0:
 		// Skipped, not postponed: the next run is at the next time.
 		c.log.Info("cronjob sync: previous job still running, concurrencyPolicy Forbid skips this run", "cronjob", key, "scheduledTime", scheduled)
-		c.rec.Event(cj, corev1.EventTypeNormal, "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid")
+		c.rec.Event(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid")
 		return next(), changed, nil
 	case cj.Spec.ConcurrencyPolicy == batchv1.ReplaceConcurrent:
 		for _, ref := range slices.Clone(cj.Status.Active) {
 			job, err := c.api.GetJob(ctx, ref.Namespace, ref.Name)
 			if err != nil {
-				c.rec.Event(cj, corev1.EventTypeWarning, "FailedGet", "Get job: %v", err)
+				c.rec.Event(cj, corev1.EventTypeWarning, ReasonFailedGet, "Get job: %v", err)
 				return nil, changed, fmt.Errorf("get job %s/%s: %w", ref.Namespace, ref.Name, err)
 			}
 			c.log.Info("cronjob sync: concurrencyPolicy Replace deletes the running job", "cronjob", key, "job", job.Name)
@@ -212,12 +212,12 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		}
 		c.log.Info("cronjob sync: job already exists, recording it", "cronjob", key, "job", job.Name)
 	case err != nil:
-		c.rec.Event(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job: %v", err)
 		return nil, changed, fmt.Errorf("create job for cronjob %s: %w", key, err)
 	default:
 		c.log.Info("cronjob sync: created job", "cronjob", key, "job", job.Name, "scheduledTime", scheduled,
 			"concurrencyPolicy", cj.Spec.ConcurrencyPolicy)
-		c.rec.Event(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", job.Name)
+		c.rec.Event(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %v", job.Name)
 	}
 	cj.Status.Active = append(cj.Status.Active, jobRef(job))
 	cj.Status.LastScheduleTime = &metav1.Time{Time: *scheduled}
@@ -228,7 +228,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 // names its own zone is allowed only in old CronJobs, with a warning.
 func (c *Controller) parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
 	if cronschedule.HasTimeZone(cj.Spec.Schedule) {
-		c.rec.Event(cj, corev1.EventTypeWarning, "UnsupportedSchedule", "CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", cj.Spec.Schedule)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonUnsupportedSchedule, "CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", cj.Spec.Schedule)
 	}
 	return cronschedule.Parse(cronschedule.InTimeZone(cj.Spec.Schedule, cj.Spec.TimeZone))
 }
@@ -243,7 +243,7 @@ func (c *Controller) nextScheduleTime(cj *batchv1.CronJob, now time.Time, sched 
 	}
 	if missed == manyMissed {
 		c.log.Warn("cronjob sync: too many missed start times", "cronjob", client.KeyOf(cj))
-		c.rec.Event(cj, corev1.EventTypeWarning, "TooManyMissedTimes", "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew")
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew")
 	}
 	return mostRecent, err
 }
@@ -253,12 +253,12 @@ func (c *Controller) nextScheduleTime(cj *batchv1.CronJob, now time.Time, sched 
 func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, job *batchv1.Job) bool {
 	if err := c.api.DeleteJob(ctx, job.Namespace, job.Name); err != nil {
 		c.log.Warn("cronjob sync: deleting job failed", "cronjob", client.KeyOf(cj), "job", job.Name, "err", err)
-		c.rec.Event(cj, corev1.EventTypeWarning, "FailedDelete", "Deleted job: %v", err)
+		c.rec.Event(cj, corev1.EventTypeWarning, ReasonFailedDelete, "Deleted job: %v", err)
 		return false
 	}
 	removeActive(cj, job.UID)
 	c.log.Info("cronjob sync: deleted job", "cronjob", client.KeyOf(cj), "job", job.Name)
-	c.rec.Event(cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job %v", job.Name)
+	c.rec.Event(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %v", job.Name)
 	return true
 }
 

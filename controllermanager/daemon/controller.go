@@ -60,6 +60,26 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "daemonset"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "daemonset-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonFailedDaemonPod    = "FailedDaemonPod"
+	ReasonSucceededDaemonPod = "SucceededDaemonPod"
+	ReasonFailedCreate       = "FailedCreate"
+	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	ReasonFailedDelete       = "FailedDelete"
+	ReasonSuccessfulDelete   = "SuccessfulDelete"
+	ReasonSelectingAll       = "SelectingAll"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-daemonset-syncs.
 const DefaultWorkers = 2
 
@@ -108,7 +128,7 @@ func New(d controller.Deps, o Options) *Controller {
 		nodes: d.Informers.For(client.Nodes), revisions: d.Informers.For(client.ControllerRevisions),
 		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
 		exp: controller.NewExpectations(d.Clock), backoff: newBackoff(d.Clock),
-		rec: d.Recorder.WithComponent("daemonset-controller"), log: d.Log.With("controller", "daemonset"), clock: d.Clock,
+		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName), clock: d.Clock,
 	}
 	c.history = history.NewHistory(d.Client, c.revisions)
 	c.pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)

@@ -58,10 +58,10 @@ func (c *Controller) podsShouldBeOnNode(node *corev1.Node, pods []*corev1.Pod, d
 				}
 				c.backoff.next(key)
 				c.log.Info("found failed daemon pod, deleting it", "daemonset", client.KeyOf(ds), "pod", client.KeyOf(pod), "node", node.Name)
-				c.rec.Event(ds, corev1.EventTypeWarning, "FailedDaemonPod", "Found failed daemon pod %s/%s on node %s, will try to kill it", pod.Namespace, pod.Name, node.Name)
+				c.rec.Event(ds, corev1.EventTypeWarning, ReasonFailedDaemonPod, "Found failed daemon pod %s/%s on node %s, will try to kill it", pod.Namespace, pod.Name, node.Name)
 				w.delete = append(w.delete, pod)
 			case pod.Status.Phase == corev1.PodSucceeded:
-				c.rec.Event(ds, corev1.EventTypeNormal, "SucceededDaemonPod", "Found succeeded daemon pod %s/%s on node %s, will try to delete it", pod.Namespace, pod.Name, node.Name)
+				c.rec.Event(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", pod.Namespace, pod.Name, node.Name)
 				w.delete = append(w.delete, pod)
 			default:
 				running = append(running, pod)
@@ -228,11 +228,11 @@ func (c *Controller) createPod(ctx context.Context, ds *appsv1.DaemonSet, tmpl *
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil // the namespace is going, and the DaemonSet with it
 		}
-		c.rec.Event(ds, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		c.rec.Event(ds, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		return fmt.Errorf("create daemon pod for node %s: %w", node, err)
 	}
 	c.log.Info("created pod", seedstep.Key, seedstep.ControllerCreatesPods, "daemonset", key, "pod", client.KeyOf(pod), "node", node)
-	c.rec.Event(ds, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", pod.Name)
+	c.rec.Event(ds, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
 	return nil
 }
 
@@ -244,11 +244,11 @@ func (c *Controller) deletePod(ctx context.Context, ds *appsv1.DaemonSet, pod *c
 		if apierrors.IsNotFound(err) {
 			return nil // gone already: what we wanted
 		}
-		c.rec.Event(ds, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+		c.rec.Event(ds, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 		return fmt.Errorf("delete daemon pod %s: %w", client.KeyOf(pod), err)
 	}
 	c.log.Info("deleted pod", "daemonset", key, "pod", client.KeyOf(pod), "node", pod.Spec.NodeName)
-	c.rec.Event(ds, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", pod.Name)
+	c.rec.Event(ds, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 	return nil
 }
 

@@ -24,7 +24,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if equality.Semantic.DeepEqual(ds.Spec.Selector, &metav1.LabelSelector{}) {
 		// Validation refuses it since apps/v1; one stored before would
 		// claim every pod of the namespace. Not retried: only an update fixes it.
-		c.rec.Event(ds, corev1.EventTypeWarning, "SelectingAll", "This daemon set is selecting all pods. A non-empty selector is required.")
+		c.rec.Event(ds, corev1.EventTypeWarning, ReasonSelectingAll, "This daemon set is selecting all pods. A non-empty selector is required.")
 		return nil
 	}
 	if ds.DeletionTimestamp != nil {

@@ -66,6 +66,20 @@ const (
 	maxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "deployment"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "deployment-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonScalingReplicaSet = "ScalingReplicaSet"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-deployment-syncs.
 const DefaultWorkers = 5
 
@@ -89,8 +103,8 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	deploy, rsets := d.Informers.For(client.Deployments), d.Informers.For(client.ReplicaSets)
 	ctrl := &Controller{client: d.Client, deploy: deploy, rsets: rsets, queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent("deployment-controller"),
-		log: d.Log.With("controller", "deployment"), clock: d.Clock}
+		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent(EventComponent),
+		log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	rsets.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	rsets.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	deploy.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)

@@ -67,7 +67,7 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1
 		dir = "down"
 	}
 	c.log.Info("scaled replicaset", "deployment", client.KeyOf(d), "replicaset", rs.Name, "from", from, "to", replicas, "why", why)
-	c.rec.Event(d, corev1.EventTypeNormal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", dir, rs.Name, from, replicas)
+	c.rec.Event(d, corev1.EventTypeNormal, ReasonScalingReplicaSet, "Scaled %s replica set %s from %d to %d", dir, rs.Name, from, replicas)
 	return nil
 }
 

@@ -38,6 +38,11 @@ import (
 // Kubernetes; after it, the eviction is assumed to have failed.
 const deletionTimeout = 2 * time.Minute
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "disruption"
+
 // DefaultWorkers: Kubernetes' disruption controller has no flag for it and
 // runs one worker; each sync is a few cache reads and one status write.
 const DefaultWorkers = 1
@@ -66,7 +71,7 @@ func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, pdbs: inf.For(client.PodDisruptionBudgets), pods: inf.For(client.Pods),
 		rsets: inf.For(client.ReplicaSets), rcs: inf.For(client.ReplicationControllers), deploys: inf.For(client.Deployments),
 		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
-		log: d.Log.With("controller", "disruption"), clock: d.Clock}
+		log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.pdbs.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.pdbs.AddHandler(client.Handler{

@@ -29,6 +29,11 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "endpoints"
+
 // DefaultWorkers is kube-controller-manager's --concurrent-endpoint-syncs.
 const DefaultWorkers = 5
 
@@ -51,7 +56,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, services: d.Informers.For(client.Services), endpoints: d.Informers.For(client.Endpoints),
 		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
-		log: d.Log.With("controller", "endpoints")}
+		log: d.Log.With("controller", ControllerName)}
 	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.services.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.services.AddHandler(client.Handler{

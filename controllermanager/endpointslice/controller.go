@@ -49,6 +49,20 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "endpointslice"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "endpoint-slice-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonFailedToUpdateEndpointSlices = "FailedToUpdateEndpointSlices"
+)
+
 // DefaultWorkers is kube-controller-manager's
 // --concurrent-service-endpoint-syncs.
 const DefaultWorkers = 5
@@ -66,9 +80,9 @@ const maxEndpointsPerSliceLimit = 1000
 // one sync, not one each.
 const sliceChangeSyncDelay = time.Second
 
-// ControllerName is the endpointslice.kubernetes.io/managed-by label of
+// ManagedBy is the endpointslice.kubernetes.io/managed-by label of
 // the slices this controller manages; it touches no others.
-const ControllerName = "endpointslice-controller.k8s.io"
+const ManagedBy = "endpointslice-controller.k8s.io"
 
 // Options tune the controller: Workers and MaxEndpointsPerSlice, 0
 // meaning their defaults.
@@ -110,9 +124,9 @@ func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, services: d.Informers.For(client.Services), pods: d.Informers.For(client.Pods),
 		slices: d.Informers.For(client.EndpointSlices), nodes: d.Informers.For(client.Nodes),
 		queue: workqueue.New[string](d.Clock), tracker: newTracker(d.Clock), triggers: newTriggerTimes(),
-		rec: d.Recorder.WithComponent("endpoint-slice-controller"), workers: cmp.Or(o.Workers, DefaultWorkers),
+		rec: d.Recorder.WithComponent(EventComponent), workers: cmp.Or(o.Workers, DefaultWorkers),
 		maxPerSlice: min(max(cmp.Or(o.MaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice), 1), maxEndpointsPerSliceLimit),
-		log:         d.Log.With("controller", "endpointslice")}
+		log:         d.Log.With("controller", ControllerName)}
 	c.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	c.services.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	c.slices.Cache().AddIndex(indexByService, serviceIndex)
@@ -144,7 +158,7 @@ func (c *Controller) enqueueServicesOf(pods ...*corev1.Pod) {
 
 func (c *Controller) enqueueServiceOf(s *discoveryv1.EndpointSlice, deleted bool) {
 	keys := serviceIndex(s)
-	if len(keys) == 0 || s.Labels[discoveryv1.LabelManagedBy] != ControllerName {
+	if len(keys) == 0 || s.Labels[discoveryv1.LabelManagedBy] != ManagedBy {
 		return
 	}
 	if deleted {
@@ -164,7 +178,7 @@ func (c *Controller) Run(ctx context.Context) {
 func (c *Controller) slicesOf(key string) []*discoveryv1.EndpointSlice {
 	var out []*discoveryv1.EndpointSlice
 	for _, obj := range c.slices.Cache().ByIndex(indexByService, key) {
-		if s := obj.(*discoveryv1.EndpointSlice); s.Labels[discoveryv1.LabelManagedBy] == ControllerName && s.DeletionTimestamp == nil {
+		if s := obj.(*discoveryv1.EndpointSlice); s.Labels[discoveryv1.LabelManagedBy] == ManagedBy && s.DeletionTimestamp == nil {
 			out = append(out, s)
 		}
 	}

@@ -216,7 +216,7 @@ func sliceLabels(svc *corev1.Service) map[string]string {
 		out[corev1.IsHeadlessService] = ""
 	}
 	out[discoveryv1.LabelServiceName] = svc.Name
-	out[discoveryv1.LabelManagedBy] = ControllerName
+	out[discoveryv1.LabelManagedBy] = ManagedBy
 	return out
 }
 

@@ -107,7 +107,7 @@ func TestReconcileDeletesSlicesThatAreNotTheServicesAndKeepsLabelsInStep(t *test
 	if len(p.update) != 1 {
 		t.Fatalf("a Service's label change is one update of its slice: %+v", p)
 	}
-	want := map[string]string{"tier": "back", discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ControllerName}
+	want := map[string]string{"tier": "back", discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ManagedBy}
 	if fmt.Sprint(p.update[0].Labels) != fmt.Sprint(want) {
 		t.Fatalf("labels %v, want %v (the Service's, less the reserved ones, which the controller sets)", p.update[0].Labels, want)
 	}

@@ -52,7 +52,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil && !apierrors.IsConflict(err) {
 		// Kubernetes' event for a sync that failed; a Conflict is only a
 		// stale cache, retried after a few milliseconds, and not worth one.
-		c.rec.Event(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices",
+		c.rec.Event(svc, corev1.EventTypeWarning, ReasonFailedToUpdateEndpointSlices,
 			"Error updating Endpoint Slices for Service %s: %v", key, err)
 	}
 	// Retried on error, with backoff: what was written stays written,

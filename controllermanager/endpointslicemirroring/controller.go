@@ -35,13 +35,18 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
-// ControllerName is the managed-by label of the slices this controller
+// ManagedBy is the managed-by label of the slices this controller
 // writes; it touches no others.
-const ControllerName = "endpointslicemirroring-controller.k8s.io"
+const ManagedBy = "endpointslicemirroring-controller.k8s.io"
 
 // skipMirrorLabel on an Endpoints keeps it from being mirrored (the
 // endpoints controller sets it on those it writes for selectors).
 const skipMirrorLabel = "endpointslice.kubernetes.io/skip-mirror"
+
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "endpointslicemirroring"
 
 // DefaultWorkers is kube-controller-manager's
 // --mirroring-concurrent-service-endpoint-syncs.
@@ -67,7 +72,7 @@ const indexByMirroredService = "mirroredService"
 
 func mirroredServiceIndex(obj runtime.Object) []string {
 	s := obj.(*discoveryv1.EndpointSlice)
-	if name := s.Labels[discoveryv1.LabelServiceName]; name != "" && s.Labels[discoveryv1.LabelManagedBy] == ControllerName {
+	if name := s.Labels[discoveryv1.LabelServiceName]; name != "" && s.Labels[discoveryv1.LabelManagedBy] == ManagedBy {
 		return []string{s.Namespace + "/" + name}
 	}
 	return nil
@@ -78,7 +83,7 @@ func mirroredServiceIndex(obj runtime.Object) []string {
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, endpoints: d.Informers.For(client.Endpoints), services: d.Informers.For(client.Services),
 		slices: d.Informers.For(client.EndpointSlices), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "endpointslicemirroring")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	c.slices.Cache().AddIndex(indexByMirroredService, mirroredServiceIndex)
 	enqueue := client.Handler{
 		OnAdd:    func(obj runtime.Object) { c.queue.Add(client.KeyOf(obj)) },

@@ -94,7 +94,7 @@ func newSlice(ep *corev1.Endpoints, ports []discoveryv1.EndpointPort, addrType d
 		s.Labels[k] = v
 	}
 	s.Labels[discoveryv1.LabelServiceName] = ep.Name
-	s.Labels[discoveryv1.LabelManagedBy] = ControllerName
+	s.Labels[discoveryv1.LabelManagedBy] = ManagedBy
 	for k, v := range ep.Annotations {
 		if k != corev1.EndpointsLastChangeTriggerTime && k != corev1.LastAppliedConfigAnnotation {
 			s.Annotations[k] = v

@@ -52,7 +52,7 @@ func TestDesiredSlicesMirrorAnEndpoints(t *testing.T) {
 				if d.key != keyOf(s) {
 					t.Errorf("key %q, but the slice's own is %q", d.key, keyOf(s))
 				}
-				if s.Labels[discoveryv1.LabelServiceName] != "db" || s.Labels[discoveryv1.LabelManagedBy] != ControllerName || s.Labels["team"] != "data" {
+				if s.Labels[discoveryv1.LabelServiceName] != "db" || s.Labels[discoveryv1.LabelManagedBy] != ManagedBy || s.Labels["team"] != "data" {
 					t.Errorf("labels %v", s.Labels)
 				}
 				if _, ok := s.Annotations[corev1.EndpointsLastChangeTriggerTime]; ok || s.GenerateName != "db-" ||

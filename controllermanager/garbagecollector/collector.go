@@ -39,6 +39,11 @@ type item struct {
 	key      string
 }
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "garbagecollector"
+
 // DefaultWorkers is kube-controller-manager's --concurrent-gc-syncs: more
 // than other controllers, as deleting a Deployment fans out to many pods.
 const DefaultWorkers = 20
@@ -77,7 +82,7 @@ type monitor struct {
 // resources; it registers its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Collector {
 	gc := &Collector{client: d.Client, monitored: map[string]*monitor{}, queue: workqueue.New[item](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "garbagecollector")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	for _, res := range monitoredResources {
 		inf := d.Informers.For(res)
 		gc.monitored[res.Name] = &monitor{res: res, informer: inf}

@@ -56,6 +56,28 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "job"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "job-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonTooManySucceededPods  = "TooManySucceededPods"
+	ReasonCompleted             = "Completed"
+	ReasonFailedCreate          = "FailedCreate"
+	ReasonSuccessfulCreate      = "SuccessfulCreate"
+	ReasonSuccessfulDelete      = "SuccessfulDelete"
+	ReasonFailedDelete          = "FailedDelete"
+	ReasonUnknownCompletionMode = "UnknownCompletionMode"
+	ReasonSuspended             = "Suspended"
+	ReasonResumed               = "Resumed"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-job-syncs.
 const DefaultWorkers = 5
 
@@ -102,8 +124,8 @@ func New(d controller.Deps, o Options) *Controller {
 	jobs, pods := d.Informers.For(client.Jobs), d.Informers.For(client.Pods)
 	c := &Controller{client: d.Client, jobs: jobs, pods: pods,
 		queue: workqueue.New[string](d.Clock), orphans: workqueue.New[orphanKey](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent("job-controller"),
-		log: d.Log.With("controller", "job"), clock: d.Clock,
+		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent(EventComponent),
+		log: d.Log.With("controller", ControllerName), clock: d.Clock,
 		exp: newExpectations(d.Clock), finalizerExp: newUIDSets(), backoff: newBackoffStore()}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)

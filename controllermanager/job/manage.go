@@ -166,11 +166,11 @@ func (c *Controller) createPod(ctx context.Context, jc *syncContext, index int) 
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil // the namespace is going, and the Job with it
 		}
-		c.rec.Event(jc.job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		c.rec.Event(jc.job, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		return fmt.Errorf("create pod for %s: %w", jc.key, err)
 	}
 	c.log.Info("job sync: created pod", "job", jc.key, "pod", client.KeyOf(pod), "index", index)
-	c.rec.Event(jc.job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", pod.Name)
+	c.rec.Event(jc.job, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
 	return nil
 }
 
@@ -297,7 +297,7 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, pods []*c
 			switch {
 			case err == nil:
 				c.log.Info("job sync: deleted pod", "job", key, "pod", client.KeyOf(pod))
-				c.rec.Event(job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", pod.Name)
+				c.rec.Event(job, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 			case apierrors.IsNotFound(err):
 				if dropFinalizer {
 					c.exp.deletionObserved(key) // its event may never come
@@ -306,7 +306,7 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, pods []*c
 				if dropFinalizer {
 					c.exp.deletionObserved(key) // never going to arrive
 				}
-				c.rec.Event(job, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+				c.rec.Event(job, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 				errs[i] = fmt.Errorf("delete pod %s: %w", client.KeyOf(pod), err)
 				return
 			}

@@ -85,7 +85,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	job := cached.DeepCopy() // never modify the cache's copy
 	job.SetGroupVersionKind(controllerKind)
 	if m := job.Spec.CompletionMode; m != nil && *m != batchv1.NonIndexedCompletion && *m != batchv1.IndexedCompletion {
-		c.rec.Event(job, corev1.EventTypeWarning, "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")
+		c.rec.Event(job, corev1.EventTypeWarning, ReasonUnknownCompletionMode, "Skipped Job sync because completion mode is unknown")
 		return nil // absorbed: retrying cannot help
 	}
 	if job.Status.UncountedTerminatedPods == nil {
@@ -224,7 +224,7 @@ func (c *Controller) updateSuspended(job *batchv1.Job, now time.Time) bool {
 	if suspended(job) {
 		job.Status.Conditions, changed = ensureCondition(job.Status.Conditions, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
 		if changed {
-			c.rec.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			c.rec.Event(job, corev1.EventTypeNormal, ReasonSuspended, "Job suspended")
 			job.Status.StartTime = nil
 			c.log.Info("job sync: suspended", "job", client.KeyOf(job))
 		}
@@ -232,7 +232,7 @@ func (c *Controller) updateSuspended(job *batchv1.Job, now time.Time) bool {
 	}
 	job.Status.Conditions, changed = ensureCondition(job.Status.Conditions, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 	if changed {
-		c.rec.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+		c.rec.Event(job, corev1.EventTypeNormal, ReasonResumed, "Job resumed")
 		job.Status.StartTime = &metav1.Time{Time: now}
 		c.log.Info("job sync: resumed", "job", client.KeyOf(job))
 	}

@@ -275,9 +275,9 @@ func (c *Controller) recordFinished(jc *syncContext) {
 	job, fc := jc.job, jc.finishedCondition
 	if fc.Type == batchv1.JobComplete {
 		if job.Spec.Completions != nil && job.Status.Succeeded > *job.Spec.Completions {
-			c.rec.Event(job, corev1.EventTypeWarning, "TooManySucceededPods", "Too many succeeded pods running after completion count reached")
+			c.rec.Event(job, corev1.EventTypeWarning, ReasonTooManySucceededPods, "Too many succeeded pods running after completion count reached")
 		}
-		c.rec.Event(job, corev1.EventTypeNormal, "Completed", "Job completed")
+		c.rec.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
 		c.log.Info("job sync: job completed", "job", jc.key, "reason", fc.Reason, "succeeded", job.Status.Succeeded)
 		return
 	}

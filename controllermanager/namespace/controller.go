@@ -38,6 +38,11 @@ import (
 // pods take their grace period, so there is no point polling faster.
 const recheckAfter = time.Second
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "namespace"
+
 // DefaultWorkers is kube-controller-manager's --concurrent-namespace-syncs.
 const DefaultWorkers = 10
 
@@ -58,7 +63,7 @@ type Controller struct {
 // registers its handler, so call it before the informer runs.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock, log: d.Log.With("controller", "namespace")}
+		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock, log: d.Log.With("controller", ControllerName)}
 	enqueue := func(obj runtime.Object) {
 		if obj.(*corev1.Namespace).DeletionTimestamp != nil {
 			ctrl.queue.Add(client.KeyOf(obj))

@@ -52,6 +52,20 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "node-lifecycle-controller"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "node-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonNodeNotReady = "NodeNotReady"
+)
+
 // DefaultWorkers is Kubernetes' nodeUpdateWorkerSize, which has no flag:
 // eight nodes get their taints set at once, each sync one node's update.
 const DefaultWorkers = 8
@@ -104,7 +118,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, nodes: d.Informers.For(client.Nodes), leases: d.Informers.For(client.Leases),
 		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), clock: d.Clock, opts: o.withDefaults(),
-		rec: d.Recorder.WithComponent("node-controller"), log: d.Log.With("controller", "node-lifecycle-controller"),
+		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName),
 		health: map[string]*health{}}
 	ctrl.pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)
 	ctrl.nodes.AddHandler(client.Handler{
@@ -116,9 +130,12 @@ func New(d controller.Deps, o Options) *Controller {
 }
 
 // Run waits for the caches, then taints nodes as they change (workers)
-// and checks their health every MonitorPeriod, until ctx ends.
+// and checks their health every MonitorPeriod; it blocks until ctx ends
+// and the health checks have stopped.
 func (c *Controller) Run(ctx context.Context) {
-	go c.monitor(ctx) // returns when ctx ends
+	var wg sync.WaitGroup // owner: Run
+	defer wg.Wait()
+	wg.Go(func() { c.monitor(ctx) }) // returns when ctx ends
 	client.RunWorkers(ctx, c.queue, c.opts.Workers, c.syncTaints, c.log, "node", c.nodes, c.leases, c.pods)
 }
 
@@ -203,7 +220,7 @@ func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now, la
 	}
 	c.log.Info("node's kubelet stopped posting status: conditions now Unknown", "node", node.Name,
 		"silentFor", now.Sub(lastHeard).Round(time.Second))
-	c.rec.Event(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+	c.rec.Event(node, corev1.EventTypeNormal, ReasonNodeNotReady, "Node %s status is now: NodeNotReady", node.Name)
 	return nil
 }
 
@@ -224,7 +241,7 @@ func (c *Controller) markPodNotReady(ctx context.Context, pod *corev1.Pod, now t
 		return err
 	}
 	c.log.Info("marked pod not ready: its node is not ready", "pod", client.KeyOf(pod), "node", pod.Spec.NodeName)
-	c.rec.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
+	c.rec.Event(pod, corev1.EventTypeWarning, ReasonNodeNotReady, "Node is not ready")
 	return nil
 }
 

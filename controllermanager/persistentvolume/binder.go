@@ -18,18 +18,21 @@ import (
 // The reasons of the controller's events, Kubernetes' own
 // (pkg/controller/volume/events).
 const (
-	reasonFailedBinding         = "FailedBinding"
-	reasonVolumeMismatch        = "VolumeMismatch"
-	reasonVolumeFailedRecycle   = "VolumeFailedRecycle"
-	reasonVolumeRecycled        = "VolumeRecycled"
-	reasonRecyclerPod           = "RecyclerPod"
-	reasonVolumeFailedDelete    = "VolumeFailedDelete"
-	reasonExternalProvisioning  = "ExternalProvisioning"
-	reasonProvisioningFailed    = "ProvisioningFailed"
-	reasonProvisioningCleanup   = "ProvisioningCleanupFailed"
-	reasonProvisioningSucceeded = "ProvisioningSucceeded"
-	reasonWaitForFirstConsumer  = "WaitForFirstConsumer"
-	reasonWaitForPodScheduled   = "WaitForPodScheduled"
+	ReasonFailedBinding              = "FailedBinding"
+	ReasonVolumeMismatch             = "VolumeMismatch"
+	ReasonVolumeFailedRecycle        = "VolumeFailedRecycle"
+	ReasonVolumeRecycled             = "VolumeRecycled"
+	ReasonRecyclerPod                = "RecyclerPod"
+	ReasonVolumeFailedDelete         = "VolumeFailedDelete"
+	ReasonExternalProvisioning       = "ExternalProvisioning"
+	ReasonProvisioningFailed         = "ProvisioningFailed"
+	ReasonProvisioningCleanupFailed  = "ProvisioningCleanupFailed"
+	ReasonProvisioningSucceeded      = "ProvisioningSucceeded"
+	ReasonWaitForFirstConsumer       = "WaitForFirstConsumer"
+	ReasonWaitForPodScheduled        = "WaitForPodScheduled"
+	ReasonVolumeUnknownReclaimPolicy = "VolumeUnknownReclaimPolicy"
+	ReasonClaimLost                  = "ClaimLost"
+	ReasonClaimMisbound              = "ClaimMisbound"
 )
 
 // inTreeDeleteFinalizer keeps a provisioned volume whose policy is Delete

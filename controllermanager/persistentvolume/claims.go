@@ -58,7 +58,7 @@ func (b *binder) syncUnboundClaim(ctx context.Context, claim *corev1.PersistentV
 	case storagehelpers.GetPersistentVolumeClaimClass(claim) != "":
 		return b.provisionClaim(ctx, claim)
 	default:
-		b.event(claim, corev1.EventTypeNormal, reasonFailedBinding, "no persistent volumes available for this claim and no storage class is set")
+		b.event(claim, corev1.EventTypeNormal, ReasonFailedBinding, "no persistent volumes available for this claim and no storage class is set")
 	}
 	_, err = b.updateClaimStatus(ctx, claim, corev1.ClaimPending, nil)
 	return err
@@ -74,7 +74,7 @@ func (b *binder) syncPreboundClaim(ctx context.Context, claim *corev1.Persistent
 		_, err = b.updateClaimStatus(ctx, claim, corev1.ClaimPending, nil)
 	case volume.Spec.ClaimRef == nil:
 		if mismatch := volumeSatisfiesClaim(volume, claim); mismatch != nil {
-			b.event(claim, corev1.EventTypeWarning, reasonVolumeMismatch, fmt.Sprintf("Cannot bind to requested volume %q: %s", volume.Name, mismatch))
+			b.event(claim, corev1.EventTypeWarning, ReasonVolumeMismatch, fmt.Sprintf("Cannot bind to requested volume %q: %s", volume.Name, mismatch))
 			_, err = b.updateClaimStatus(ctx, claim, corev1.ClaimPending, nil)
 		} else {
 			err = b.bind(ctx, volume, claim)
@@ -82,7 +82,7 @@ func (b *binder) syncPreboundClaim(ctx context.Context, claim *corev1.Persistent
 	case storagehelpers.IsVolumeBoundToClaim(volume, claim): // pre-bound both ways, or half done
 		err = b.bind(ctx, volume, claim)
 	default:
-		b.event(claim, corev1.EventTypeWarning, reasonFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", volume.Name))
+		b.event(claim, corev1.EventTypeWarning, ReasonFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", volume.Name))
 		if metav1.HasAnnotation(claim.ObjectMeta, storagehelpers.AnnBoundByController) {
 			// Only a user removing bind-completed leads here.
 			return fmt.Errorf("invalid binding of claim %q to volume %q: volume already claimed by %q",
@@ -99,20 +99,20 @@ func (b *binder) syncPreboundClaim(ctx context.Context, claim *corev1.Persistent
 // left undone, and does nothing when all is done.
 func (b *binder) syncBoundClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
 	if claim.Spec.VolumeName == "" {
-		_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, "ClaimLost",
+		_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, ReasonClaimLost,
 			"Bound claim has lost reference to PersistentVolume. Data on the volume is lost!")
 		return err
 	}
 	volume, ok := b.volumes.get(claim.Spec.VolumeName)
 	switch {
 	case !ok:
-		_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, "ClaimLost",
+		_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, ReasonClaimLost,
 			"Bound claim has lost its PersistentVolume. Data on the volume is lost!")
 		return err
 	case volume.Spec.ClaimRef == nil, volume.Spec.ClaimRef.UID == claim.UID:
 		return b.bind(ctx, volume, claim)
 	}
-	_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, "ClaimMisbound",
+	_, err := b.updateClaimStatusWithEvent(ctx, claim, corev1.ClaimLost, nil, ReasonClaimMisbound,
 		"Two claims are bound to the same volume, this one is bound incorrectly")
 	return err
 }
@@ -146,11 +146,11 @@ func (b *binder) eventForDelayedClaim(claim *corev1.PersistentVolumeClaim) {
 	}
 	switch len(unscheduled) {
 	case 0:
-		b.event(claim, corev1.EventTypeNormal, reasonWaitForFirstConsumer, "waiting for first consumer to be created before binding")
+		b.event(claim, corev1.EventTypeNormal, ReasonWaitForFirstConsumer, "waiting for first consumer to be created before binding")
 	case 1:
-		b.event(claim, corev1.EventTypeNormal, reasonWaitForPodScheduled, fmt.Sprintf("waiting for pod %s to be scheduled", unscheduled[0]))
+		b.event(claim, corev1.EventTypeNormal, ReasonWaitForPodScheduled, fmt.Sprintf("waiting for pod %s to be scheduled", unscheduled[0]))
 	default:
-		b.event(claim, corev1.EventTypeNormal, reasonWaitForPodScheduled, fmt.Sprintf("waiting for pods %s to be scheduled", strings.Join(unscheduled, ",")))
+		b.event(claim, corev1.EventTypeNormal, ReasonWaitForPodScheduled, fmt.Sprintf("waiting for pods %s to be scheduled", strings.Join(unscheduled, ",")))
 	}
 }
 

@@ -24,6 +24,15 @@ import (
 // one pass over the caches.
 const DefaultSyncPeriod = 15 * time.Second
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "persistentvolume-binder-controller"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "persistentvolume-controller"
+
 // Options tune the controller.
 type Options struct {
 	// NodeRoot and NFSRoot are the kubelets' --node-root and --nfs-root:
@@ -53,12 +62,12 @@ func New(d controller.Deps, o Options) *Controller {
 	volumes, claims := d.Informers.For(client.PersistentVolumes), d.Informers.For(client.PersistentVolumeClaims)
 	classes, pods, nodes := d.Informers.For(client.StorageClasses), d.Informers.For(client.Pods), d.Informers.For(client.Nodes)
 	pods.Cache().AddIndex(IndexPodsByClaim, PodClaimIndex)
-	log := d.Log.With("controller", "persistentvolume-binder-controller")
+	log := d.Log.With("controller", ControllerName)
 	c := &Controller{queue: workqueue.New[item](d.Clock), synced: []*client.Informer{volumes, claims, classes, pods, nodes},
 		period: cmp.Or(o.SyncPeriod, DefaultSyncPeriod), clock: d.Clock, log: log}
 	c.binder = &binder{api: clientAPI{d.Client}, volumes: newStore[*corev1.PersistentVolume](), claims: newStore[*corev1.PersistentVolumeClaim](),
 		classes: classes.Cache(), pods: pods.Cache(), nodes: nodes.Cache(), host: volumeplugin.Host{NodeRoot: o.NodeRoot, NFSRoot: o.NFSRoot},
-		rec: d.Recorder.WithComponent("persistentvolume-controller"), clock: d.Clock, log: log, enqueue: c.queue.Add}
+		rec: d.Recorder.WithComponent(EventComponent), clock: d.Clock, log: log, enqueue: c.queue.Add}
 	volumes.AddHandler(client.Handler{
 		OnAdd:    c.volumeChanged,
 		OnUpdate: func(_, obj runtime.Object) { c.volumeChanged(obj) },
@@ -104,9 +113,9 @@ func (c *Controller) claimDeleted(obj runtime.Object) {
 	}
 }
 
-// Run syncs with one worker until ctx ends (binding is not reentrant:
-// see the package doc), and queues every claim and volume again every
-// SyncPeriod.
+// Run syncs with one worker (binding is not reentrant: see the package
+// doc), and queues every claim and volume again every SyncPeriod; it
+// blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.resync(ctx) }) // returns when ctx ends

@@ -25,7 +25,7 @@ import (
 func (b *binder) provisionClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
 	class, err := b.class(storagehelpers.GetPersistentVolumeClaimClass(claim))
 	if err != nil {
-		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, err.Error())
+		b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed, err.Error())
 		return nil
 	}
 	switch {
@@ -33,15 +33,15 @@ func (b *binder) provisionClaim(ctx context.Context, claim *corev1.PersistentVol
 		return b.provision(ctx, claim, class)
 	case strings.HasPrefix(class.Provisioner, "kubernetes.io/"):
 		// An in-tree plugin mkube does not have, or kubernetes.io/no-provisioner.
-		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, "no volume plugin matched name: "+class.Provisioner)
+		b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed, "no volume plugin matched name: "+class.Provisioner)
 		return nil
 	}
 	claim, err = b.setClaimProvisioner(ctx, claim, class.Provisioner)
 	if err != nil {
-		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, fmt.Sprintf("Error saving claim: %v", err))
+		b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed, fmt.Sprintf("Error saving claim: %v", err))
 		return err
 	}
-	b.event(claim, corev1.EventTypeNormal, reasonExternalProvisioning, fmt.Sprintf("Waiting for a volume to be created either by the external provisioner '%s' "+
+	b.event(claim, corev1.EventTypeNormal, ReasonExternalProvisioning, fmt.Sprintf("Waiting for a volume to be created either by the external provisioner '%s' "+
 		"or manually by the system administrator. If volume creation is delayed, please verify that "+
 		"the provisioner is running and correctly registered.", class.Provisioner))
 	return nil
@@ -73,7 +73,7 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 	if ok {
 		// The volume is made on that node's disk and pinned to it.
 		if _, found := b.nodes.Get(node); !found {
-			b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed,
+			b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed,
 				fmt.Sprintf("Failed to get target node: %v", apierrors.NewNotFound(corev1.Resource("node"), node)))
 			return nil
 		}
@@ -82,7 +82,7 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 		MountOptions: class.MountOptions, Node: node})
 	if err != nil {
 		b.rescheduleProvisioning(ctx, claim)
-		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, fmt.Sprintf("Failed to provision volume with StorageClass %q: %v", class.Name, err))
+		b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed, fmt.Sprintf("Failed to provision volume with StorageClass %q: %v", class.Name, err))
 		return nil
 	}
 	volume.Spec.ClaimRef = claimRef
@@ -94,11 +94,11 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 	}
 	saved, err := b.api.CreateVolume(ctx, volume)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		b.event(claim, corev1.EventTypeWarning, reasonProvisioningFailed,
+		b.event(claim, corev1.EventTypeWarning, ReasonProvisioningFailed,
 			fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", client.KeyOf(claim), err))
 		if _, del, _ := b.host.Deleter(volume, class.Provisioner); del != nil {
 			if derr := del(); derr != nil {
-				b.event(claim, corev1.EventTypeWarning, reasonProvisioningCleanup,
+				b.event(claim, corev1.EventTypeWarning, ReasonProvisioningCleanupFailed,
 					fmt.Sprintf("Error cleaning provisioned volume for claim %s: %v. Please delete manually.", client.KeyOf(claim), derr))
 			}
 		}
@@ -108,7 +108,7 @@ func (b *binder) provision(ctx context.Context, claim *corev1.PersistentVolumeCl
 		b.volumes.update(saved)
 	}
 	b.log.Info("volume provisioned for claim", "claim", client.KeyOf(claim), "volume", name, "class", class.Name)
-	b.event(claim, corev1.EventTypeNormal, reasonProvisioningSucceeded, fmt.Sprintf("Successfully provisioned volume %s using %s", name, class.Provisioner))
+	b.event(claim, corev1.EventTypeNormal, ReasonProvisioningSucceeded, fmt.Sprintf("Successfully provisioned volume %s using %s", name, class.Provisioner))
 	b.enqueue(item{claimItem, client.KeyOf(claim)})
 	return nil
 }

@@ -32,7 +32,7 @@ func (b *binder) reclaimVolume(ctx context.Context, volume *corev1.PersistentVol
 	case corev1.PersistentVolumeReclaimDelete:
 		return b.deleteVolume(ctx, volume)
 	}
-	_, err := b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, "VolumeUnknownReclaimPolicy", "Volume has unrecognized PersistentVolumeReclaimPolicy")
+	_, err := b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, ReasonVolumeUnknownReclaimPolicy, "Volume has unrecognized PersistentVolumeReclaimPolicy")
 	return err
 }
 
@@ -51,19 +51,19 @@ func (b *binder) recycleVolume(ctx context.Context, volume *corev1.PersistentVol
 	// A pod still running with the old claim would see its files vanish.
 	if _, cached := b.claims.get(claimKey(volume.Spec.ClaimRef)); !cached {
 		if users := b.activePodsUsing(claimKey(volume.Spec.ClaimRef)); len(users) > 0 {
-			b.event(volume, corev1.EventTypeNormal, reasonVolumeFailedRecycle, "Volume is used by pods: "+strings.Join(users, ","))
+			b.event(volume, corev1.EventTypeNormal, ReasonVolumeFailedRecycle, "Volume is used by pods: "+strings.Join(users, ","))
 			return nil
 		}
 	}
 	if err := b.host.Recycle(volume); errors.Is(err, volumeplugin.ErrNoRecycler) {
-		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, reasonVolumeFailedRecycle, "No recycler plugin found for the volume!")
+		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, ReasonVolumeFailedRecycle, "No recycler plugin found for the volume!")
 		return err
 	} else if err != nil {
-		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, reasonVolumeFailedRecycle, fmt.Sprintf("Recycle failed: %s", err))
+		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, ReasonVolumeFailedRecycle, fmt.Sprintf("Recycle failed: %s", err))
 		return err
 	}
-	b.event(volume, corev1.EventTypeNormal, reasonRecyclerPod, "Recycler pod: the controller manager scrubbed the volume's data itself (mkube runs no recycler pod)")
-	b.event(volume, corev1.EventTypeNormal, reasonVolumeRecycled, "Volume recycled")
+	b.event(volume, corev1.EventTypeNormal, ReasonRecyclerPod, "Recycler pod: the controller manager scrubbed the volume's data itself (mkube runs no recycler pod)")
+	b.event(volume, corev1.EventTypeNormal, ReasonVolumeRecycled, "Volume recycled")
 	b.log.Info("volume recycled", "volume", volume.Name)
 	return b.unbindVolume(ctx, volume)
 }
@@ -92,7 +92,7 @@ func (b *binder) deleteVolume(ctx context.Context, volume *corev1.PersistentVolu
 	}
 	if err != nil {
 		b.log.Warn("could not delete the volume's storage, will retry", "volume", volume.Name, "err", err)
-		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, reasonVolumeFailedDelete, err.Error())
+		_, err = b.updateVolumePhaseWithEvent(ctx, volume, corev1.VolumeFailed, ReasonVolumeFailedDelete, err.Error())
 		return err
 	}
 	b.log.Info("volume's storage deleted", "volume", volume.Name, "plugin", plugin)

@@ -42,9 +42,9 @@ func (b *binder) syncVolume(ctx context.Context, volume *corev1.PersistentVolume
 		// The claim's half of the binding is not done (a provisioned
 		// volume, or a volume pre-bound to it): its sync does it.
 		if storagehelpers.CheckVolumeModeMismatches(&claim.Spec, &volume.Spec) {
-			b.event(volume, corev1.EventTypeWarning, reasonVolumeMismatch,
+			b.event(volume, corev1.EventTypeWarning, ReasonVolumeMismatch,
 				fmt.Sprintf("Cannot bind PersistentVolume to requested PersistentVolumeClaim %q due to incompatible volumeMode.", claim.Name))
-			b.event(claim, corev1.EventTypeWarning, reasonVolumeMismatch,
+			b.event(claim, corev1.EventTypeWarning, ReasonVolumeMismatch,
 				fmt.Sprintf("Cannot bind PersistentVolume %q to requested PersistentVolumeClaim due to incompatible volumeMode.", volume.Name))
 			return nil
 		}

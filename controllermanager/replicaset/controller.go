@@ -34,6 +34,24 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// The names the controller manager runs the two controllers by (and the
+// keys of their service accounts, bootstrappolicy.ControllerServiceAccounts),
+// and the components their events are signed with, as Kubernetes has them.
+const (
+	ControllerName                   = "replicaset"
+	EventComponent                   = "replicaset-controller"
+	ReplicationManagerName           = "replicationcontroller"
+	ReplicationManagerEventComponent = "replication-controller"
+)
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonFailedDelete     = "FailedDelete"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-replicaset-syncs
 // (and --concurrent-rc-syncs, for ReplicationControllers): five ReplicaSets
 // sync at once, each one worker at a time.
@@ -59,12 +77,12 @@ type Controller struct {
 // New is the ReplicaSet controller on d's shared informers; it registers
 // its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
-	return newController(replicaSets, d, o, "replicaset", "replicaset-controller")
+	return newController(replicaSets, d, o, ControllerName, EventComponent)
 }
 
 // NewReplicationManager is the same controller for ReplicationControllers.
 func NewReplicationManager(d controller.Deps, o Options) *Controller {
-	return newController(replicationControllers, d, o, "replicationcontroller", "replication-controller")
+	return newController(replicationControllers, d, o, ReplicationManagerName, ReplicationManagerEventComponent)
 }
 
 // newController builds the controller of kind k; name tags its logs and

@@ -102,11 +102,11 @@ func (c *Controller) manageReplicas(ctx context.Context, rs *appsv1.ReplicaSet, 
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
 	pod := newPod(rs, c.kind.gvk)
 	if err := c.client.Create(ctx, client.Pods, rs.Namespace, pod, pod); err != nil {
-		c.rec.Event(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		c.rec.Event(rs, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		return fmt.Errorf("create pod for %s: %w", client.KeyOf(rs), err)
 	}
 	c.log.Info("created pod", seedstep.Key, seedstep.ControllerCreatesPods, "replicaset", client.KeyOf(rs), "pod", client.KeyOf(pod))
-	c.rec.Event(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", pod.Name)
+	c.rec.Event(rs, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
 	return nil
 }
 
@@ -121,11 +121,11 @@ func (c *Controller) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *
 		c.exp.DeletionObserved(key, client.KeyOf(pod))
 	} else if err != nil {
 		c.exp.DeletionObserved(key, client.KeyOf(pod)) // never going to arrive
-		c.rec.Event(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+		c.rec.Event(rs, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s: %w", client.KeyOf(pod), err)
 	}
 	c.log.Info("deleted pod", "replicaset", key, "pod", client.KeyOf(pod))
-	c.rec.Event(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", pod.Name)
+	c.rec.Event(rs, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 	return nil
 }
 

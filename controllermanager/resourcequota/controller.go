@@ -42,6 +42,15 @@ import (
 	"github.com/mkube/mkube/internal/quota"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "resourcequota-controller"
+
+// logName tags its log lines (controller=resourcequota): the shorter form its
+// log has always shown.
+const logName = "resourcequota"
+
 // DefaultWorkers is kube-controller-manager's
 // --concurrent-resource-quota-syncs.
 const DefaultWorkers = 5
@@ -92,7 +101,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, quotas: d.Informers.For(ResourceQuotas), counted: map[schema.GroupResource]*client.Informer{},
 		queue: workqueue.New[string](d.Clock), workers: o.Workers, syncPeriod: o.SyncPeriod, clock: d.Clock,
-		log: d.Log.With("controller", "resourcequota")}
+		log: d.Log.With("controller", logName)}
 	if c.workers <= 0 {
 		c.workers = DefaultWorkers
 	}
@@ -143,8 +152,8 @@ func (c *Controller) replenish(e quota.Evaluator, obj runtime.Object) {
 	}
 }
 
-// Run recounts every quota each syncPeriod, and runs the workers until
-// ctx ends.
+// Run recounts every quota each syncPeriod, and runs the workers; it
+// blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup // owner: Run; the resync loop returns when ctx ends
 	defer wg.Wait()

@@ -4,19 +4,25 @@
 // at kubernetes.default.svc. The controller writes it when a namespace
 // appears, and puts it back when it is deleted or changed.
 //
-// It all lives in controller.go: New registers the informer handlers, Run
-// runs the workers until ctx ends, sync does one item.
+// It all lives in controller.go: CAToPublish picks the CA as
+// kube-controller-manager does (--root-ca-file, else the kubeconfig's),
+// New registers the informer handlers, Run runs the workers until ctx
+// ends, sync does one item.
 package rootcacertpublisher
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/workqueue"
@@ -30,15 +36,48 @@ const (
 	description = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "root-ca-cert-publisher"
+
 // DefaultWorkers: one is plenty, a sync being one cache read and at most
 // one write.
 const DefaultWorkers = 1
 
-// Options: the CA to publish (kube-controller-manager's --root-ca-file),
-// and Workers, 0 meaning DefaultWorkers.
+// Options: the CA to publish (CAToPublish's), and Workers, 0 meaning
+// DefaultWorkers. An empty CA is published as it is, as Kubernetes does:
+// an empty ca.crt, which lets pods start but verify nothing (New says so
+// in the log).
 type Options struct {
 	controller.Options
 	CA []byte
+}
+
+// CAToPublish is the CA kube-controller-manager publishes: the contents of
+// rootCAFile (its --root-ca-file) if given, else the CA by which its
+// kubeconfig trusts the API server (the client config's CA data). With
+// neither, as on the plain port over http, it is empty, and so is every
+// namespace's ca.crt.
+func CAToPublish(rootCAFile, kubeconfig string) ([]byte, error) {
+	if rootCAFile != "" {
+		ca, err := os.ReadFile(rootCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("root CA file: %w", err)
+		}
+		return ca, nil
+	}
+	if kubeconfig == "" {
+		return nil, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	if err := rest.LoadTLSFiles(cfg); err != nil { // certificate-authority: a file's name
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg.CAData, nil
 }
 
 // Controller keeps kube-root-ca.crt in every namespace.
@@ -53,11 +92,19 @@ type Controller struct {
 }
 
 // New is the controller on d's shared namespace and ConfigMap informers;
-// it registers its handlers, so call it before they run.
+// it registers its handlers, so call it before they run. Without a CA it
+// says at once, as an error, what that costs: a reader who left out
+// --root-ca-file learns it here, not from a pod that cannot verify the
+// API server.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), configMaps: d.Informers.For(client.ConfigMaps),
 		queue: workqueue.New[string](d.Clock), data: map[string]string{Key: string(o.CA)},
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "root-ca-cert-publisher")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
+	if len(o.CA) == 0 {
+		ctrl.log.Error("no CA to publish: every namespace's ConfigMap "+Name+" holds an empty "+Key+
+			", so pods cannot verify the API server at kubernetes.default.svc; give --root-ca-file the API server's CA (CERT-DIR/ca.crt), "+
+			"or run on a --kubeconfig whose cluster has one", "configmap", Name)
+	}
 	enqueue := func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) }
 	ctrl.namespaces.AddHandler(client.Handler{OnAdd: enqueue, OnUpdate: func(_, obj runtime.Object) { enqueue(obj) }})
 	// Somebody deleting or editing the ConfigMap gets it back as it was.

@@ -21,6 +21,11 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "serviceaccount"
+
 // DefaultWorkers is kube-controller-manager's --concurrent-serviceaccount-syncs.
 const DefaultWorkers = 5
 
@@ -45,7 +50,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces),
 		serviceAccounts: d.Informers.For(client.ServiceAccounts), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "serviceaccount")}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	ctrl.namespaces.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },
 		OnUpdate: func(_, obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },

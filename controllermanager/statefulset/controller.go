@@ -51,6 +51,26 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "statefulset"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "statefulset-controller"
+
+// The reasons of its events, as Kubernetes gives them.
+const (
+	ReasonConflictingController = "ConflictingController"
+	ReasonSuccessfulUpdate      = "SuccessfulUpdate"
+	ReasonFailedUpdate          = "FailedUpdate"
+	ReasonSuccessfulDelete      = "SuccessfulDelete"
+	ReasonFailedDelete          = "FailedDelete"
+	ReasonSuccessfulCreate      = "SuccessfulCreate"
+	ReasonFailedCreate          = "FailedCreate"
+)
+
 // DefaultWorkers is kube-controller-manager's --concurrent-statefulset-syncs.
 const DefaultWorkers = 5
 
@@ -81,7 +101,7 @@ func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, sets: sets, pods: pods, claims: claims, revisions: revisions,
 		history: history.NewHistory(d.Client, revisions), queue: workqueue.New[string](d.Clock),
 		workers: o.WorkersOr(DefaultWorkers), exp: newExpectations(d.Clock),
-		rec: d.Recorder.WithComponent("statefulset-controller"), log: d.Log.With("controller", "statefulset"), clock: d.Clock}
+		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	sets.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
@@ -165,7 +185,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	}
 }
 
-// Run waits for the caches and runs the workers until ctx ends.
+// Run waits for the caches and runs the workers; it blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, c.workers, c.sync, c.log, "statefulset", c.sets, c.pods, c.claims, c.revisions)
 }

@@ -223,7 +223,7 @@ func (c *Controller) fixClaimOwners(ctx context.Context, set *appsv1.StatefulSet
 			continue
 		}
 		if hasUnexpectedController(claim, set, pod) {
-			c.rec.Event(set, corev1.EventTypeWarning, "ConflictingController",
+			c.rec.Event(set, corev1.EventTypeWarning, ReasonConflictingController,
 				"PersistentVolumeClaim %s has a conflicting OwnerReference that acts as a manging controller, the retention policy is ignored for this claim", claim.Name)
 		}
 		next := claim.DeepCopy()
@@ -242,19 +242,27 @@ func (c *Controller) fixClaimOwners(ctx context.Context, set *appsv1.StatefulSet
 func (c *Controller) podEvent(set *appsv1.StatefulSet, verb string, pod *corev1.Pod, err error) {
 	v := title(verb)
 	if err == nil {
-		c.rec.Event(set, corev1.EventTypeNormal, "Successful"+v, "%s Pod %s in StatefulSet %s successful", v, pod.Name, set.Name)
+		c.rec.Event(set, corev1.EventTypeNormal, podEventReasons[verb].ok, "%s Pod %s in StatefulSet %s successful", v, pod.Name, set.Name)
 		return
 	}
-	c.rec.Event(set, corev1.EventTypeWarning, "Failed"+v, "%s Pod %s in StatefulSet %s failed error: %s", v, pod.Name, set.Name, err)
+	c.rec.Event(set, corev1.EventTypeWarning, podEventReasons[verb].failed, "%s Pod %s in StatefulSet %s failed error: %s", v, pod.Name, set.Name, err)
+}
+
+// podEventReasons are podEvent's reasons for each verb: Successful<Verb>
+// and Failed<Verb>.
+var podEventReasons = map[string]struct{ ok, failed string }{
+	"create": {ReasonSuccessfulCreate, ReasonFailedCreate},
+	"update": {ReasonSuccessfulUpdate, ReasonFailedUpdate},
+	"delete": {ReasonSuccessfulDelete, ReasonFailedDelete},
 }
 
 // claimEvent is Kubernetes' recordClaimEvent for a claim's creation.
 func (c *Controller) claimEvent(set *appsv1.StatefulSet, pod *corev1.Pod, claim *corev1.PersistentVolumeClaim, err error) {
 	if err == nil {
-		c.rec.Event(set, corev1.EventTypeNormal, "SuccessfulCreate", "Create Claim %s Pod %s in StatefulSet %s success", claim.Name, pod.Name, set.Name)
+		c.rec.Event(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create Claim %s Pod %s in StatefulSet %s success", claim.Name, pod.Name, set.Name)
 		return
 	}
-	c.rec.Event(set, corev1.EventTypeWarning, "FailedCreate", "Create Claim %s for Pod %s in StatefulSet %s failed error: %s", claim.Name, pod.Name, set.Name, err)
+	c.rec.Event(set, corev1.EventTypeWarning, ReasonFailedCreate, "Create Claim %s for Pod %s in StatefulSet %s failed error: %s", claim.Name, pod.Name, set.Name, err)
 }
 
 // title is "create" → "Create": the verbs are ASCII.

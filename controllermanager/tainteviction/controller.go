@@ -24,6 +24,15 @@ type lister interface {
 	ByIndex(index, value string) []runtime.Object
 }
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "taint-eviction-controller"
+
+// EventComponent signs its events (source.component), as Kubernetes'
+// controller signs them.
+const EventComponent = "taint-eviction-controller"
+
 // DefaultWorkers is Kubernetes' UpdateWorkerSize for this controller (it
 // has no flag): eight pods decided at once, each sync a cache read and at
 // most one DELETE.
@@ -75,7 +84,7 @@ func New(d controller.Deps, o Options) *Controller {
 func newController(d controller.Deps, nodes, pods lister, o Options) *Controller {
 	return &Controller{client: d.Client, nodes: nodes, pods: pods, queue: workqueue.New[string](d.Clock),
 		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock,
-		rec: d.Recorder.WithComponent("taint-eviction-controller"), log: d.Log.With("controller", "taint-eviction-controller"),
+		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName),
 		countdown: map[string]*countdown{}}
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/mkube/mkube/client"
 )
 
-// eventReason is the reason of the events this controller writes, as in
-// Kubernetes.
-const eventReason = "TaintManagerEviction"
+// ReasonTaintManagerEviction is the reason of the events this
+// controller writes, as in Kubernetes.
+const ReasonTaintManagerEviction = "TaintManagerEviction"
 
 // countdown is a pod's pending eviction.
 type countdown struct {
@@ -142,7 +142,7 @@ func (c *Controller) cancel(key string, pod *corev1.Pod, why string) {
 		return
 	}
 	c.log.Info(why+": eviction cancelled", "pod", key, "node", cd.node, "wasDueAt", cd.at.Format(time.RFC3339))
-	c.rec.Event(podRef(pod), corev1.EventTypeNormal, eventReason, "Cancelling deletion of Pod %s", key)
+	c.rec.Event(podRef(pod), corev1.EventTypeNormal, ReasonTaintManagerEviction, "Cancelling deletion of Pod %s", key)
 }
 
 // evict deletes the pod gracefully: no gracePeriodSeconds, so the API
@@ -169,7 +169,7 @@ func (c *Controller) evict(ctx context.Context, key string, pod *corev1.Pod) err
 		}
 		c.log.Info("deleted pod: its kubelet stops it within the grace period", "pod", key, "node", pod.Spec.NodeName,
 			"gracePeriodSeconds", grace)
-		c.rec.Event(podRef(pod), corev1.EventTypeNormal, eventReason, "Marking for deletion Pod %s", key)
+		c.rec.Event(podRef(pod), corev1.EventTypeNormal, ReasonTaintManagerEviction, "Marking for deletion Pod %s", key)
 	}
 	c.mu.Lock()
 	delete(c.countdown, key)

@@ -33,6 +33,15 @@ import (
 	"github.com/mkube/mkube/controllermanager/controller"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "ttl-after-finished-controller"
+
+// logName tags its log lines (controller=ttl-after-finished): the shorter form its
+// log has always shown.
+const logName = "ttl-after-finished"
+
 // DefaultWorkers is kube-controller-manager's
 // --concurrent-ttl-after-finished-syncs.
 const DefaultWorkers = 5
@@ -54,7 +63,7 @@ type Controller struct {
 // handlers, so call it before the informers run.
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, jobs: d.Informers.For(client.Jobs), queue: workqueue.New[string](d.Clock),
-		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", "ttl-after-finished"), clock: d.Clock}
+		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", logName), clock: d.Clock}
 	c.jobs.AddHandler(client.Handler{OnAdd: c.enqueue, OnUpdate: func(_, obj runtime.Object) { c.enqueue(obj) }})
 	return c
 }

@@ -30,6 +30,26 @@ import (
 	"github.com/mkube/mkube/controllermanager/persistentvolume/volumeplugin"
 )
 
+// ControllerName is the name the controller manager runs this controller
+// by, and the key of its service account
+// (bootstrappolicy.ControllerServiceAccounts).
+const ControllerName = "persistentvolume-expander-controller"
+
+// The components its events are signed with: the external resizer's for
+// the resize itself, Kubernetes' expand controller's for handing it over.
+const (
+	ResizerEventComponent = "external-resizer " + volumeplugin.ProvisionerName
+	ExpandEventComponent  = "volume_expand"
+)
+
+// The reasons of its events, as Kubernetes and the external resizer give
+// them.
+const (
+	ReasonExternalExpanding      = "ExternalExpanding"
+	ReasonResizing               = "Resizing"
+	ReasonVolumeResizeSuccessful = "VolumeResizeSuccessful"
+)
+
 // Controller resizes the volumes of claims that ask for more.
 type Controller struct {
 	client  *client.Client
@@ -45,8 +65,8 @@ type Controller struct {
 // call it before they run.
 func New(d controller.Deps) *Controller {
 	c := &Controller{client: d.Client, claims: d.Informers.For(client.PersistentVolumeClaims), volumes: d.Informers.For(client.PersistentVolumes),
-		queue: workqueue.New[string](d.Clock), resizer: d.Recorder.WithComponent("external-resizer " + volumeplugin.ProvisionerName),
-		expand: d.Recorder.WithComponent("volume_expand"), log: d.Log.With("controller", "persistentvolume-expander-controller")}
+		queue: workqueue.New[string](d.Clock), resizer: d.Recorder.WithComponent(ResizerEventComponent),
+		expand: d.Recorder.WithComponent(ExpandEventComponent), log: d.Log.With("controller", ControllerName)}
 	changed := func(obj runtime.Object) {
 		if pvc := obj.(*corev1.PersistentVolumeClaim); wantsMore(pvc) {
 			c.queue.Add(client.KeyOf(pvc))
@@ -65,7 +85,7 @@ func wantsMore(pvc *corev1.PersistentVolumeClaim) bool {
 	return asked.Cmp(has) > 0
 }
 
-// Run syncs with one worker until ctx ends.
+// Run syncs with one worker and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "claim", c.claims, c.volumes)
 }
@@ -87,12 +107,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	pv := vobj.(*corev1.PersistentVolume)
 	if pv.Annotations[storagehelpers.AnnDynamicallyProvisioned] != volumeplugin.ProvisionerName {
-		c.expand.Event(pvc, corev1.EventTypeWarning, "ExternalExpanding",
+		c.expand.Event(pvc, corev1.EventTypeWarning, ReasonExternalExpanding,
 			"Ignoring the PVC: didn't find a plugin capable of expanding the volume; waiting for an external controller to process this PVC.")
 		return nil
 	}
 	asked := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	c.resizer.Event(pvc, corev1.EventTypeNormal, "Resizing", "External resizer is resizing volume %s", pv.Name)
+	c.resizer.Event(pvc, corev1.EventTypeNormal, ReasonResizing, "External resizer is resizing volume %s", pv.Name)
 	if size := pv.Spec.Capacity[corev1.ResourceStorage]; size.Cmp(asked) < 0 {
 		next := pv.DeepCopy()
 		next.Spec.Capacity[corev1.ResourceStorage] = asked
@@ -106,7 +126,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err := c.client.UpdateStatus(ctx, client.PersistentVolumeClaims, pvc.Namespace, pvc.Name, next, nil); err != nil {
 		return fmt.Errorf("claim %s: status: %w", key, err)
 	}
-	c.resizer.Event(pvc, corev1.EventTypeNormal, "VolumeResizeSuccessful", "Resize volume succeeded")
+	c.resizer.Event(pvc, corev1.EventTypeNormal, ReasonVolumeResizeSuccessful, "Resize volume succeeded")
 	c.log.Info("volume resized", "claim", key, "volume", pv.Name, "size", asked.String())
 	return nil
 }

@@ -29,7 +29,7 @@ type ClaimController struct {
 // informers of claims and pods; call it before they run.
 func NewClaimController(d controller.Deps) *ClaimController {
 	c := &ClaimController{client: d.Client, claims: d.Informers.For(client.PersistentVolumeClaims), pods: d.Informers.For(client.Pods),
-		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", "persistentvolumeclaim-protection-controller")}
+		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", ClaimControllerName)}
 	c.pods.Cache().AddIndex(persistentvolume.IndexPodsByClaim, persistentvolume.PodClaimIndex)
 	c.claims.AddHandler(client.Handler{
 		OnAdd:    c.claimChanged,
@@ -66,7 +66,7 @@ func (c *ClaimController) podChanged(pod *corev1.Pod, deleted bool) {
 	}
 }
 
-// Run syncs with one worker, as Kubernetes, until ctx ends.
+// Run syncs with one worker, as Kubernetes, and blocks until ctx ends.
 func (c *ClaimController) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "claim", c.claims, c.pods)
 }

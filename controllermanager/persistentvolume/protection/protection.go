@@ -24,6 +24,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// The names the controller manager runs the two controllers by, and the
+// keys of their service accounts (bootstrappolicy.ControllerServiceAccounts).
+const (
+	ClaimControllerName  = "persistentvolumeclaim-protection-controller"
+	VolumeControllerName = "persistentvolume-protection-controller"
+)
+
 // needsFinalizer: a live object without the finalizer.
 func needsFinalizer(m metav1.Object, finalizer string) bool {
 	return m.GetDeletionTimestamp() == nil && !slices.Contains(m.GetFinalizers(), finalizer)

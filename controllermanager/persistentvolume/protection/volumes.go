@@ -26,7 +26,7 @@ type VolumeController struct {
 // informer of volumes; call it before it runs.
 func NewVolumeController(d controller.Deps) *VolumeController {
 	c := &VolumeController{client: d.Client, volumes: d.Informers.For(client.PersistentVolumes),
-		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", "persistentvolume-protection-controller")}
+		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", VolumeControllerName)}
 	changed := func(obj runtime.Object) {
 		pv := obj.(*corev1.PersistentVolume)
 		if needsFinalizer(pv, storagepolicy.VolumeProtectionFinalizer) || deletionCandidate(pv, storagepolicy.VolumeProtectionFinalizer) {
@@ -37,7 +37,7 @@ func NewVolumeController(d controller.Deps) *VolumeController {
 	return c
 }
 
-// Run syncs with one worker until ctx ends.
+// Run syncs with one worker and blocks until ctx ends.
 func (c *VolumeController) Run(ctx context.Context) {
 	client.RunWorkers(ctx, c.queue, 1, c.sync, c.log, "volume", c.volumes)
 }
