@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -65,7 +66,7 @@ func (l *limitedWriter) Write(b []byte) (int, error) {
 // writeContainerLog writes c's log to w, as opts ask. Following ends when
 // the container is no longer running and its log is read to the end, or
 // when ctx ends (the client went away).
-func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter, c *kubecontainer.Container, opts logOptions) error {
 	err := k.copyContainerLog(ctx, hw, c, opts)
 	if errors.Is(err, errLogLimit) {
 		return nil // as much as was asked for
@@ -74,7 +75,7 @@ func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter,
 }
 
 // copyContainerLog is writeContainerLog until the limit is reached.
-func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, c *kubecontainer.Container, opts logOptions) error {
 	var w io.Writer = hw
 	if opts.limitBytes > 0 {
 		w = &limitedWriter{w: hw, n: opts.limitBytes}

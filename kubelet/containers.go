@@ -16,6 +16,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // runPod is seed step 12 proper: "the kubelet calls the container runtime
@@ -135,7 +136,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 // the app containers may start. A sidecar (an init container with
 // restartPolicy Always) is started in its turn and kept running, and
 // the next one starts once it has started.
-func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) (bool, error) {
+func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (bool, error) {
 	for _, c := range pod.Spec.InitContainers {
 		cur := sb.Containers[c.Name]
 		switch {
@@ -204,7 +205,7 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 // syncContainer makes container c run with the image its spec names, in
 // the pod's sandbox sb, as its restart policy allows. It returns a
 // waiting state if c cannot start for now.
-func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
+func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
 	cur := sb.Containers[c.Name]
 	alloc, _ := k.allocation(pod)
@@ -303,7 +304,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 // instance cur that was just replaced, and removes what came before it
 // (its garbage collector's MaxPerPodContainer is 1). A failure is only
 // logged: the next restart tries again.
-func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *runtimeContainer) {
+func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *kubecontainer.Container) {
 	old := cur.Older
 	if cur.Previous != nil {
 		old = append(old, cur.Previous.RawID)
@@ -335,14 +336,14 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 // restarts: the exited container rc is to run again, by its restart
 // policy, or because a probe killed it (then unless the policy is Never,
 // whatever its exit code, as the kubelet's computePodActions).
-func (k *Kubelet) restarts(pod *corev1.Pod, rc *runtimeContainer) bool {
+func (k *Kubelet) restarts(pod *corev1.Pod, rc *kubecontainer.Container) bool {
 	policy := restartPolicyOf(pod, rc.Name)
 	return shouldRestart(policy, rc.ExitCode) ||
 		(policy != corev1.RestartPolicyNever && k.probes.KilledByProbe(pod.UID, rc.Name, rc.RawID))
 }
 
 // restartsNow: rc exited and is restarted on this sync, not delayed.
-func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
+func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *kubecontainer.Container) bool {
 	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !k.restarts(pod, rc) {
 		return false
 	}
@@ -389,7 +390,7 @@ func gracePeriod(seconds *int64) int64 {
 
 // stopContainer asks the runtime to stop c within timeout seconds: the
 // stop signal, then SIGKILL when the time is up.
-func (k *Kubelet) stopContainer(ctx context.Context, c *runtimeContainer, timeout int64) error {
+func (k *Kubelet) stopContainer(ctx context.Context, c *kubecontainer.Container, timeout int64) error {
 	if _, err := k.runtime.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.RawID, Timeout: timeout}); err != nil {
 		return fmt.Errorf("stop container %s: %w", c.Name, err)
 	}
@@ -398,7 +399,7 @@ func (k *Kubelet) stopContainer(ctx context.Context, c *runtimeContainer, timeou
 
 // container returns the runtime's newest instance of the pod's container
 // name, or nil.
-func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*runtimeContainer, error) {
+func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*kubecontainer.Container, error) {
 	sb, err := k.runtime.podSandbox(ctx, runtimeUID(pod))
 	if sb == nil || err != nil {
 		return nil, err
@@ -449,7 +450,7 @@ func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string
 // what is left of the grace period: a sidecar (a proxy, a log shipper)
 // serves the app containers until they are gone, preStop hooks
 // included.
-func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, grace int64) error {
+func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, grace int64) error {
 	start := k.clock.Now()
 	var regular, sidecars []corev1.Container
 	for _, c := range allContainers(pod) {
@@ -473,7 +474,7 @@ func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSa
 const minimumGracePeriod = 2
 
 // stopEach stops those of containers that run, all at once.
-func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *podSandbox, containers []corev1.Container, grace int64) error {
+func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, containers []corev1.Container, grace int64) error {
 	var stops sync.WaitGroup
 	errs := make([]error, len(containers))
 	for i, c := range containers {

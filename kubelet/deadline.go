@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // A pod's spec.activeDeadlineSeconds bounds how long it may be active on
@@ -39,7 +40,7 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 // message at once (see failure), as the kubelet does, and its running
 // containers are stopped in the background, with their grace period;
 // the pod's sandbox is released only after that (syncPod).
-func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, f podFailure) error {
+func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f podFailure) error {
 	k.mu.Lock()
 	_, known := k.failures[pod.UID]
 	k.failures[pod.UID] = f
@@ -81,7 +82,7 @@ func (k *Kubelet) failure(uid types.UID) (podFailure, bool) {
 	return f, ok
 }
 
-func anyRunning(sb *podSandbox) bool {
+func anyRunning(sb *kubecontainer.PodSandbox) bool {
 	for _, c := range sb.Containers {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return true

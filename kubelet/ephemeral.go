@@ -7,6 +7,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // Ephemeral containers (`kubectl debug -it pod --image=busybox`): a user
@@ -39,7 +40,7 @@ func isEphemeral(pod *corev1.Pod, name string) bool {
 
 // syncEphemeralContainers starts each ephemeral container that has not
 // run yet; one that ran stays as it is, running or exited.
-func (k *Kubelet) syncEphemeralContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) error {
+func (k *Kubelet) syncEphemeralContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) error {
 	for _, c := range ephemeralContainers(pod) {
 		if cur := sb.Containers[c.Name]; cur != nil && cur.State != runtimeapi.ContainerState_CONTAINER_CREATED {
 			continue // created before: it started (or failed to) already

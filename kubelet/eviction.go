@@ -58,8 +58,7 @@ const evictionGracePeriod = 1
 // storage of the fleet's pods, until ctx ends. One loop for the fleet, as
 // its nodes' pods are in one informer: 5,000 nodes do not each walk it.
 func (f *Fleet) runEvictionManager(ctx context.Context) {
-	k0 := f.kubelets[0]
-	t := k0.clock.NewTicker(k0.cfg.EvictionMonitoringPeriod)
+	t := f.clock.NewTicker(f.cfg.EvictionMonitoringPeriod)
 	defer t.Stop()
 	for {
 		select {

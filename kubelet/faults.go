@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -39,7 +40,7 @@ const faultCallTimeout = 10 * time.Second
 // faultTarget finds the current instance of the container the path
 // names, or answers the error and returns nil: 404 for an unknown pod or
 // container, 409 for one that has no instance yet.
-func (k *Kubelet) faultTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *runtimeContainer {
+func (k *Kubelet) faultTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *kubecontainer.Container {
 	ns, podName, name := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	obj, ok := k.informer.Cache().Get(ns + "/" + podName)
 	if !ok {
@@ -74,7 +75,7 @@ func hasContainer(pod *corev1.Pod, name string) bool {
 
 // runningTarget is faultTarget for the faults that end a process: the
 // instance must be running (409 otherwise).
-func (k *Kubelet) runningTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *runtimeContainer {
+func (k *Kubelet) runningTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *kubecontainer.Container {
 	ctr := k.faultTarget(ctx, w, r)
 	if ctr != nil && ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		http.Error(w, fmt.Sprintf("container %q in pod %s/%s is not running", ctr.Name, r.PathValue("namespace"), r.PathValue("pod")), http.StatusConflict)

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -11,10 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/kubelet/pleg"
 )
 
 // A fleet is the kubelets of one process. A kubelet process is usually one
@@ -33,7 +36,7 @@ import (
 //     PodCertificateRequests, for projected volumes
 //     (clustertrustbundles.go, podcertificates.go);
 //   - one container runtime, whose sandboxes carry their node's name
-//     (labelNodeName), and one container-event stream (pleg.go);
+//     (labelNodeName), and one container-event stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
 //     found by the pod, whatever its node.
 //
@@ -42,6 +45,12 @@ import (
 
 // Fleet is the kubelets of one process.
 type Fleet struct {
+	// cfg is the nodes' common configuration, defaults filled in; log
+	// and clock are the fleet's own, for what is no one node's.
+	cfg      Config
+	names    []string // its nodes, in order
+	log      *slog.Logger
+	clock    clock.WithTickerAndDelayedExecution
 	client   *client.Client
 	runtime  *runtimeService
 	informer *client.Informer
@@ -165,7 +174,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) > 1 {
 		selector, nodeSelector = "spec.nodeName!=", ""
 	}
-	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
+	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
@@ -270,7 +279,7 @@ const registerConcurrency = 16
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
 // server, the pod and Services informers, the container-event watch
-// (pleg.go), the eviction manager (eviction.go) and, per node, the
+// (package pleg), the eviction manager (eviction.go) and, per node, the
 // heartbeat loop, the static pods' reader and Workers pod workers
 // (stopped by shutting down the node's queue once ctx ends). Run returns
 // after all of them have.
@@ -311,7 +320,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		wg.Go(func() { f.routes.run(ctx, f.routes.nodes) })
 	}
 	wg.Go(func() { f.proxy.run(ctx) })
-	wg.Go(func() { f.watchContainerEvents(ctx) })
+	wg.Go(func() { pleg.New(f.runtime.runtime, fleetEvents{f}, f.clock, f.log).Run(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
 	wg.Go(func() { f.runEvictionManager(ctx) })
 	for _, k := range f.kubelets {
@@ -340,8 +349,8 @@ func (f *Fleet) register(ctx context.Context) error {
 		}
 	}
 	if len(f.kubelets) > 1 {
-		f.kubelets[0].log.Info("registered the fleet's nodes", "nodes", len(f.kubelets),
-			"first", f.kubelets[0].cfg.NodeName, "last", f.kubelets[len(f.kubelets)-1].cfg.NodeName)
+		f.log.Info("registered the fleet's nodes", "nodes", len(f.kubelets),
+			"first", f.names[0], "last", f.names[len(f.names)-1])
 	}
 	return nil
 }

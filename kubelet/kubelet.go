@@ -175,7 +175,7 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.kubelets[0], nil
+	return f.byName[cfg.NodeName], nil
 }
 
 // Run runs the kubelet's fleet: see Fleet.Run.

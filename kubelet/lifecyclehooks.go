@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // Container lifecycle hooks (pkg/kubelet/lifecycle): a container's
@@ -139,6 +140,6 @@ func (k *Kubelet) runPostStart(ctx context.Context, pod *corev1.Pod, c corev1.Co
 	}
 	k.recorder.Event(pod, corev1.EventTypeWarning, "FailedPostStartHook", "%s", msg)
 	k.log.Info("postStart hook failed: killing the container", "pod", key, "container", c.Name, "err", err)
-	cur := &runtimeContainer{Name: c.Name, RawID: id}
+	cur := &kubecontainer.Container{Name: c.Name, RawID: id}
 	return k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 }

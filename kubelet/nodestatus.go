@@ -342,7 +342,7 @@ const imagesMaxAge = time.Second
 // others take the images last seen rather than queue behind it.
 func (f *Fleet) images(ctx context.Context) ([]corev1.ContainerImage, error) {
 	f.imagesMu.Lock()
-	now := f.kubelets[0].clock.Now()
+	now := f.clock.Now()
 	fresh := !f.imagesAt.IsZero() && now.Sub(f.imagesAt) < imagesMaxAge
 	if fresh || (f.imagesFetching && f.imagesCache != nil) {
 		defer f.imagesMu.Unlock()

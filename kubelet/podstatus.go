@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -25,7 +26,7 @@ const reasonContainerCreating = "ContainerCreating"
 // timestamp is carried over while nothing changes and cut to the seconds
 // the API stores, so that an unchanged pod yields an identical status and
 // no write.
-func generatePodStatus(pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting, hostIP netip.Addr, now time.Time) corev1.PodStatus {
+func generatePodStatus(pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting, hostIP netip.Addr, now time.Time) corev1.PodStatus {
 	t := metav1.NewTime(now).Rfc3339Copy()
 	st := *pod.Status.DeepCopy()
 	st.HostIP, st.HostIPs = hostIP.String(), []corev1.HostIP{{IP: hostIP.String()}}
@@ -51,7 +52,7 @@ func generatePodStatus(pod *corev1.Pod, sb *podSandbox, waiting map[string]*core
 	statuses := func(containers []corev1.Container) []corev1.ContainerStatus {
 		out := make([]corev1.ContainerStatus, 0, len(containers))
 		for _, c := range containers {
-			var rc *runtimeContainer
+			var rc *kubecontainer.Container
 			if sb != nil {
 				rc = sb.Containers[c.Name]
 			}
@@ -117,7 +118,7 @@ func hasStarted(cs corev1.ContainerStatus) bool {
 // it was never created: then it waits for the reason notCreated). A
 // running container is started and ready unless its probes say not yet
 // (rc.NotStarted, rc.NotReady).
-func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.ContainerStateWaiting, notCreated string) corev1.ContainerStatus {
+func containerStatus(c corev1.Container, rc *kubecontainer.Container, waiting *corev1.ContainerStateWaiting, notCreated string) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
 	if rc == nil || rc.State == runtimeapi.ContainerState_CONTAINER_CREATED {
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: notCreated}
@@ -149,7 +150,7 @@ func containerStatus(c corev1.Container, rc *runtimeContainer, waiting *corev1.C
 	return cs
 }
 
-func terminated(rc *runtimeContainer) *corev1.ContainerStateTerminated {
+func terminated(rc *kubecontainer.Container) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{ExitCode: rc.ExitCode, Reason: rc.Reason, Message: rc.Message, ContainerID: rc.ID,
 		StartedAt: metav1.NewTime(rc.StartedAt).Rfc3339Copy(), FinishedAt: metav1.NewTime(rc.FinishedAt).Rfc3339Copy()}
 }

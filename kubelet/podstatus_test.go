@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 var hostIP = netip.MustParseAddr("10.240.1.1")
@@ -121,7 +122,7 @@ func newTestPod() *corev1.Pod {
 // startAll runs the pod's containers in a fresh in-process runtime,
 // through the CRI calls the kubelet makes, and returns the runtime and
 // what it reports for the pod.
-func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *podSandbox) {
+func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *kubecontainer.PodSandbox) {
 	t.Helper()
 	rs := testRuntime(t)
 	ctx, logs := context.Background(), t.TempDir()
@@ -154,7 +155,7 @@ func startContainer(t *testing.T, rs *runtimeService, pod *corev1.Pod, sandboxID
 	}
 }
 
-func podSandboxOf(t *testing.T, rs *runtimeService, pod *corev1.Pod) *podSandbox {
+func podSandboxOf(t *testing.T, rs *runtimeService, pod *corev1.Pod) *kubecontainer.PodSandbox {
 	t.Helper()
 	sb, err := rs.podSandbox(context.Background(), pod.UID)
 	if err != nil || sb == nil {
@@ -273,7 +274,7 @@ func TestAStatusThatWasStoredIsNotWrittenAgain(t *testing.T) {
 	_, sb := startAll(t, pod)
 	for _, tc := range []struct {
 		name string
-		sb   *podSandbox
+		sb   *kubecontainer.PodSandbox
 	}{{"while creating", nil}, {"while running", sb}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod.DeepCopy()
@@ -424,7 +425,7 @@ func TestACompletedInitContainerIsReady(t *testing.T) {
 	pod := newTestPod()
 	always := corev1.ContainerRestartPolicyAlways
 	pod.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1.36"}, {Name: "side", Image: "busybox:1.36", RestartPolicy: &always}}
-	sb := &podSandbox{ID: "sb", Ready: true, IP: "10.244.1.2", Containers: map[string]*runtimeContainer{
+	sb := &kubecontainer.PodSandbox{ID: "sb", Ready: true, IP: "10.244.1.2", Containers: map[string]*kubecontainer.Container{
 		"init": {ID: "mkube://init", RawID: "init", Name: "init", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_EXITED, Reason: "Completed"},
 		"side": {ID: "mkube://side", RawID: "side", Name: "side", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_RUNNING, NotReady: true},
 	}}
@@ -440,7 +441,7 @@ func TestAnEphemeralContainer(t *testing.T) {
 	pod := newTestPod()
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}}}
 	_, sb := startAll(t, pod)
-	sb.Containers["debugger"] = &runtimeContainer{ID: "mkube://dbg", RawID: "dbg", Name: "debugger", Image: "busybox:1.36",
+	sb.Containers["debugger"] = &kubecontainer.Container{ID: "mkube://dbg", RawID: "dbg", Name: "debugger", Image: "busybox:1.36",
 		State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, Reason: "Error"}
 	st := generatePodStatus(pod, sb, nil, hostIP, t0)
 	if len(st.EphemeralContainerStatuses) != 1 || st.EphemeralContainerStatuses[0].State.Terminated == nil {

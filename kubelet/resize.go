@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -162,7 +163,7 @@ func allocatedContainer(alloc *corev1.Pod, c corev1.Container) corev1.Container 
 // resizeContainer gives running container cur the cgroup settings of c's
 // (allocated) resources, if it has others. It reports whether c must be
 // restarted instead, as its resizePolicy says.
-func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, cur *runtimeContainer) (restart bool, err error) {
+func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, cur *kubecontainer.Container) (restart bool, err error) {
 	want, have := containerResources(c), cur.Resources
 	if have == nil || sameCgroup(want, have) {
 		return false, nil
@@ -194,7 +195,7 @@ func sameCgroup(a, b *runtimeapi.LinuxContainerResources) bool {
 // each container's allocated requests and actual resources, and the
 // resize conditions (pending: why a resize waits; in progress: while a
 // running container's settings are not its allocation's).
-func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *podSandbox, pending *corev1.PodCondition, now metav1.Time) {
+func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *kubecontainer.PodSandbox, pending *corev1.PodCondition, now metav1.Time) {
 	inProgress := false
 	fill := func(statuses []corev1.ContainerStatus, containers []corev1.Container) {
 		for i := range statuses {
@@ -207,7 +208,7 @@ func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *podSandbox, 
 			if len(c.Resources.Requests) > 0 {
 				cs.AllocatedResources = c.Resources.Requests.DeepCopy()
 			}
-			var rc *runtimeContainer
+			var rc *kubecontainer.Container
 			if sb != nil {
 				rc = sb.Containers[c.Name]
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +80,7 @@ func TestSetResourceStatus(t *testing.T) {
 		{Name: "a", Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "200m")}},
 		{Name: "b"}}}}
 	alloc.Generation = 2
-	sb := &podSandbox{Containers: map[string]*runtimeContainer{
+	sb := &kubecontainer.PodSandbox{Containers: map[string]*kubecontainer.Container{
 		"a": {State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: &runtimeapi.LinuxContainerResources{CpuShares: 102}},
 		"b": {State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2}}}}
 	now := metav1.Now()

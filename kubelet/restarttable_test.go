@@ -21,13 +21,14 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/prober"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // The restart table of seed 003 §5.3, played KWOK-style: no process runs,
-// the runtime's view of the pod (a podSandbox and its runtimeContainer
+// the runtime's view of the pod (a kubecontainer.PodSandbox and its Containers
 // records) is written by hand for each moment, and the kubelet's own code
 // turns it into a pod status (generatePodStatus), a decision (shouldRestart,
 // restartsNow with a real backOff on a fake clock) and a CrashLoopBackOff
@@ -177,11 +178,11 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at(0))}}},
 	}
-	sb := &podSandbox{ID: "sandbox-1", Ready: true, IP: "10.244.1.2", Containers: map[string]*runtimeContainer{}}
+	sb := &kubecontainer.PodSandbox{ID: "sandbox-1", Ready: true, IP: "10.244.1.2", Containers: map[string]*kubecontainer.Container{}}
 	for _, name := range sc.containers {
 		c := corev1.Container{Name: name, Image: "busybox:1.36"}
 		pod.Spec.Containers = append(pod.Spec.Containers, c)
-		sb.Containers[name] = &runtimeContainer{ID: "mkube://" + name + "-0", RawID: name + "-0", Name: name, Image: c.Image,
+		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-0", RawID: name + "-0", Name: name, Image: c.Image,
 			ImageID: imageID(c.Image), State: runtimeapi.ContainerState_CONTAINER_RUNNING, StartedAt: at(0)}
 	}
 	pod.Status = generatePodStatus(pod, sb, nil, hostIP, at(1))
@@ -236,7 +237,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	for _, name := range restarted {
 		prev := sb.Containers[name]
 		k.backOff.next(backOffKey(string(pod.UID), name), prev.FinishedAt)
-		sb.Containers[name] = &runtimeContainer{ID: "mkube://" + name + "-1", RawID: name + "-1", Name: name, Image: prev.Image,
+		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-1", RawID: name + "-1", Name: name, Image: prev.Image,
 			ImageID: prev.ImageID, State: runtimeapi.ContainerState_CONTAINER_EXITED, Attempt: 1,
 			StartedAt: at(32), FinishedAt: at(35), ExitCode: prev.ExitCode, Reason: prev.Reason, Previous: prev}
 	}

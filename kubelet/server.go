@@ -75,7 +75,7 @@ func (k *Kubelet) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	id, msg := logContainerID(pod, name, q.Get("previous") == "true")
-	ctr := cur.instance(id)
+	ctr := cur.Instance(id)
 	if ctr == nil && id == "" && msg == "" && cur != nil {
 		ctr = cur // not reported yet: the newest instance
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // reportStatus is step 13 seen from the kubelet (its status manager): it
@@ -29,7 +30,7 @@ import (
 //
 // It returns the pod as now stored, or nil if the pod is gone or was
 // replaced by a new pod of the same name.
-func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
+func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
 	var stored *corev1.Pod
 	k.applyProbeResults(pod, sb)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
