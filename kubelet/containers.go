@@ -17,6 +17,8 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/status"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // runPod is seed step 12 proper: "the kubelet calls the container runtime
@@ -39,7 +41,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		return err // retried
 	}
 	if sb == nil {
-		if _, failed := k.failure(pod.UID); !failed {
+		if _, failed := k.status.Failure(pod.UID); !failed {
 			if r, err := k.admitPod(ctx, pod); err != nil || r != nil { // admission.go
 				if r != nil {
 					return k.rejectPod(ctx, pod, r)
@@ -63,14 +65,14 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
 	k.allocate(ctx, pod) // its resources as the node took them; an earlier kubelet's pod, too (resize.go)
-	if f, failed := k.failure(pod.UID); failed {
+	if f, failed := k.status.Failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
 	if ready, err := k.mountVolumes(ctx, pod, sb); !ready {
 		return err // retried; the containers wait, ContainerCreating
 	}
 	if past, left := k.pastActiveDeadline(pod); past {
-		return k.failPod(ctx, pod, sb, podFailure{reasonDeadlineExceeded, messageDeadlineExceeded})
+		return k.failPod(ctx, pod, sb, status.Failure{Reason: reasonDeadlineExceeded, Message: messageDeadlineExceeded})
 	} else if left > 0 {
 		k.queue.AddAfter(key, left) // to notice the deadline when it comes
 	}
@@ -78,7 +80,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	// ended (Completed, Error, OOMKilled), as the kubelet reports what it
 	// found before acting on it: that is the STATUS a user sees between
 	// two runs.
-	for _, c := range allContainers(pod) {
+	for _, c := range kubetypes.AllContainers(pod) {
 		if k.restartsNow(pod, sb.Containers[c.Name]) {
 			stored, err := k.reportStatus(ctx, pod, sb, nil)
 			if err != nil || stored == nil {
@@ -140,7 +142,7 @@ func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *k
 	for _, c := range pod.Spec.InitContainers {
 		cur := sb.Containers[c.Name]
 		switch {
-		case isSidecar(c):
+		case kubetypes.IsSidecar(c):
 			w, err := k.syncContainer(ctx, pod, sb, c)
 			if err != nil {
 				return false, err
@@ -169,18 +171,6 @@ func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *k
 	return true, nil
 }
 
-// isSidecar: an init container that keeps running beside the app
-// containers (restartPolicy: Always on the init container).
-func isSidecar(c corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// allContainers are the pod's init containers, then its app containers,
-// then its ephemeral ones (ephemeral.go).
-func allContainers(pod *corev1.Pod) []corev1.Container {
-	return append(append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...), ephemeralContainers(pod)...)
-}
-
 // restartPolicyOf is the policy a container restarts by: the pod's for
 // an app container; for an init container, OnFailure (a completed one
 // never runs again) unless the pod's is Never; Always for a sidecar.
@@ -191,7 +181,7 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 	for _, c := range pod.Spec.InitContainers {
 		switch {
 		case c.Name != name:
-		case isSidecar(c):
+		case kubetypes.IsSidecar(c):
 			return corev1.RestartPolicyAlways
 		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
 			return corev1.RestartPolicyNever
@@ -400,7 +390,7 @@ func (k *Kubelet) stopContainer(ctx context.Context, c *kubecontainer.Container,
 // container returns the runtime's newest instance of the pod's container
 // name, or nil.
 func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*kubecontainer.Container, error) {
-	sb, err := k.runtime.podSandbox(ctx, runtimeUID(pod))
+	sb, err := k.runtime.podSandbox(ctx, kubetypes.RuntimeUID(pod))
 	if sb == nil || err != nil {
 		return nil, err
 	}
@@ -453,8 +443,8 @@ func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string
 func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, grace int64) error {
 	start := k.clock.Now()
 	var regular, sidecars []corev1.Container
-	for _, c := range allContainers(pod) {
-		if isSidecar(c) {
+	for _, c := range kubetypes.AllContainers(pod) {
+		if kubetypes.IsSidecar(c) {
 			sidecars = append(sidecars, c)
 		} else {
 			regular = append(regular, c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 // A pod's spec.activeDeadlineSeconds bounds how long it may be active on
@@ -17,9 +18,6 @@ import (
 // Job's way to say "give up after N seconds". Past it the kubelet stops
 // the pod's containers and fails the pod: phase Failed, reason
 // DeadlineExceeded, whatever its restart policy.
-
-// podFailure is why the kubelet failed a pod itself.
-type podFailure struct{ reason, message string }
 
 const (
 	reasonDeadlineExceeded  = "DeadlineExceeded"
@@ -40,18 +38,14 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 // message at once (see failure), as the kubelet does, and its running
 // containers are stopped in the background, with their grace period;
 // the pod's sandbox is released only after that (syncPod).
-func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f podFailure) error {
-	k.mu.Lock()
-	_, known := k.failures[pod.UID]
-	k.failures[pod.UID] = f
-	k.mu.Unlock()
-	if !known {
-		k.recorder.Event(pod, corev1.EventTypeWarning, f.reason, "%s", f.message)
-		k.log.Info("failing pod: "+f.message, "pod", client.KeyOf(pod), "reason", f.reason)
+func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f status.Failure) error {
+	if known := k.status.SetFailure(pod.UID, f); !known {
+		k.recorder.Event(pod, corev1.EventTypeWarning, f.Reason, "%s", f.Message)
+		k.log.Info("failing pod: "+f.Message, "pod", client.KeyOf(pod), "reason", f.Reason)
 	}
 	if sb != nil && anyRunning(sb) {
 		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
-			if err := k.stopContainers(ctx, pod, sb, f.gracePeriod(pod)); err != nil { // eviction.go
+			if err := k.stopContainers(ctx, pod, sb, failureGracePeriod(f, pod)); err != nil { // eviction.go
 				return err
 			}
 			// Report the stopped containers; the requeue then releases it.
@@ -72,14 +66,6 @@ func (k *Kubelet) busy(uid types.UID) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.terminating[uid]
-}
-
-// failure is why the kubelet failed the pod, if it did.
-func (k *Kubelet) failure(uid types.UID) (podFailure, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	f, ok := k.failures[uid]
-	return f, ok
 }
 
 func anyRunning(sb *kubecontainer.PodSandbox) bool {

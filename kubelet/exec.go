@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -98,7 +99,7 @@ func (k *Kubelet) servePortForward(w http.ResponseWriter, r *http.Request) {
 			ports = append(ports, int32(n))
 		}
 	}
-	sb, err := k.runtime.podSandbox(r.Context(), runtimeUID(pod))
+	sb, err := k.runtime.podSandbox(r.Context(), kubetypes.RuntimeUID(pod))
 	if err != nil || sb == nil || !sb.Ready {
 		// The real kubelet's words when the runtime has no sandbox for it.
 		http.Error(w, fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace), http.StatusInternalServerError)

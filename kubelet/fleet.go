@@ -205,7 +205,6 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
-		k.client = asNode(c, cfg.NodeName) // each node's own requests, as that node (identity.go)
 		f.kubelets = append(f.kubelets, k)
 		f.byName[cfg.NodeName] = k
 	}

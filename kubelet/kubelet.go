@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/prober"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 // Config describes the node a Kubelet pretends to be.
@@ -122,6 +123,7 @@ type Kubelet struct {
 	// pullBackOff delays the next pull of an image that failed, by pod
 	// and image; pullErrors (under mu) say why the last one failed.
 	pullBackOff *backOff
+	status      *status.Manager // writes the pod statuses, keeps the failures the kubelet decided
 	probes      *prober.Manager // the containers' liveness, readiness and startup probes (probes.go)
 	clock       clock.WithTickerAndDelayedExecution
 	log         *slog.Logger
@@ -136,7 +138,6 @@ type Kubelet struct {
 	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
 	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
 	pullErrors  map[string]string
-	failures    map[types.UID]podFailure  // pods the kubelet failed (deadline.go)
 	admitted    map[types.UID]*corev1.Pod // the pods let in that hold the node's resources and ports (admission.go)
 	// pendingResizes are why the resizes that could not be allocated
 	// wait (resize.go).
@@ -246,7 +247,8 @@ func withDefaults(cfg Config) (Config, error) {
 // newKubelet is one node's agent in fleet f.
 func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
-	k := &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
+	// Each node's own requests go as that node (identity.go).
+	k := &Kubelet{cfg: cfg, fleet: f, client: asNode(f.client, cfg.NodeName), runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:          workqueue.New[string](cfg.Clock),
 		backOff:        newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
@@ -254,13 +256,13 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		terminating:    map[types.UID]bool{},
 		mounted:        map[types.UID]bool{},
 		pullErrors:     map[string]string{},
-		failures:       map[types.UID]podFailure{},
 		admitted:       map[types.UID]*corev1.Pod{},
 		pendingResizes: map[types.UID]*corev1.PodCondition{},
 		mirrorUIDs:     map[types.UID]types.UID{},
 		mirrorDeleted:  map[string]time.Time{},
 		runtimeOK:      cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
+	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
 	return k

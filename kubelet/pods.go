@@ -15,16 +15,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // The pod pipeline, seed step 12: the informer watches the pods bound to
 // this node → enqueue puts the key on the queue → workers
 // (queue.Work) → syncPod, which makes the node match the pod and
 // reports the result (step 13).
-
-// podGVK is set on every pod the kubelet works with: events name the
-// object by apiVersion and kind.
-var podGVK = corev1.SchemeGroupVersion.WithKind("Pod")
 
 // podAction is what syncPod does for a pod, decided from the pod alone.
 type podAction string
@@ -61,7 +58,7 @@ func (k *Kubelet) enqueue(obj runtime.Object) {
 // has it now.
 func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	obj, ok := k.informer.Cache().Get(key)
-	if sp := k.staticPodNamed(key); sp != nil || (ok && isMirror(obj.(*corev1.Pod))) {
+	if sp := k.staticPodNamed(key); sp != nil || (ok && kubetypes.IsMirrorPod(obj.(*corev1.Pod))) {
 		var mirror *corev1.Pod
 		if ok {
 			mirror = obj.(*corev1.Pod).DeepCopy()
@@ -74,7 +71,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		return k.forgetPod(ctx, key, "")
 	}
 	pod := obj.(*corev1.Pod).DeepCopy() // never modify the cache's copy
-	pod.SetGroupVersionKind(podGVK)
+	pod.SetGroupVersionKind(kubetypes.PodGVK)
 	// A pod deleted and recreated under the same name is a new pod: drop
 	// whatever the old one left behind.
 	if err := k.forgetPod(ctx, key, pod.UID); err != nil {
@@ -123,8 +120,8 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
 		k.backOff.forgetPod(string(uid))
 		k.pullBackOff.forgetPod(string(uid))
+		k.status.Forget(uid)
 		k.mu.Lock()
-		delete(k.failures, uid)
 		delete(k.mirrorUIDs, uid)
 		for key := range k.pullErrors {
 			if strings.HasPrefix(key, string(uid)+"_") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	"github.com/mkube/mkube/scheduler/framework"
 )
 
@@ -130,7 +131,7 @@ func resizeCondition(reason, message string) *corev1.PodCondition {
 func sameResources(a, b *corev1.Pod) bool {
 	resources := func(p *corev1.Pod) []corev1.ResourceRequirements {
 		var out []corev1.ResourceRequirements
-		for _, c := range allContainers(p) {
+		for _, c := range kubetypes.AllContainers(p) {
 			out = append(out, c.Resources)
 		}
 		return out
@@ -152,7 +153,7 @@ func allocatedPod(pod, alloc *corev1.Pod) *corev1.Pod {
 
 // allocatedContainer is c with its resources as alloc has them.
 func allocatedContainer(alloc *corev1.Pod, c corev1.Container) corev1.Container {
-	for _, a := range allContainers(alloc) {
+	for _, a := range kubetypes.AllContainers(alloc) {
 		if a.Name == c.Name {
 			c.Resources = a.Resources
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/client/workqueue"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/prober"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -185,7 +186,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-0", RawID: name + "-0", Name: name, Image: c.Image,
 			ImageID: imageID(c.Image), State: runtimeapi.ContainerState_CONTAINER_RUNNING, StartedAt: at(0)}
 	}
-	pod.Status = generatePodStatus(pod, sb, nil, hostIP, at(1))
+	pod.Status = status.GeneratePodStatus(pod, sb, nil, hostIP, at(1))
 
 	fmt.Fprintf(out, "== restartPolicy=%s | %s ==\n", policy, sc.name)
 	if s := sc.seed[policy]; s != "" {
@@ -202,7 +203,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		}
 	}
 	clk.SetTime(at(31))
-	pod.Status = generatePodStatus(pod, sb, nil, hostIP, clk.Now())
+	pod.Status = status.GeneratePodStatus(pod, sb, nil, hostIP, clk.Now())
 	writeMoment(t, out, "exited", 31, pod, sc.k8sExited[policy], sc.name)
 
 	// 2. decision: per exited container, what syncContainer's EXITED case
@@ -257,7 +258,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 			waiting[c.Name] = w
 		}
 	}
-	pod.Status = generatePodStatus(pod, sb, waiting, hostIP, clk.Now())
+	pod.Status = status.GeneratePodStatus(pod, sb, waiting, hostIP, clk.Now())
 	writeMoment(t, out, "crash again", 36, pod, sc.k8sAgain[policy], sc.name)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/cri"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // After a restart the kubelet takes back the pods this node ran.
@@ -47,7 +48,7 @@ func (k *Kubelet) restoreImages(images []corev1.ContainerImage) {
 func (k *Kubelet) restorePods(ctx context.Context) {
 	pods := k.fleet.podsOf(k.cfg.NodeName)
 	for _, pod := range pods {
-		if ranHere(pod) && !podFinished(pod) && !isMirror(pod) {
+		if ranHere(pod) && !podFinished(pod) && !kubetypes.IsMirrorPod(pod) {
 			k.noteAdmitted(pod)
 		}
 	}
@@ -55,9 +56,9 @@ func (k *Kubelet) restorePods(ctx context.Context) {
 		return
 	}
 	for _, pod := range pods {
-		if isMirror(pod) { // a static pod ran under its hash
+		if kubetypes.IsMirrorPod(pod) { // a static pod ran under its hash
 			pod = pod.DeepCopy()
-			pod.UID = runtimeUID(pod)
+			pod.UID = kubetypes.RuntimeUID(pod)
 		}
 		if err := k.restorePod(ctx, pod); err != nil {
 			// syncPod will start it as a new pod, with a new IP.

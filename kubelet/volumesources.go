@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -184,7 +185,7 @@ func formatMap(m map[string]string) string {
 
 // containerNamed is the pod's container called name.
 func containerNamed(pod *corev1.Pod, name string) (corev1.Container, bool) {
-	for _, c := range allContainers(pod) {
+	for _, c := range kubetypes.AllContainers(pod) {
 		if c.Name == name {
 			return c, true
 		}
