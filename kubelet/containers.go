@@ -344,23 +344,10 @@ func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *kubecontainer.Container) bool
 // reportedWaiting is the waiting reason the pod's status shows for
 // container name, "" if none.
 func reportedWaiting(pod *corev1.Pod, name string) string {
-	if cs := reportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
+	if cs := kubetypes.ReportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
 		return cs.State.Waiting.Reason
 	}
 	return ""
-}
-
-// reportedStatus is the pod status' entry for container name (an app or
-// an init container), or nil.
-func reportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // podRef names a pod as the kubelet's messages do: "name_namespace(uid)".
@@ -385,16 +372,6 @@ func (k *Kubelet) stopContainer(ctx context.Context, c *kubecontainer.Container,
 		return fmt.Errorf("stop container %s: %w", c.Name, err)
 	}
 	return nil
-}
-
-// container returns the runtime's newest instance of the pod's container
-// name, or nil.
-func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*kubecontainer.Container, error) {
-	sb, err := k.runtime.podSandbox(ctx, kubetypes.RuntimeUID(pod))
-	if sb == nil || err != nil {
-		return nil, err
-	}
-	return sb.Containers[name], nil
 }
 
 // terminate runs terminatePod for pod in the background (see

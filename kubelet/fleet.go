@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/pleg"
+	"github.com/mkube/mkube/kubelet/server"
 )
 
 // A fleet is the kubelets of one process. A kubelet process is usually one
@@ -287,7 +288,10 @@ func (f *Fleet) Run(ctx context.Context) error {
 	defer f.runtime.close() // after every goroutine that calls it is done
 	defer wg.Wait()
 	wg.Go(func() { f.recorder.Run(ctx) })
-	wg.Go(func() { f.kubelets[0].serve(ctx, f.listener) })
+	srv := server.New(serverHost{f}, f.names[0], f.clock, f.log)
+	// The control plane's route to the pod network (podnetwork_route.go).
+	srv.HandleFunc(podNetworkRoute+"{scheme}/{ip}/{port}/{path...}", f.servePodNetwork)
+	wg.Go(func() { srv.Serve(ctx, f.listener) })
 	if err := f.register(ctx); err != nil {
 		return err
 	}

@@ -53,3 +53,16 @@ func EphemeralContainers(pod *corev1.Pod) []corev1.Container {
 func AllContainers(pod *corev1.Pod) []corev1.Container {
 	return append(append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...), EphemeralContainers(pod)...)
 }
+
+// ReportedStatus is the pod status' entry for container name (an app,
+// init or ephemeral container), or nil.
+func ReportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
