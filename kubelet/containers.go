@@ -17,6 +17,7 @@ import (
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/status"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
@@ -42,7 +43,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	if sb == nil {
 		if _, failed := k.status.Failure(pod.UID); !failed {
-			if r, err := k.admitPod(ctx, pod); err != nil || r != nil { // admission.go
+			if r, err := k.admission.Admit(ctx, pod); err != nil || r != nil { // package lifecycle
 				if r != nil {
 					return k.rejectPod(ctx, pod, r)
 				}
@@ -64,7 +65,11 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
-	k.allocate(ctx, pod) // its resources as the node took them; an earlier kubelet's pod, too (resize.go)
+	// Its resources as the node took them; an earlier kubelet's pod, too
+	// (package lifecycle). A resize deferred is tried again later.
+	if deferred := k.admission.Allocate(ctx, pod); deferred {
+		k.queue.AddAfter(key, k.cfg.SyncFrequency) // other pods may have gone by then
+	}
 	if f, failed := k.status.Failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
@@ -198,8 +203,8 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
 	cur := sb.Containers[c.Name]
-	alloc, _ := k.allocation(pod)
-	c = allocatedContainer(alloc, c) // its resources as allocated (resize.go)
+	alloc, _ := k.admission.Allocation(pod)
+	c = lifecycle.AllocatedContainer(alloc, c) // its resources as allocated (package lifecycle)
 	switch {
 	case cur == nil:
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:

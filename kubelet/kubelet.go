@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 )
@@ -123,13 +124,11 @@ type Kubelet struct {
 	// pullBackOff delays the next pull of an image that failed, by pod
 	// and image; pullErrors (under mu) say why the last one failed.
 	pullBackOff *backOff
-	status      *status.Manager // writes the pod statuses, keeps the failures the kubelet decided
-	probes      *prober.Manager // the containers' liveness, readiness and startup probes (probes.go)
+	admission   *lifecycle.Admitter // the pods let in, their allocated resources (package lifecycle)
+	status      *status.Manager     // writes the pod statuses, keeps the failures the kubelet decided
+	probes      *prober.Manager     // the containers' liveness, readiness and startup probes (probes.go)
 	clock       clock.WithTickerAndDelayedExecution
 	log         *slog.Logger
-
-	// admitMu makes admissions one at a time (admission.go).
-	admitMu sync.Mutex
 
 	// terminating holds the pods whose containers are being stopped
 	// (pods.go), each by its own goroutine.
@@ -138,12 +137,8 @@ type Kubelet struct {
 	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
 	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
 	pullErrors  map[string]string
-	admitted    map[types.UID]*corev1.Pod // the pods let in that hold the node's resources and ports (admission.go)
-	// pendingResizes are why the resizes that could not be allocated
-	// wait (resize.go).
-	pendingResizes map[types.UID]*corev1.PodCondition
-	static         map[string]*staticPod   // by mirror key (staticpods.go)
-	mirrorUIDs     map[types.UID]types.UID // a static pod's hash → its mirror's UID
+	static      map[string]*staticPod   // by mirror key (staticpods.go)
+	mirrorUIDs  map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
 	// lease is the Lease last written, renewed by the heartbeat loop
@@ -250,18 +245,17 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	// Each node's own requests go as that node (identity.go).
 	k := &Kubelet{cfg: cfg, fleet: f, client: asNode(f.client, cfg.NodeName), runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
-		queue:          workqueue.New[string](cfg.Clock),
-		backOff:        newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		pullBackOff:    newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		terminating:    map[types.UID]bool{},
-		mounted:        map[types.UID]bool{},
-		pullErrors:     map[string]string{},
-		admitted:       map[types.UID]*corev1.Pod{},
-		pendingResizes: map[types.UID]*corev1.PodCondition{},
-		mirrorUIDs:     map[types.UID]types.UID{},
-		mirrorDeleted:  map[string]time.Time{},
-		runtimeOK:      cfg.Clock.Now(), // it answered Version when the fleet connected
+		queue:         workqueue.New[string](cfg.Clock),
+		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		terminating:   map[types.UID]bool{},
+		mounted:       map[types.UID]bool{},
+		pullErrors:    map[string]string{},
+		mirrorUIDs:    map[types.UID]types.UID{},
+		mirrorDeleted: map[string]time.Time{},
+		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
+	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})

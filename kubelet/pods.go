@@ -83,7 +83,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		return k.terminate(ctx, pod)
 	case actionRelease:
 		k.probes.Remove(pod.UID)
-		k.forgetAdmitted(key, "") // a finished pod holds nothing on the node (admission.go)
+		k.admission.Forget(key, "") // a finished pod holds nothing on the node (package lifecycle)
 		if k.busy(pod.UID) {
 			return nil // its containers are being stopped; it comes back after
 		}
@@ -96,7 +96,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 // removes them all), freeing their IPs, and their log directories, as
 // the kubelet's garbage collector does for pods gone from the API server.
 func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) error {
-	k.forgetAdmitted(key, keep)
+	k.admission.Forget(key, keep)
 	ns, name, _ := strings.Cut(key, "/")
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name, labelNodeName: k.cfg.NodeName}}})

@@ -19,7 +19,7 @@ func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *kubecon
 	k.applyProbeResults(pod, sb)
 	return k.status.Report(ctx, pod, func(pod *corev1.Pod) corev1.PodStatus {
 		st := status.GeneratePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
-		alloc, pendingResize := k.allocation(pod)
+		alloc, pendingResize := k.admission.Allocation(pod)
 		setResourceStatus(&st, alloc, sb, pendingResize, metav1.NewTime(k.clock.Now()).Rfc3339Copy()) // resize.go
 		return st
 	})

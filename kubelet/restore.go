@@ -49,7 +49,7 @@ func (k *Kubelet) restorePods(ctx context.Context) {
 	pods := k.fleet.podsOf(k.cfg.NodeName)
 	for _, pod := range pods {
 		if ranHere(pod) && !podFinished(pod) && !kubetypes.IsMirrorPod(pod) {
-			k.noteAdmitted(pod)
+			k.admission.NoteAdmitted(pod)
 		}
 	}
 	if k.runtime.inProcess == nil {
