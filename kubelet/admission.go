@@ -17,7 +17,6 @@ import (
 // nodeSource is the node as admission sees it (lifecycle.NodeSource).
 type nodeSource struct{ k *Kubelet }
 
-
 // ParseAllowedUnsafeSysctls parses --allowed-unsafe-sysctls (see
 // lifecycle.ParseAllowedUnsafeSysctls).
 func ParseAllowedUnsafeSysctls(s string) ([]string, error) {
