@@ -16,6 +16,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/backoff"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/status"
@@ -226,9 +227,9 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		if !k.restarts(pod, cur) {
 			return nil, nil // it stays terminated
 		}
-		bkey := backOffKey(string(pod.UID), c.Name)
-		if remaining, delay := k.backOff.wait(bkey, cur.FinishedAt); remaining > 0 {
-			if reportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
+		bkey := backoff.Key(string(pod.UID), c.Name)
+		if remaining, delay := k.backOff.Wait(bkey, cur.FinishedAt); remaining > 0 {
+			if kubetypes.ReportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
 				// Once per back-off, not at every sync while it lasts.
 				k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
 			}
@@ -238,7 +239,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 			return &corev1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff,
 				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podRef(pod))}, nil
 		}
-		k.backOff.next(bkey, cur.FinishedAt)
+		k.backOff.Next(bkey, cur.FinishedAt)
 		k.log.Info("container exited: restarting it as its restart policy says", "pod", key, "container", c.Name,
 			"exitCode", cur.ExitCode, "reason", cur.Reason, "restartPolicy", restartPolicyOf(pod, c.Name), "restartCount", cur.Attempt+1)
 	}
@@ -342,17 +343,8 @@ func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *kubecontainer.Container) bool
 	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !k.restarts(pod, rc) {
 		return false
 	}
-	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)
+	remaining, _ := k.backOff.Wait(backoff.Key(string(pod.UID), rc.Name), rc.FinishedAt)
 	return remaining == 0
-}
-
-// reportedWaiting is the waiting reason the pod's status shows for
-// container name, "" if none.
-func reportedWaiting(pod *corev1.Pod, name string) string {
-	if cs := kubetypes.ReportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
-		return cs.State.Waiting.Reason
-	}
-	return ""
 }
 
 // podRef names a pod as the kubelet's messages do: "name_namespace(uid)".

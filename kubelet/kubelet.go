@@ -18,6 +18,8 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/backoff"
+	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
@@ -113,30 +115,27 @@ type Config struct {
 // of its process (the API connection, the runtime, the pod informer) is
 // its fleet's.
 type Kubelet struct {
-	cfg      Config
-	fleet    *Fleet
-	client   *client.Client
-	runtime  *runtimeService
-	recorder *record.Recorder
-	informer *client.Informer         // the fleet's: pods bound to its nodes
-	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
-	backOff  *backOff                 // crash-loop back-off, by container
-	// pullBackOff delays the next pull of an image that failed, by pod
-	// and image; pullErrors (under mu) say why the last one failed.
-	pullBackOff *backOff
-	admission   *lifecycle.Admitter // the pods let in, their allocated resources (package lifecycle)
-	status      *status.Manager     // writes the pod statuses, keeps the failures the kubelet decided
-	probes      *prober.Manager     // the containers' liveness, readiness and startup probes (probes.go)
-	clock       clock.WithTickerAndDelayedExecution
-	log         *slog.Logger
+	cfg       Config
+	fleet     *Fleet
+	client    *client.Client
+	runtime   *runtimeService
+	recorder  *record.Recorder
+	informer  *client.Informer         // the fleet's: pods bound to its nodes
+	queue     *workqueue.Queue[string] // pod keys, "namespace/name"
+	backOff   *backoff.BackOff         // crash-loop back-off, by container
+	images    *images.Manager          // pulls the containers' images (package images)
+	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
+	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
+	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	clock     clock.WithTickerAndDelayedExecution
+	log       *slog.Logger
 
 	// terminating holds the pods whose containers are being stopped
 	// (pods.go), each by its own goroutine.
 	mu          sync.Mutex
 	terminating map[types.UID]bool
-	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
-	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
-	pullErrors  map[string]string
+	mounted     map[types.UID]bool      // pods whose volumes were set up once (volumes.go)
+	attach      attachments             // pods whose Multi-Attach error was reported (volumes_claims.go)
 	static      map[string]*staticPod   // by mirror key (staticpods.go)
 	mirrorUIDs  map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
@@ -246,15 +245,15 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k := &Kubelet{cfg: cfg, fleet: f, client: asNode(f.client, cfg.NodeName), runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:         workqueue.New[string](cfg.Clock),
-		backOff:       newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		pullBackOff:   newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		terminating:   map[types.UID]bool{},
 		mounted:       map[types.UID]bool{},
-		pullErrors:    map[string]string{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
 		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
+	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
+		f.imagesChanged, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
@@ -301,3 +300,10 @@ func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 		k.queue.ShutDown()
 	})
 }
+
+// DefaultBackOffInitial and DefaultBackOffMax are Kubernetes' crash-loop
+// and image-pull back-off delays (package backoff).
+const (
+	DefaultBackOffInitial = backoff.DefaultInitial
+	DefaultBackOffMax     = backoff.DefaultMax
+)

@@ -118,16 +118,11 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.probes.Remove(uid)
 		k.tearDownVolumes(uid)
 		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
-		k.backOff.forgetPod(string(uid))
-		k.pullBackOff.forgetPod(string(uid))
+		k.backOff.ForgetPod(string(uid))
+		k.images.Forget(uid)
 		k.status.Forget(uid)
 		k.mu.Lock()
 		delete(k.mirrorUIDs, uid)
-		for key := range k.pullErrors {
-			if strings.HasPrefix(key, string(uid)+"_") {
-				delete(k.pullErrors, key)
-			}
-		}
 		k.mu.Unlock()
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}

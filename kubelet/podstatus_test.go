@@ -16,6 +16,7 @@ import (
 
 	"github.com/mkube/mkube/cri"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/status"
 )
 
@@ -163,10 +164,10 @@ func TestGeneratePodStatusOfAPodBeingDeleted(t *testing.T) {
 
 func TestGeneratePodStatusOfAContainerWhoseImageMayNotBePulled(t *testing.T) {
 	pod := newTestPod()
-	w := map[string]*corev1.ContainerStateWaiting{"web": {Reason: errImageNeverPull, Message: "not present"}}
+	w := map[string]*corev1.ContainerStateWaiting{"web": {Reason: images.ErrImageNeverPull, Message: "not present"}}
 	st := status.GeneratePodStatus(pod, nil, w, hostIP, t0)
-	if got := st.ContainerStatuses[0].State.Waiting; got == nil || got.Reason != errImageNeverPull {
-		t.Errorf("web waiting = %+v, want %s", got, errImageNeverPull)
+	if got := st.ContainerStatuses[0].State.Waiting; got == nil || got.Reason != images.ErrImageNeverPull {
+		t.Errorf("web waiting = %+v, want %s", got, images.ErrImageNeverPull)
 	}
 	if got := st.ContainerStatuses[1].State.Waiting; got == nil || got.Reason != status.ReasonContainerCreating {
 		t.Errorf("sidecar waiting = %+v, want ContainerCreating", got)

@@ -21,6 +21,7 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/kubelet/backoff"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
@@ -169,7 +170,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	// Just what syncContainer's exited-container path uses: no runtime,
 	// since a container in back-off is not created, and no API server:
 	// the recorder only queues its events.
-	k := &Kubelet{clock: clk, log: discard, backOff: newBackOff(DefaultBackOffInitial, DefaultBackOffMax, clk),
+	k := &Kubelet{clock: clk, log: discard, backOff: backoff.New(DefaultBackOffInitial, DefaultBackOffMax, clk),
 		recorder: record.New(nil, "kubelet", "node01", discard), queue: workqueue.New[string](clk),
 		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard})}
 
@@ -215,7 +216,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		if rc.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 			continue
 		}
-		remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), name), rc.FinishedAt)
+		remaining, _ := k.backOff.Wait(backoff.Key(string(pod.UID), name), rc.FinishedAt)
 		switch {
 		case !shouldRestart(policy, rc.ExitCode):
 			fmt.Fprintf(out, "  %-8s stays terminated (shouldRestart=false for exitCode %d)\n", name, rc.ExitCode)
@@ -237,7 +238,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	}
 	for _, name := range restarted {
 		prev := sb.Containers[name]
-		k.backOff.next(backOffKey(string(pod.UID), name), prev.FinishedAt)
+		k.backOff.Next(backoff.Key(string(pod.UID), name), prev.FinishedAt)
 		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-1", RawID: name + "-1", Name: name, Image: prev.Image,
 			ImageID: prev.ImageID, State: runtimeapi.ContainerState_CONTAINER_EXITED, Attempt: 1,
 			StartedAt: at(32), FinishedAt: at(35), ExitCode: prev.ExitCode, Reason: prev.Reason, Previous: prev}

@@ -66,3 +66,12 @@ func ReportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	}
 	return nil
 }
+
+// ReportedWaiting is the waiting reason the pod's status shows for
+// container name, "" if none.
+func ReportedWaiting(pod *corev1.Pod, name string) string {
+	if cs := ReportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
+		return cs.State.Waiting.Reason
+	}
+	return ""
+}
