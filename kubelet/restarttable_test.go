@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/kubelet/backoff"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 )
@@ -172,7 +173,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	// the recorder only queues its events.
 	k := &Kubelet{clock: clk, log: discard, backOff: backoff.New(DefaultBackOffInitial, DefaultBackOffMax, clk),
 		recorder: record.New(nil, "kubelet", "node01", discard), queue: workqueue.New[string](clk),
-		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard})}
+		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard}), admission: lifecycle.NewAdmitter(nil, nil, discard)}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: "default", UID: "uid-1", CreationTimestamp: metav1.NewTime(at(0))},
