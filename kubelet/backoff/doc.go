@@ -9,4 +9,5 @@
 //
 //	file         what it holds
 //	backoff.go   BackOff, the delays by key (pod UID and container or image), with its own lock
+//	doc.go       this map
 package backoff

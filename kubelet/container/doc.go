@@ -10,4 +10,5 @@
 //
 //	file           what it holds
 //	container.go   PodSandbox and Container, a pod and its container instances as the runtime has them
+//	doc.go         this map
 package container

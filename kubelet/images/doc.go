@@ -12,4 +12,5 @@
 //
 //	file        what it holds
 //	images.go   the Manager, EnsureImage and the pull policy (shouldPull)
+//	doc.go      this map
 package images

@@ -19,4 +19,5 @@
 //	admission.go    Admit and the scheduler's general filters, in the order they run
 //	allocation.go   Allocate and Allocation: in-place resizes, Infeasible or Deferred
 //	sysctls.go      the sysctls a pod may set (safe ones, --allowed-unsafe-sysctls)
+//	doc.go          this map
 package lifecycle

@@ -17,4 +17,5 @@
 //
 //	file      what it holds
 //	pleg.go   the PLEG: Run reads the stream (it blocks), Handler is the kubelet's side
+//	doc.go    this map
 package pleg

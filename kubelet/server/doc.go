@@ -18,4 +18,5 @@
 //	containerlog.go   reading the CRI log files for `kubectl logs` (tail, follow, since, limit)
 //	exec.go           exec, attach and port-forward: the runtime's streaming URLs, proxied
 //	faults.go         mkube's fault injection for teaching (crash, oom, fail-probes, process, freeze)
+//	doc.go            this map
 package server

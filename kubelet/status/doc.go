@@ -15,4 +15,5 @@
 //	file          what it holds
 //	manager.go    the Manager: Report writes a status that changed, Fail/Failure keep the kubelet's own verdicts
 //	generate.go   GeneratePodStatus: phase, conditions and container statuses from the runtime's view of the pod
+//	doc.go        this map
 package status

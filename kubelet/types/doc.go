@@ -9,4 +9,5 @@
 //
 //	file     what it holds
 //	pod.go   PodGVK, the config.* annotations, IsMirrorPod, RuntimeUID, IsSidecar, AllContainers
+//	doc.go   this map
 package types
