@@ -22,7 +22,7 @@
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
 //     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
 //     volumesources.go, emptydir.go, subpath.go, with the service-account
-//     tokens of tokens.go and the certificates of clustertrustbundles.go
+//     tokens of kubelet/token and the certificates of clustertrustbundles.go
 //     and podcertificates.go); per container its image (kubelet/images),
 //     its environment (envvars.go, expansion.go), /etc/hosts and DNS
 //     (etchosts.go, dns.go), CreateContainer and StartContainer, its
@@ -63,6 +63,7 @@
 //	prober      prober                       one worker per probe, their results
 //	status      status                       step 13's writes, and the failures the kubelet decided
 //	pleg        pleg                         the runtime's container events
+//	token       token                        the pods' service-account tokens, cached and renewed (its own lock)
 //	server      server                       the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
@@ -111,7 +112,6 @@
 //	subpath.go               volume subPaths
 //	atomicwriter.go          writing a volume's files atomically, as the kubelet's AtomicWriter
 //	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
-//	tokens.go                the service-account token manager (projected tokens)
 //	clustertrustbundles.go   clusterTrustBundle projected sources
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh
 //	podcertificates_node.go  their keys and the node's part in their requests

@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/server"
+	"github.com/mkube/mkube/kubelet/token"
 )
 
 // A fleet is the kubelets of one process. A kubelet process is usually one
@@ -75,7 +76,7 @@ type Fleet struct {
 	// the last volume resync, "configmap/ns/name" (volumes.go).
 	changedMu sync.Mutex
 	changed   map[string]bool
-	tokens    *tokenManager    // the pods' service-account tokens (tokens.go)
+	tokens    *token.Manager   // the pods' service-account tokens (package token)
 	recorder  *record.Recorder // its Run sends every node's events
 	listener  net.Listener     // the kubelet API's, opened by NewFleet
 	kubelets  []*Kubelet
@@ -182,7 +183,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		// sees default/kubernetes.
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
 		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
-		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
+		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
 	f.watchPodCertificates(selector, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
@@ -210,7 +211,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		f.byName[cfg.NodeName] = k
 	}
 	if c.Identity().User != "" {
-		f.tokens.request = f.requestTokenAsNode
+		f.tokens.SetRequester(f.requestTokenAsNode)
 	}
 	f.informer.AddHandler(client.Handler{
 		OnAdd:    f.route,

@@ -326,16 +326,16 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		case <-t.C():
 		}
 		changed := f.takeChanged()
-		f.tokens.forgetExpired()
+		f.tokens.ForgetExpired()
 		bundles := f.trustBundles.takeChanged()
-		if len(changed) == 0 && f.tokens.empty() && !bundles && f.podCertificates.empty() {
+		if len(changed) == 0 && f.tokens.Empty() && !bundles && f.podCertificates.empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
-			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.podRenewalDue(pod) ||
+			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
 				bundles && mountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
-				f.route(pod) // tokens.go: a token is renewed when 80% of its life has passed
+				f.route(pod) // package token: a token is renewed when 80% of its life has passed
 			}
 		}
 	}

@@ -44,9 +44,9 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 			case src.DownwardAPI != nil:
 				err = k.downwardAPIFiles(pod, src.DownwardAPI.Items, mode, out)
 			case src.ServiceAccountToken != nil:
-				// A token the API server issued for this pod (tokens.go).
+				// A token the API server issued for this pod (package token).
 				var token string
-				if token, err = k.fleet.tokens.podToken(ctx, pod, src.ServiceAccountToken); err == nil {
+				if token, err = k.fleet.tokens.PodToken(ctx, pod, src.ServiceAccountToken); err == nil {
 					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
 				}
 			case src.ClusterTrustBundle != nil: // clustertrustbundles.go
