@@ -22,7 +22,7 @@
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
 //     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
 //     volumesources.go, emptydir.go, subpath.go, with the service-account
-//     tokens of kubelet/token and the certificates of clustertrustbundles.go
+//     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and podcertificates.go); per container its image (kubelet/images),
 //     its environment (envvars.go, expansion.go), /etc/hosts and DNS
 //     (etchosts.go, dns.go), CreateContainer and StartContainer, its
@@ -54,17 +54,18 @@
 //
 // # The sub-packages
 //
-//	package     upstream (pkg/kubelet/...)   what it owns
-//	container   container (kubecontainer)    the runtime's view of a pod: sandbox, container instances
-//	types       types (kubetypes)            mirror annotations, RuntimeUID, sidecars, PodGVK
-//	lifecycle   lifecycle, allocation        admission and the allocated resources (its own locks)
-//	images      images                       pulls, pull policy, pull back-off and errors (its own lock)
-//	backoff     (flowcontrol.Backoff)        the crash-loop and image-pull delays
-//	prober      prober                       one worker per probe, their results
-//	status      status                       step 13's writes, and the failures the kubelet decided
-//	pleg        pleg                         the runtime's container events
-//	token       token                        the pods' service-account tokens, cached and renewed (its own lock)
-//	server      server                       the kubelet's HTTP API: logs, exec, attach, port-forward, faults
+//	package             upstream (pkg/kubelet/...)  what it owns
+//	container           container (kubecontainer)   the runtime's view of a pod: sandbox, container instances
+//	types               types (kubetypes)           mirror annotations, RuntimeUID, sidecars, PodGVK
+//	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
+//	images              images                      pulls, pull policy, pull back-off and errors (its own lock)
+//	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
+//	prober              prober                      one worker per probe, their results
+//	status              status                      step 13's writes, and the failures the kubelet decided
+//	pleg                pleg                        the runtime's container events
+//	clustertrustbundle  (clustertrustbundle)        clusterTrustBundle projected sources, from an informer
+//	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
+//	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
 //
@@ -112,7 +113,6 @@
 //	subpath.go               volume subPaths
 //	atomicwriter.go          writing a volume's files atomically, as the kubelet's AtomicWriter
 //	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
-//	clustertrustbundles.go   clusterTrustBundle projected sources
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh
 //	podcertificates_node.go  their keys and the node's part in their requests
 //	restore.go               taking back the pods of an earlier kubelet after a restart

@@ -17,6 +17,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/token"
@@ -36,7 +37,7 @@ import (
 //     checks pods against (admission.go);
 //   - one watch of the ClusterTrustBundles and one of its nodes'
 //     PodCertificateRequests, for projected volumes
-//     (clustertrustbundles.go, podcertificates.go);
+//     (package clustertrustbundle, podcertificates.go);
 //   - one container runtime, whose sandboxes carry their node's name
 //     (labelNodeName), and one container-event stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
@@ -83,10 +84,10 @@ type Fleet struct {
 	byName    map[string]*Kubelet // read-only once NewFleet returns
 
 	// trustBundles and podCertificates make clusterTrustBundle and
-	// podCertificate projected sources (clustertrustbundles.go,
+	// podCertificate projected sources (package clustertrustbundle,
 	// podcertificates.go), the latter from certificateRequests, the
 	// PodCertificateRequests naming the fleet's nodes.
-	trustBundles        *trustBundles
+	trustBundles        *clustertrustbundle.Manager
 	podCertificates     *podCertificates
 	certificateRequests *client.Informer
 
@@ -183,7 +184,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		// sees default/kubernetes.
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
 		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
-		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
+		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
 	f.watchPodCertificates(selector, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
@@ -300,7 +301,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
-	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.informer, f.certificateRequests}
+	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.Informer, f.certificateRequests}
 	if f.configMaps != nil {
 		informers = append(informers, f.configMaps, f.secrets)
 	}

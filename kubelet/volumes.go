@@ -16,6 +16,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
@@ -327,14 +328,14 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		}
 		changed := f.takeChanged()
 		f.tokens.ForgetExpired()
-		bundles := f.trustBundles.takeChanged()
+		bundles := f.trustBundles.TakeChanged()
 		if len(changed) == 0 && f.tokens.Empty() && !bundles && f.podCertificates.empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
 			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
-				bundles && mountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
+				bundles && clustertrustbundle.MountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
 				f.route(pod) // package token: a token is renewed when 80% of its life has passed
 			}
 		}

@@ -16,7 +16,7 @@ import (
 // (MakePayload): every key of the object, or only the listed items at
 // their paths, with defaultMode (0644) or the item's own mode; a
 // projected serviceAccountToken source, a token bound to the pod; a
-// clusterTrustBundle source, PEM trust anchors (clustertrustbundles.go);
+// clusterTrustBundle source, PEM trust anchors (package clustertrustbundle);
 // a podCertificate source, the pod's own key and certificate chain
 // (podcertificates.go).
 
@@ -49,9 +49,9 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 				if token, err = k.fleet.tokens.PodToken(ctx, pod, src.ServiceAccountToken); err == nil {
 					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
 				}
-			case src.ClusterTrustBundle != nil: // clustertrustbundles.go
+			case src.ClusterTrustBundle != nil: // package clustertrustbundle
 				var anchors []byte
-				if anchors, err = k.fleet.trustBundles.anchors(src.ClusterTrustBundle); err == nil {
+				if anchors, err = k.fleet.trustBundles.Anchors(src.ClusterTrustBundle); err == nil {
 					out[src.ClusterTrustBundle.Path] = volumeFile{data: anchors, mode: mode}
 				}
 			case src.PodCertificate != nil: // podcertificates.go
