@@ -63,7 +63,7 @@
 //	prober              prober                      one worker per probe, their results
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
-//	clustertrustbundle  (clustertrustbundle)        clusterTrustBundle projected sources, from an informer
+//	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
