@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
@@ -59,13 +58,6 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontaine
 	}
 	_, err := k.reportStatus(ctx, pod, sb, nil)
 	return err
-}
-
-// busy: a background stop of the pod's containers is under way.
-func (k *Kubelet) busy(uid types.UID) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.terminating[uid]
 }
 
 func anyRunning(sb *kubecontainer.PodSandbox) bool {

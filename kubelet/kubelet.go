@@ -130,14 +130,17 @@ type Kubelet struct {
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
 
-	// terminating holds the pods whose containers are being stopped
-	// (pods.go), each by its own goroutine.
-	mu          sync.Mutex
-	terminating map[types.UID]bool
-	mounted     map[types.UID]bool      // pods whose volumes were set up once (volumes.go)
-	attach      attachments             // pods whose Multi-Attach error was reported (volumes_claims.go)
-	static      map[string]*staticPod   // by mirror key (staticpods.go)
-	mirrorUIDs  map[types.UID]types.UID // a static pod's hash → its mirror's UID
+	// terminating holds the pods whose containers are being stopped, each
+	// by its own goroutine (termination.go), under its own lock.
+	terminating stopping
+
+	// mu guards what follows: the volumes', the static pods' and the
+	// node status' state (not yet managers of their own).
+	mu         sync.Mutex
+	mounted    map[types.UID]bool      // pods whose volumes were set up once (volumes.go)
+	attach     attachments             // pods whose Multi-Attach error was reported (volumes_claims.go)
+	static     map[string]*staticPod   // by mirror key (staticpods.go)
+	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
 	// lease is the Lease last written, renewed by the heartbeat loop
@@ -246,7 +249,6 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:         workqueue.New[string](cfg.Clock),
 		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		terminating:   map[types.UID]bool{},
 		mounted:       map[types.UID]bool{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},

@@ -84,7 +84,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	case actionRelease:
 		k.probes.Remove(pod.UID)
 		k.admission.Forget(key, "") // a finished pod holds nothing on the node (package lifecycle)
-		if k.busy(pod.UID) {
+		if k.terminating.busy(pod.UID) {
 			return nil // its containers are being stopped; it comes back after
 		}
 		return k.releasePod(ctx, pod, "pod finished") // an error is retried

@@ -186,7 +186,7 @@ func (k *Kubelet) staticPodNamed(key string) *staticPod {
 // mirror (nil if the API server has none).
 func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mirror *corev1.Pod) error {
 	switch {
-	case sp == nil && mirror != nil && k.busy(kubetypes.RuntimeUID(mirror)):
+	case sp == nil && mirror != nil && k.terminating.busy(kubetypes.RuntimeUID(mirror)):
 		return nil // being stopped (stopStatic), which deletes the mirror after
 	case sp == nil:
 		// The manifest is gone: stop the pod, delete its mirror.

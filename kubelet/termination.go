@@ -20,6 +20,7 @@ import (
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -49,23 +50,53 @@ func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
+// stopping is the pods whose containers are being stopped, each by its
+// own goroutine (inBackground). The zero value is ready for use.
+type stopping struct {
+	mu   sync.Mutex
+	pods map[types.UID]bool
+}
+
+// start marks the pod with uid as being stopped; false if it already was.
+func (s *stopping) start(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pods[uid] {
+		return false
+	}
+	if s.pods == nil {
+		s.pods = map[types.UID]bool{}
+	}
+	s.pods[uid] = true
+	return true
+}
+
+// done marks the stop of the pod with uid over.
+func (s *stopping) done(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pods, uid)
+}
+
+// busy: a background stop of the pod's containers is under way.
+func (s *stopping) busy(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pods[uid]
+}
+
 // inBackground runs fn for pod in its own goroutine, once at a time per
 // pod: stopping containers waits out their grace periods (30 s for a
 // `sleep` that ignores SIGTERM), which must not hold a worker that other
 // pods need. When fn is done the pod is synced again; if it failed, after
 // the queue's back-off.
 func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string, fn func() error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.terminating[pod.UID] {
+	if !k.terminating.start(pod.UID) {
 		return
 	}
-	k.terminating[pod.UID] = true
 	go func() {
 		err := fn()
-		k.mu.Lock()
-		delete(k.terminating, pod.UID)
-		k.mu.Unlock()
+		k.terminating.done(pod.UID)
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:
