@@ -10,7 +10,7 @@
 //
 //  1. Registration: the Node (capacity, labels, taints, addresses,
 //     podCIDR, Ready=True), its CSINode and its Lease (node.go,
-//     csinode.go, lease.go); then two heartbeats, the node status every
+//     csinode.go, kubelet/nodelease); then two heartbeats, the node status every
 //     StatusInterval and the cheaper Lease (nodestatus.go).
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
@@ -64,6 +64,7 @@
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
+//	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
@@ -81,7 +82,6 @@
 //	runtimesync.go           keeping a piece of the runtime's network in step with the API
 //	node.go                  registering the Node
 //	nodestatus.go            the node status heartbeat, runtime health, memory pressure, images
-//	lease.go                 the node's Lease in kube-node-lease
 //	csinode.go               the node's CSINode (volume limits)
 //	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
 //	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts

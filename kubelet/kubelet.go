@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -21,6 +20,7 @@ import (
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
+	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 )
@@ -125,6 +125,7 @@ type Kubelet struct {
 	backOff   *backoff.BackOff         // crash-loop back-off, by container
 	images    *images.Manager          // pulls the containers' images (package images)
 	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
+	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
 	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
 	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
 	clock     clock.WithTickerAndDelayedExecution
@@ -143,9 +144,6 @@ type Kubelet struct {
 	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
-	// lease is the Lease last written, renewed by the heartbeat loop
-	// alone (lease.go).
-	lease *coordinationv1.Lease
 	// lastReport and lastImages are the last node status written.
 	lastReport   time.Time
 	lastImages   []corev1.ContainerImage
@@ -257,6 +255,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
 		f.imagesChanged, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
+	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
 	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
@@ -278,7 +277,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 	}
 	// Registration wrote the node status; the lease comes at once too, not
 	// after the first StatusInterval.
-	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease creation failed", "err", err)
 	}
 	return nil

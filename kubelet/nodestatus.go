@@ -186,7 +186,7 @@ func (k *Kubelet) heartbeat(ctx context.Context) {
 			k.log.Warn("node status update failed", "err", err)
 		}
 	}
-	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease renewal failed", "err", err)
 	}
 }
