@@ -2,20 +2,20 @@ package kubelet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/podcondition"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/backoff"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/lifecycle"
+	"github.com/mkube/mkube/kubelet/status"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // runPod is seed step 12 proper: "the kubelet calls the container runtime
@@ -38,8 +38,8 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		return err // retried
 	}
 	if sb == nil {
-		if _, failed := k.failure(pod.UID); !failed {
-			if r, err := k.admitPod(ctx, pod); err != nil || r != nil { // admission.go
+		if _, failed := k.status.Failure(pod.UID); !failed {
+			if r, err := k.admission.Admit(ctx, pod); err != nil || r != nil { // package lifecycle
 				if r != nil {
 					return k.rejectPod(ctx, pod, r)
 				}
@@ -61,15 +61,19 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		k.log.Info("created pod sandbox", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "podIP", sb.IP, "sandbox", resp.GetPodSandboxId())
 	}
-	k.allocate(ctx, pod) // its resources as the node took them; an earlier kubelet's pod, too (resize.go)
-	if f, failed := k.failure(pod.UID); failed {
+	// Its resources as the node took them; an earlier kubelet's pod, too
+	// (package lifecycle). A resize deferred is tried again later.
+	if deferred := k.admission.Allocate(ctx, pod); deferred {
+		k.queue.AddAfter(key, k.cfg.SyncFrequency) // other pods may have gone by then
+	}
+	if f, failed := k.status.Failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
 	if ready, err := k.mountVolumes(ctx, pod, sb); !ready {
 		return err // retried; the containers wait, ContainerCreating
 	}
 	if past, left := k.pastActiveDeadline(pod); past {
-		return k.failPod(ctx, pod, sb, podFailure{reasonDeadlineExceeded, messageDeadlineExceeded})
+		return k.failPod(ctx, pod, sb, status.Failure{Reason: reasonDeadlineExceeded, Message: messageDeadlineExceeded})
 	} else if left > 0 {
 		k.queue.AddAfter(key, left) // to notice the deadline when it comes
 	}
@@ -77,7 +81,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	// ended (Completed, Error, OOMKilled), as the kubelet reports what it
 	// found before acting on it: that is the STATUS a user sees between
 	// two runs.
-	for _, c := range allContainers(pod) {
+	for _, c := range kubetypes.AllContainers(pod) {
 		if k.restartsNow(pod, sb.Containers[c.Name]) {
 			stored, err := k.reportStatus(ctx, pod, sb, nil)
 			if err != nil || stored == nil {
@@ -135,11 +139,11 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 // the app containers may start. A sidecar (an init container with
 // restartPolicy Always) is started in its turn and kept running, and
 // the next one starts once it has started.
-func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) (bool, error) {
+func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (bool, error) {
 	for _, c := range pod.Spec.InitContainers {
 		cur := sb.Containers[c.Name]
 		switch {
-		case isSidecar(c):
+		case kubetypes.IsSidecar(c):
 			w, err := k.syncContainer(ctx, pod, sb, c)
 			if err != nil {
 				return false, err
@@ -168,18 +172,6 @@ func (k *Kubelet) syncInitContainers(ctx context.Context, pod *corev1.Pod, sb *p
 	return true, nil
 }
 
-// isSidecar: an init container that keeps running beside the app
-// containers (restartPolicy: Always on the init container).
-func isSidecar(c corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// allContainers are the pod's init containers, then its app containers,
-// then its ephemeral ones (ephemeral.go).
-func allContainers(pod *corev1.Pod) []corev1.Container {
-	return append(append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...), ephemeralContainers(pod)...)
-}
-
 // restartPolicyOf is the policy a container restarts by: the pod's for
 // an app container; for an init container, OnFailure (a completed one
 // never runs again) unless the pod's is Never; Always for a sidecar.
@@ -190,7 +182,7 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 	for _, c := range pod.Spec.InitContainers {
 		switch {
 		case c.Name != name:
-		case isSidecar(c):
+		case kubetypes.IsSidecar(c):
 			return corev1.RestartPolicyAlways
 		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
 			return corev1.RestartPolicyNever
@@ -204,11 +196,11 @@ func restartPolicyOf(pod *corev1.Pod, name string) corev1.RestartPolicy {
 // syncContainer makes container c run with the image its spec names, in
 // the pod's sandbox sb, as its restart policy allows. It returns a
 // waiting state if c cannot start for now.
-func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
+func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
 	key := client.KeyOf(pod)
 	cur := sb.Containers[c.Name]
-	alloc, _ := k.allocation(pod)
-	c = allocatedContainer(alloc, c) // its resources as allocated (resize.go)
+	alloc, _ := k.admission.Allocation(pod)
+	c = lifecycle.AllocatedContainer(alloc, c) // its resources as allocated (package lifecycle)
 	switch {
 	case cur == nil:
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
@@ -230,9 +222,9 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 		if !k.restarts(pod, cur) {
 			return nil, nil // it stays terminated
 		}
-		bkey := backOffKey(string(pod.UID), c.Name)
-		if remaining, delay := k.backOff.wait(bkey, cur.FinishedAt); remaining > 0 {
-			if reportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
+		bkey := backoff.Key(string(pod.UID), c.Name)
+		if remaining, delay := k.backOff.Wait(bkey, cur.FinishedAt); remaining > 0 {
+			if kubetypes.ReportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
 				// Once per back-off, not at every sync while it lasts.
 				k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
 			}
@@ -242,7 +234,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 			return &corev1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff,
 				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podRef(pod))}, nil
 		}
-		k.backOff.next(bkey, cur.FinishedAt)
+		k.backOff.Next(bkey, cur.FinishedAt)
 		k.log.Info("container exited: restarting it as its restart policy says", "pod", key, "container", c.Name,
 			"exitCode", cur.ExitCode, "reason", cur.Reason, "restartPolicy", restartPolicyOf(pod, c.Name), "restartCount", cur.Attempt+1)
 	}
@@ -303,7 +295,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *podSan
 // instance cur that was just replaced, and removes what came before it
 // (its garbage collector's MaxPerPodContainer is 1). A failure is only
 // logged: the next restart tries again.
-func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *runtimeContainer) {
+func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *kubecontainer.Container) {
 	old := cur.Older
 	if cur.Previous != nil {
 		old = append(old, cur.Previous.RawID)
@@ -335,206 +327,22 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 // restarts: the exited container rc is to run again, by its restart
 // policy, or because a probe killed it (then unless the policy is Never,
 // whatever its exit code, as the kubelet's computePodActions).
-func (k *Kubelet) restarts(pod *corev1.Pod, rc *runtimeContainer) bool {
+func (k *Kubelet) restarts(pod *corev1.Pod, rc *kubecontainer.Container) bool {
 	policy := restartPolicyOf(pod, rc.Name)
 	return shouldRestart(policy, rc.ExitCode) ||
 		(policy != corev1.RestartPolicyNever && k.probes.KilledByProbe(pod.UID, rc.Name, rc.RawID))
 }
 
 // restartsNow: rc exited and is restarted on this sync, not delayed.
-func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *runtimeContainer) bool {
+func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *kubecontainer.Container) bool {
 	if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_EXITED || !k.restarts(pod, rc) {
 		return false
 	}
-	remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), rc.Name), rc.FinishedAt)
+	remaining, _ := k.backOff.Wait(backoff.Key(string(pod.UID), rc.Name), rc.FinishedAt)
 	return remaining == 0
-}
-
-// reportedWaiting is the waiting reason the pod's status shows for
-// container name, "" if none.
-func reportedWaiting(pod *corev1.Pod, name string) string {
-	if cs := reportedStatus(pod, name); cs != nil && cs.State.Waiting != nil {
-		return cs.State.Waiting.Reason
-	}
-	return ""
-}
-
-// reportedStatus is the pod status' entry for container name (an app or
-// an init container), or nil.
-func reportedStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // podRef names a pod as the kubelet's messages do: "name_namespace(uid)".
 func podRef(pod *corev1.Pod) string {
 	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
-}
-
-// minGracePeriod is the kubelet's minimumGracePeriodInSeconds: a
-// container is always given 2 s to stop, even when asked for less.
-const minGracePeriod = 2
-
-// gracePeriod is the StopContainer timeout for a grace period in
-// seconds (nil: the API default of 30).
-func gracePeriod(seconds *int64) int64 {
-	return max(ptr.Deref(seconds, corev1.DefaultTerminationGracePeriodSeconds), minGracePeriod)
-}
-
-// stopContainer asks the runtime to stop c within timeout seconds: the
-// stop signal, then SIGKILL when the time is up.
-func (k *Kubelet) stopContainer(ctx context.Context, c *runtimeContainer, timeout int64) error {
-	if _, err := k.runtime.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.RawID, Timeout: timeout}); err != nil {
-		return fmt.Errorf("stop container %s: %w", c.Name, err)
-	}
-	return nil
-}
-
-// container returns the runtime's newest instance of the pod's container
-// name, or nil.
-func (k *Kubelet) container(ctx context.Context, pod *corev1.Pod, name string) (*runtimeContainer, error) {
-	sb, err := k.runtime.podSandbox(ctx, runtimeUID(pod))
-	if sb == nil || err != nil {
-		return nil, err
-	}
-	return sb.Containers[name], nil
-}
-
-// terminate runs terminatePod for pod in the background (see
-// inBackground): stopping containers waits out their grace periods.
-func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
-	k.inBackground(ctx, pod, "pod termination", func() error { return k.terminatePod(ctx, pod) })
-	return nil
-}
-
-// inBackground runs fn for pod in its own goroutine, once at a time per
-// pod: stopping containers waits out their grace periods (30 s for a
-// `sleep` that ignores SIGTERM), which must not hold a worker that other
-// pods need. When fn is done the pod is synced again; if it failed, after
-// the queue's back-off.
-func (k *Kubelet) inBackground(ctx context.Context, pod *corev1.Pod, what string, fn func() error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.terminating[pod.UID] {
-		return
-	}
-	k.terminating[pod.UID] = true
-	go func() {
-		err := fn()
-		k.mu.Lock()
-		delete(k.terminating, pod.UID)
-		k.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			k.log.Warn(what+" failed; retrying", "pod", client.KeyOf(pod), "err", err)
-			k.queue.AddRateLimited(client.KeyOf(pod))
-		default:
-			k.queue.Add(client.KeyOf(pod))
-		}
-	}()
-}
-
-// stopContainers stops the pod's running containers, each with timeout
-// grace: a server that handles SIGTERM exits at once, a PID 1 that does
-// not is killed when the time is up. As Kubernetes orders it (KEP-753),
-// the app containers stop first, all at once; then the sidecars, the
-// last declared first, each once the ones after it have stopped, with
-// what is left of the grace period: a sidecar (a proxy, a log shipper)
-// serves the app containers until they are gone, preStop hooks
-// included.
-func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, grace int64) error {
-	start := k.clock.Now()
-	var regular, sidecars []corev1.Container
-	for _, c := range allContainers(pod) {
-		if isSidecar(c) {
-			sidecars = append(sidecars, c)
-		} else {
-			regular = append(regular, c)
-		}
-	}
-	err := k.stopEach(ctx, pod, sb, regular, grace)
-	for i := len(sidecars) - 1; i >= 0; i-- {
-		left := max(grace-int64(k.clock.Since(start)/time.Second), minimumGracePeriod)
-		err = errors.Join(err, k.stopEach(ctx, pod, sb, sidecars[i:i+1], left))
-	}
-	return err
-}
-
-// minimumGracePeriod is the least a sidecar is given to stop, in
-// seconds, however little of the pod's grace period the others left
-// (the kubelet's minimumGracePeriodInSeconds).
-const minimumGracePeriod = 2
-
-// stopEach stops those of containers that run, all at once.
-func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *podSandbox, containers []corev1.Container, grace int64) error {
-	var stops sync.WaitGroup
-	errs := make([]error, len(containers))
-	for i, c := range containers {
-		cur := sb.Containers[c.Name]
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			continue
-		}
-		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		stops.Go(func() { errs[i] = k.killContainer(ctx, pod, c, cur, grace) })
-	}
-	stops.Wait()
-	return errors.Join(errs...)
-}
-
-// terminatePod finishes a graceful deletion (seed 003, the pod's end).
-// `kubectl delete pod` made the API server only set deletionTimestamp;
-// the kubelet now stops the containers, reports them terminated, and
-// deletes the pod for good with gracePeriodSeconds=0. The UID precondition
-// keeps it from deleting a new pod that took the same name meanwhile.
-//
-// The runtime stops each container with the deletion's grace period as
-// StopContainer's timeout (stopContainers).
-func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
-	key := client.KeyOf(pod)
-	sb, err := k.runtime.podSandbox(ctx, pod.UID)
-	if err != nil {
-		return err // retried
-	}
-	if sb != nil {
-		grace := gracePeriod(pod.DeletionGracePeriodSeconds)
-		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
-			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
-		if err := k.stopContainers(ctx, pod, sb, grace); err != nil {
-			return err // retried
-		}
-		if sb, err = k.runtime.podSandbox(ctx, pod.UID); err != nil {
-			return err // retried
-		}
-		stored, err := k.reportStatus(ctx, pod, sb, nil)
-		if err != nil {
-			return err // retried
-		}
-		if stored == nil {
-			// Absorbed: somebody deleted it already.
-			return k.releasePod(ctx, pod, "pod is gone")
-		}
-	}
-	err = k.client.Delete(ctx, client.Pods, pod.Namespace, pod.Name, &metav1.DeleteOptions{
-		GracePeriodSeconds: ptr.To[int64](0),
-		Preconditions:      &metav1.Preconditions{UID: ptr.To(pod.UID)},
-	})
-	switch {
-	case err == nil:
-		k.log.Info("deleted pod: graceful deletion finished", "pod", key, "uid", pod.UID)
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		// Absorbed: already deleted (by an earlier sync whose deletion the
-		// informer has not seen yet), or replaced by a new pod of the same
-		// name. Either way this pod is over.
-		k.log.Debug("pod already deleted", "pod", key, "uid", pod.UID)
-	default:
-		return fmt.Errorf("delete pod: %w", err) // retried
-	}
-	return k.releasePod(ctx, pod, "pod deleted") // an error is retried
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -139,7 +140,7 @@ func containerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageR
 // volumes, in the order of its makeMounts: the pod's /etc/hosts
 // (etchosts.go), then the file of c's termination message
 // (terminationmessage.go).
-func (k *Kubelet) kubeletMounts(pod *corev1.Pod, sb *podSandbox, c corev1.Container) ([]*runtimeapi.Mount, error) {
+func (k *Kubelet) kubeletMounts(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) ([]*runtimeapi.Mount, error) {
 	var out []*runtimeapi.Mount
 	hosts, err := k.hostsMount(pod, sb, c)
 	if err != nil {

@@ -5,10 +5,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 // A pod's spec.activeDeadlineSeconds bounds how long it may be active on
@@ -16,9 +17,6 @@ import (
 // Job's way to say "give up after N seconds". Past it the kubelet stops
 // the pod's containers and fails the pod: phase Failed, reason
 // DeadlineExceeded, whatever its restart policy.
-
-// podFailure is why the kubelet failed a pod itself.
-type podFailure struct{ reason, message string }
 
 const (
 	reasonDeadlineExceeded  = "DeadlineExceeded"
@@ -39,18 +37,14 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 // message at once (see failure), as the kubelet does, and its running
 // containers are stopped in the background, with their grace period;
 // the pod's sandbox is released only after that (syncPod).
-func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, f podFailure) error {
-	k.mu.Lock()
-	_, known := k.failures[pod.UID]
-	k.failures[pod.UID] = f
-	k.mu.Unlock()
-	if !known {
-		k.recorder.Event(pod, corev1.EventTypeWarning, f.reason, "%s", f.message)
-		k.log.Info("failing pod: "+f.message, "pod", client.KeyOf(pod), "reason", f.reason)
+func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f status.Failure) error {
+	if known := k.status.SetFailure(pod.UID, f); !known {
+		k.recorder.Event(pod, corev1.EventTypeWarning, f.Reason, "%s", f.Message)
+		k.log.Info("failing pod: "+f.Message, "pod", client.KeyOf(pod), "reason", f.Reason)
 	}
 	if sb != nil && anyRunning(sb) {
 		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
-			if err := k.stopContainers(ctx, pod, sb, f.gracePeriod(pod)); err != nil { // eviction.go
+			if err := k.stopContainers(ctx, pod, sb, failureGracePeriod(f, pod)); err != nil { // eviction.go
 				return err
 			}
 			// Report the stopped containers; the requeue then releases it.
@@ -66,22 +60,7 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *podSandbox, 
 	return err
 }
 
-// busy: a background stop of the pod's containers is under way.
-func (k *Kubelet) busy(uid types.UID) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.terminating[uid]
-}
-
-// failure is why the kubelet failed the pod, if it did.
-func (k *Kubelet) failure(uid types.UID) (podFailure, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	f, ok := k.failures[uid]
-	return f, ok
-}
-
-func anyRunning(sb *podSandbox) bool {
+func anyRunning(sb *kubecontainer.PodSandbox) bool {
 	for _, c := range sb.Containers {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return true

@@ -1,48 +1,136 @@
-// Package kubelet is mkube's fake kubelet: the node agent of seed 000,
-// steps 12 and 13, without real containers.
+// Package kubelet is mkube's kubelet: the node agent of seed 000, steps
+// 12 and 13, with containers in a CRI runtime (package cri) rather than
+// real ones. Like the real kubelet it is a set of managers, sub-packages
+// named after pkg/kubelet/...; this package constructs them, connects
+// them, and holds the pod sync that calls them in order.
 //
-// A Kubelet pretends to be one node:
+// # A pod's way through the kubelet
 //
-//   - It registers a Node (capacity, labels, taints, addresses, podCIDR,
-//     Ready=True) and keeps it alive with two heartbeats, as real kubelets
-//     do: the node status every StatusInterval (node.go, nodestatus.go), and
-//     a Lease in kube-node-lease, which is cheaper to write (lease.go).
-//   - Step 12: it list-watches the pods whose spec.nodeName is its own
-//     (fieldSelector spec.nodeName=NAME), queues their keys, and syncs each
-//     pod (pods.go): report ContainerCreating, RunPodSandbox (the pod's
-//     IP), per container ImageStatus and PullImage (Pulling/Pulled events),
-//     CreateContainer and StartContainer (Created/Started events)
-//     (containers.go, images.go, criconfig.go).
-//   - Step 13: it reports the resulting status, Running with a pod IP and
-//     ready containers, with PUT pods/NAME/status, which the API server
-//     stores in etcd (runtimepod.go asks the runtime, podstatus.go
-//     computes the status, statusmanager.go writes it).
-//   - It finishes graceful deletion: when `kubectl delete` sets a pod's
-//     deletionTimestamp, it stops the containers with the grace period
-//     (Killing events), reports them terminated, deletes the pod with
-//     gracePeriodSeconds=0, then StopPodSandbox and RemovePodSandbox.
-//   - `kubectl logs` reaches its API (server.go), which reads the CRI log
-//     files the runtime writes under --pod-logs-dir (containerlog.go).
-//   - Besides its image and volumes, it gives each container what a real
-//     kubelet does: the pod's /etc/hosts (etchosts.go) and DNS
-//     (dns.go), a termination-log file it reads back into the status
-//     (terminationmessage.go), the user and privileges of its
-//     securityContext (securitycontext.go), its lifecycle hooks
-//     (lifecyclehooks.go), image volumes (imagevolumes.go) and ephemeral
-//     containers (ephemeral.go).
-//   - After a restart it takes back the pods it ran (restore.go), so they
-//     stay Running untouched.
+// In the order a pod meets them:
 //
-// The containers live in a container runtime that the kubelet reaches
-// over the real CRI, gRPC on a unix socket (runtime.go): an external
-// bin/runtime given by --container-runtime-endpoint, or by default the
-// same runtime (package cri) started in the kubelet's process on a
-// private socket. The kubelet keeps no container state of its own; it
-// finds each pod's sandbox and containers by the labels it put on them
+//  1. Registration: the Node (capacity, labels, taints, addresses,
+//     podCIDR, Ready=True), its CSINode and its Lease (node.go,
+//     csinode.go, kubelet/nodelease); then two heartbeats, the node status every
+//     StatusInterval and the cheaper Lease (nodestatus.go).
+//  2. Pod sources: the API server's pods bound to the node, list-watched
+//     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
+//     pods.go); the static pods of --pod-manifest-path, with their mirror
+//     pods (staticpods.go). Step 12 begins.
+//  3. Admission: kubelet/lifecycle lets the pod in or rejects it
+//     (sysctls, resources, affinity, host ports, taints), and keeps the
+//     resources allocated to it (in-place resize).
+//  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
+//     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
+//     volumesources.go, emptydir.go, subpath.go, with the service-account
+//     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
+//     and podcertificates.go); per container its image (kubelet/images),
+//     its environment (envvars.go, expansion.go), /etc/hosts and DNS
+//     (etchosts.go, dns.go), CreateContainer and StartContainer, its
+//     postStart hook (lifecyclehooks.go); then its probes (probes.go,
+//     run by kubelet/prober).
+//  5. Status, step 13: kubelet/status computes the pod's status from
+//     the runtime's view of it (kubelet/container, read in
+//     runtimepod.go) and writes it with PUT pods/NAME/status
+//     (podstatus.go assembles it).
+//  6. Container events: kubelet/pleg follows the runtime's container
+//     events and syncs the pod of a container that started or died
+//     (fleet_pleg.go).
+//  7. Limits: an active deadline (deadline.go) or the eviction manager
+//     (eviction.go, eviction_usage.go) fail the pod; kubelet/status keeps
+//     that verdict.
+//  8. Termination: a deletion stops the containers with their grace
+//     period, preStop hooks first (termination.go, prestop.go), reports
+//     them, deletes the pod, then StopPodSandbox and RemovePodSandbox
+//     (pods.go forgetPod).
+//
+// # Where a crashed container is restarted
+//
+// In containers.go, syncContainer: a container the runtime reports
+// exited is restarted there if its restart policy says so
+// (restartPolicyOf, shouldRestart), after the crash-loop back-off of
+// kubelet/backoff ("container exited: restarting it as its restart
+// policy says"; CrashLoopBackOff while it waits). The sync that gets
+// there is the one kubelet/pleg asks for when the container died.
+//
+// # The sub-packages
+//
+//	package             upstream (pkg/kubelet/...)  what it owns
+//	container           container (kubecontainer)   the runtime's view of a pod: sandbox, container instances
+//	types               types (kubetypes)           mirror annotations, RuntimeUID, sidecars, PodGVK
+//	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
+//	images              images                      pulls, pull policy, pull back-off and errors (its own lock)
+//	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
+//	prober              prober                      one worker per probe, their results
+//	status              status                      step 13's writes, and the failures the kubelet decided
+//	pleg                pleg                        the runtime's container events
+//	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
+//	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
+//	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
+//	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
+//
+// # Where things live in this package
+//
+//	file                     what it holds
+//	kubelet.go               Config, the Kubelet: its managers, wired; register and run
+//	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
+//	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
+//	fleet_server.go          the fleet's side of the HTTP API (server.Host)
+//	identity.go              who the kubelet is to the API server; each node's requests as that node
+//	options.go               command-line values turned into Config (capacity, node IPs)
+//	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
+//	runtimepod.go            a pod as the runtime has it, read by labels (kubecontainer.PodSandbox)
+//	node.go                  registering the Node
+//	nodestatus.go            the node status heartbeat, runtime health, memory pressure, images
+//	csinode.go               the node's CSINode (volume limits)
+//	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
+//	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts
+//	termination.go           stopping a pod's containers, in the background, and deleting it
+//	prestop.go               killContainer: the preStop hook, then StopContainer
+//	lifecyclehooks.go        postStart and preStop hooks (exec, httpGet, sleep)
+//	ephemeral.go             ephemeral containers (`kubectl debug`)
+//	deadline.go              activeDeadlineSeconds: failing a pod that outlived it
+//	eviction.go              the eviction manager: local storage over its limits
+//	eviction_usage.go        what the eviction manager measures of a pod's local storage
+//	admission.go             the node admission judges against; writing a rejection
+//	resize.go                in-place resize: actuating allocated resources, status.resources
+//	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
+//	probes.go                how a probe runs (exec, httpGet, tcpSocket) and what its result does
+//	probes_grpc.go           grpc probes
+//	sandbox.go               RunPodSandbox: the pod's sandbox and IP
+//	criconfig.go             the CRI configs and labels of sandboxes and containers
+//	securitycontext.go       a container's user and privileges, as the runtime is told
+//	terminationmessage.go    a container's termination message, read back into its status
+//	envvars.go               a container's environment: env, envFrom, service variables
+//	expansion.go             $(VAR) expansion in env, command and args
+//	etchosts.go              the kubelet-managed /etc/hosts
+//	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
+//	objects.go               the ConfigMaps and Secrets containers see, and which changed
+//	volumes.go               setting up and tearing down a pod's volumes, their resync
+//	volumes_claims.go        persistentVolumeClaim volumes: attach, Multi-Attach, nfs
+//	volumesources.go         what configMap, secret, downwardAPI and projected volumes hold
+//	emptydir.go              emptyDir volumes, on disk or in memory
+//	subpath.go               volume subPaths
+//	atomicwriter.go          writing a volume's files atomically, as the kubelet's AtomicWriter
+//	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
+//	podcertificates.go       podCertificate projected sources: keys, requests, refresh
+//	podcertificates_node.go  their keys and the node's part in their requests
+//	restore.go               taking back the pods of an earlier kubelet after a restart
+//	staticpods.go            static pods and their mirror pods
+//	podnetwork.go            dialing a pod's IP through the runtime
+//	podnetwork_route.go      the control plane's route to the pod network
+//
+// The pod network's node daemons are not the kubelet's: the routes to the
+// other nodes' pods (flannel's job) and the Service rules (kube-proxy's)
+// live in network/podnetwork and network/proxy; fleet.go only starts them.
+//	doc.go                   this map
+//
+// The kubelet keeps no container state of its own: it finds each pod's
+// sandbox and containers in the runtime by the labels it put on them
 // (io.kubernetes.pod.uid, io.kubernetes.container.name, ...), so
-// `crictl ps --label io.kubernetes.pod.name=web` shows them too. The
-// containers run until stopped: they never exit, crash or fail probes on
-// their own, so restart policies only matter when a pod is deleted.
+// `crictl ps --label io.kubernetes.pod.name=web` shows them too.
+// Containers exit, crash, are OOM-killed or fail probes on their own (or
+// by mkube's fault injection, kubelet/server); the kubelet restarts them
+// as their restart policy says.
 //
 // Log lines of the kubelet acting carry step=12; those of a status it
 // reported carry step=13, next to the API server's step=13 line for the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // A container's environment is built when the container is created, as
@@ -292,7 +293,7 @@ func envVarName(s string) string {
 // containerEnv is container c's environment as this node sees it: the
 // ConfigMaps, Secrets and Services from the fleet's informers, the pod's
 // IP from its sandbox sb.
-func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, sb *podSandbox, c corev1.Container) ([]corev1.EnvVar, error) {
+func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) ([]corev1.EnvVar, error) {
 	hostIP, podIP := k.cfg.NodeIP.String(), sb.IP
 	if pod.Spec.HostNetwork {
 		podIP = hostIP

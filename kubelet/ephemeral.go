@@ -7,6 +7,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // Ephemeral containers (`kubectl debug -it pod --image=busybox`): a user
@@ -17,15 +19,6 @@ import (
 // for the pod's phase or readiness, and it stops with the pod. Its status
 // is status.ephemeralContainerStatuses; exec, attach and logs reach it by
 // name, as any container.
-
-// ephemeralContainers are the pod's ephemeral containers as containers.
-func ephemeralContainers(pod *corev1.Pod) []corev1.Container {
-	out := make([]corev1.Container, 0, len(pod.Spec.EphemeralContainers))
-	for _, ec := range pod.Spec.EphemeralContainers {
-		out = append(out, corev1.Container(ec.EphemeralContainerCommon))
-	}
-	return out
-}
 
 // isEphemeral: name is one of the pod's ephemeral containers.
 func isEphemeral(pod *corev1.Pod, name string) bool {
@@ -39,8 +32,8 @@ func isEphemeral(pod *corev1.Pod, name string) bool {
 
 // syncEphemeralContainers starts each ephemeral container that has not
 // run yet; one that ran stays as it is, running or exited.
-func (k *Kubelet) syncEphemeralContainers(ctx context.Context, pod *corev1.Pod, sb *podSandbox, waiting map[string]*corev1.ContainerStateWaiting) error {
-	for _, c := range ephemeralContainers(pod) {
+func (k *Kubelet) syncEphemeralContainers(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) error {
+	for _, c := range kubetypes.EphemeralContainers(pod) {
 		if cur := sb.Containers[c.Name]; cur != nil && cur.State != runtimeapi.ContainerState_CONTAINER_CREATED {
 			continue // created before: it started (or failed to) already
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -74,7 +75,7 @@ func podDomain(pod *corev1.Pod, clusterDomain string) string {
 // hostsMount writes the pod's hosts file and returns its mount at
 // /etc/hosts, or nil when c gets none: it mounts something at /etc/hosts
 // itself, the pod has no IP yet, or there are no nodes' disks.
-func (k *Kubelet) hostsMount(pod *corev1.Pod, sb *podSandbox, c corev1.Container) (*runtimeapi.Mount, error) {
+func (k *Kubelet) hostsMount(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) (*runtimeapi.Mount, error) {
 	if k.cfg.NodeRoot == "" || (sb.IP == "" && !pod.Spec.HostNetwork) {
 		return nil, nil
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/status"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // The kubelet's eviction manager, its local-storage part (Kubernetes'
@@ -58,8 +60,7 @@ const evictionGracePeriod = 1
 // storage of the fleet's pods, until ctx ends. One loop for the fleet, as
 // its nodes' pods are in one informer: 5,000 nodes do not each walk it.
 func (f *Fleet) runEvictionManager(ctx context.Context) {
-	k0 := f.kubelets[0]
-	t := k0.clock.NewTicker(k0.cfg.EvictionMonitoringPeriod)
+	t := f.clock.NewTicker(f.cfg.EvictionMonitoringPeriod)
 	defer t.Stop()
 	for {
 		select {
@@ -79,7 +80,7 @@ func (f *Fleet) runEvictionManager(ctx context.Context) {
 // evictable: the pod runs here (it is not done nor being deleted), is no
 // static pod's mirror, and limits its local storage.
 func evictable(pod *corev1.Pod) bool {
-	if podFinished(pod) || pod.DeletionTimestamp != nil || isMirror(pod) {
+	if podFinished(pod) || pod.DeletionTimestamp != nil || kubetypes.IsMirrorPod(pod) {
 		return false
 	}
 	for _, v := range pod.Spec.Volumes {
@@ -93,7 +94,7 @@ func evictable(pod *corev1.Pod) bool {
 // hasEphemeralStorageLimit: one of the pod's containers limits its
 // ephemeral-storage.
 func hasEphemeralStorageLimit(pod *corev1.Pod) bool {
-	for _, c := range allContainers(pod) {
+	for _, c := range kubetypes.AllContainers(pod) {
 		if !c.Resources.Limits.StorageEphemeral().IsZero() {
 			return true
 		}
@@ -105,7 +106,7 @@ func hasEphemeralStorageLimit(pod *corev1.Pod) bool {
 // it is over a local storage limit. A pod that cannot be measured now is
 // measured again next period.
 func (k *Kubelet) checkLocalStorage(ctx context.Context, pod *corev1.Pod) {
-	if _, failed := k.failure(pod.UID); failed {
+	if _, failed := k.status.Failure(pod.UID); failed {
 		return // evicted already, or failed for another reason
 	}
 	usage, err := k.localStorageUsage(ctx, pod)
@@ -154,28 +155,22 @@ func localStorageEviction(pod *corev1.Pod, u storageUsage) (string, bool) {
 // now; the worker, which the pod is queued for, stops its containers and
 // reports it Failed (runPod → failPod).
 func (k *Kubelet) evict(pod *corev1.Pod, message string) {
-	k.mu.Lock()
-	_, known := k.failures[pod.UID]
-	if !known {
-		k.failures[pod.UID] = podFailure{reasonEvicted, message}
-	}
-	k.mu.Unlock()
-	if known {
+	if known := k.status.Fail(pod.UID, status.Failure{Reason: reasonEvicted, Message: message}); known {
 		return
 	}
 	key := client.KeyOf(pod)
 	evicted := pod.DeepCopy() // the informer's copy is never changed
-	evicted.SetGroupVersionKind(podGVK)
+	evicted.SetGroupVersionKind(kubetypes.PodGVK)
 	k.recorder.Event(evicted, corev1.EventTypeWarning, reasonEvicted, "%s", message)
 	k.log.Info("eviction manager: evicting pod: "+message, "pod", key, "reason", reasonEvicted)
 	k.queue.Add(key)
 }
 
-// gracePeriod is the StopContainer timeout of the failed pod's
+// failureGracePeriod is the StopContainer timeout of the failed pod's
 // containers: the pod's own, but evictionGracePeriod for an evicted pod
 // (the kubelet's minimum still applies).
-func (f podFailure) gracePeriod(pod *corev1.Pod) int64 {
-	if f.reason == reasonEvicted {
+func failureGracePeriod(f status.Failure, pod *corev1.Pod) int64 {
+	if f.Reason == reasonEvicted {
 		return gracePeriod(ptr.To[int64](evictionGracePeriod))
 	}
 	return gracePeriod(pod.Spec.TerminationGracePeriodSeconds)

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -11,10 +12,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/kubelet/clustertrustbundle"
+	"github.com/mkube/mkube/kubelet/pleg"
+	"github.com/mkube/mkube/kubelet/server"
+	"github.com/mkube/mkube/kubelet/token"
 	"github.com/mkube/mkube/network/podnetwork"
 	"github.com/mkube/mkube/network/proxy"
 )
@@ -33,9 +39,9 @@ import (
 //     checks pods against (admission.go);
 //   - one watch of the ClusterTrustBundles and one of its nodes'
 //     PodCertificateRequests, for projected volumes
-//     (clustertrustbundles.go, podcertificates.go);
+//     (package clustertrustbundle, podcertificates.go);
 //   - one container runtime, whose sandboxes carry their node's name
-//     (labelNodeName), and one container-event stream (pleg.go);
+//     (labelNodeName), and one container-event stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
 //     found by the pod, whatever its node.
 //
@@ -44,6 +50,12 @@ import (
 
 // Fleet is the kubelets of one process.
 type Fleet struct {
+	// cfg is the nodes' common configuration, defaults filled in; log
+	// and clock are the fleet's own, for what is no one node's.
+	cfg      Config
+	names    []string // its nodes, in order
+	log      *slog.Logger
+	clock    clock.WithTickerAndDelayedExecution
 	client   *client.Client
 	runtime  *runtimeService
 	informer *client.Informer
@@ -67,17 +79,17 @@ type Fleet struct {
 	// the last volume resync, "configmap/ns/name" (volumes.go).
 	changedMu sync.Mutex
 	changed   map[string]bool
-	tokens    *tokenManager    // the pods' service-account tokens (tokens.go)
+	tokens    *token.Manager   // the pods' service-account tokens (package token)
 	recorder  *record.Recorder // its Run sends every node's events
 	listener  net.Listener     // the kubelet API's, opened by NewFleet
 	kubelets  []*Kubelet
 	byName    map[string]*Kubelet // read-only once NewFleet returns
 
 	// trustBundles and podCertificates make clusterTrustBundle and
-	// podCertificate projected sources (clustertrustbundles.go,
+	// podCertificate projected sources (package clustertrustbundle,
 	// podcertificates.go), the latter from certificateRequests, the
 	// PodCertificateRequests naming the fleet's nodes.
-	trustBundles        *trustBundles
+	trustBundles        *clustertrustbundle.Manager
 	podCertificates     *podCertificates
 	certificateRequests *client.Informer
 
@@ -167,14 +179,14 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) > 1 {
 		selector, nodeSelector = "spec.nodeName!=", ""
 	}
-	f := &Fleet{client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
+	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
 		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
-		changed:  map[string]bool{}, tokens: newTokenManager(c, base.Clock, log), trustBundles: newTrustBundles(c, log)}
+		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
 	f.watchPodCertificates(selector, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
@@ -198,12 +210,11 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	for _, cfg := range cfgs {
 		cfg.Port = ln.Addr().(*net.TCPAddr).Port
 		k := newKubelet(f, cfg)
-		k.client = asNode(c, cfg.NodeName) // each node's own requests, as that node (identity.go)
 		f.kubelets = append(f.kubelets, k)
 		f.byName[cfg.NodeName] = k
 	}
 	if c.Identity().User != "" {
-		f.tokens.request = f.requestTokenAsNode
+		f.tokens.SetRequester(f.requestTokenAsNode)
 	}
 	f.informer.AddHandler(client.Handler{
 		OnAdd:    f.route,
@@ -272,7 +283,7 @@ const registerConcurrency = 16
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
 // server, the pod and Services informers, the container-event watch
-// (pleg.go), the eviction manager (eviction.go) and, per node, the
+// (package pleg), the eviction manager (eviction.go) and, per node, the
 // heartbeat loop, the static pods' reader and Workers pod workers
 // (stopped by shutting down the node's queue once ctx ends). Run returns
 // after all of them have.
@@ -281,7 +292,10 @@ func (f *Fleet) Run(ctx context.Context) error {
 	defer f.runtime.close() // after every goroutine that calls it is done
 	defer wg.Wait()
 	wg.Go(func() { f.recorder.Run(ctx) })
-	wg.Go(func() { f.kubelets[0].serve(ctx, f.listener) })
+	srv := server.New(serverHost{f}, f.names[0], f.clock, f.log)
+	// The control plane's route to the pod network (podnetwork_route.go).
+	srv.HandleFunc(podNetworkRoute+"{scheme}/{ip}/{port}/{path...}", f.servePodNetwork)
+	wg.Go(func() { srv.Serve(ctx, f.listener) })
 	if err := f.register(ctx); err != nil {
 		return err
 	}
@@ -289,7 +303,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
 		wg.Go(func() { k.runHeartbeats(ctx, offset) })
 	}
-	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.informer, f.certificateRequests}
+	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.Informer, f.certificateRequests}
 	if f.configMaps != nil {
 		informers = append(informers, f.configMaps, f.secrets)
 	}
@@ -313,7 +327,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 		wg.Go(func() { f.routes.Run(ctx) })
 	}
 	wg.Go(func() { f.proxy.Run(ctx) })
-	wg.Go(func() { f.watchContainerEvents(ctx) })
+	wg.Go(func() { pleg.New(f.runtime.runtime, fleetEvents{f}, f.clock, f.log).Run(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
 	wg.Go(func() { f.runEvictionManager(ctx) })
 	for _, k := range f.kubelets {
@@ -342,8 +356,8 @@ func (f *Fleet) register(ctx context.Context) error {
 		}
 	}
 	if len(f.kubelets) > 1 {
-		f.kubelets[0].log.Info("registered the fleet's nodes", "nodes", len(f.kubelets),
-			"first", f.kubelets[0].cfg.NodeName, "last", f.kubelets[len(f.kubelets)-1].cfg.NodeName)
+		f.log.Info("registered the fleet's nodes", "nodes", len(f.kubelets),
+			"first", f.names[0], "last", f.names[len(f.names)-1])
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 
+	"github.com/mkube/mkube/client"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -29,6 +30,17 @@ func (k *Kubelet) ensureVolumeImages(ctx context.Context, pod *corev1.Pod, c cor
 		}
 	}
 	return nil, nil
+}
+
+// ensureImage has the image manager (package images) make c's image
+// present, and syncs the pod again when it says to (a pull that failed,
+// after its back-off).
+func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Container) (string, *corev1.ContainerStateWaiting, error) {
+	ref, w, requeueAfter, err := k.images.EnsureImage(ctx, pod, c, sandboxConfig(pod, 0, k.cfg.PodLogsDir))
+	if requeueAfter > 0 {
+		k.queue.AddAfter(client.KeyOf(pod), requeueAfter)
+	}
+	return ref, w, err
 }
 
 // imageMount is the CRI mount of image volume src at m's path: the

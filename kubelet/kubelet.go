@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -18,7 +17,12 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/backoff"
+	"github.com/mkube/mkube/kubelet/images"
+	"github.com/mkube/mkube/kubelet/lifecycle"
+	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/prober"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 // Config describes the node a Kubelet pretends to be.
@@ -111,43 +115,35 @@ type Config struct {
 // of its process (the API connection, the runtime, the pod informer) is
 // its fleet's.
 type Kubelet struct {
-	cfg      Config
-	fleet    *Fleet
-	client   *client.Client
-	runtime  *runtimeService
-	recorder *record.Recorder
-	informer *client.Informer         // the fleet's: pods bound to its nodes
-	queue    *workqueue.Queue[string] // pod keys, "namespace/name"
-	backOff  *backOff                 // crash-loop back-off, by container
-	// pullBackOff delays the next pull of an image that failed, by pod
-	// and image; pullErrors (under mu) say why the last one failed.
-	pullBackOff *backOff
-	probes      *prober.Manager // the containers' liveness, readiness and startup probes (probes.go)
-	clock       clock.WithTickerAndDelayedExecution
-	log         *slog.Logger
+	cfg       Config
+	fleet     *Fleet
+	client    *client.Client
+	runtime   *runtimeService
+	recorder  *record.Recorder
+	informer  *client.Informer         // the fleet's: pods bound to its nodes
+	queue     *workqueue.Queue[string] // pod keys, "namespace/name"
+	backOff   *backoff.BackOff         // crash-loop back-off, by container
+	images    *images.Manager          // pulls the containers' images (package images)
+	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
+	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
+	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
+	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	clock     clock.WithTickerAndDelayedExecution
+	log       *slog.Logger
 
-	// admitMu makes admissions one at a time (admission.go).
-	admitMu sync.Mutex
+	// terminating holds the pods whose containers are being stopped, each
+	// by its own goroutine (termination.go), under its own lock.
+	terminating stopping
 
-	// terminating holds the pods whose containers are being stopped
-	// (pods.go), each by its own goroutine.
-	mu          sync.Mutex
-	terminating map[types.UID]bool
-	mounted     map[types.UID]bool // pods whose volumes were set up once (volumes.go)
-	attach      attachments        // pods whose Multi-Attach error was reported (volumes_claims.go)
-	pullErrors  map[string]string
-	failures    map[types.UID]podFailure  // pods the kubelet failed (deadline.go)
-	admitted    map[types.UID]*corev1.Pod // the pods let in that hold the node's resources and ports (admission.go)
-	// pendingResizes are why the resizes that could not be allocated
-	// wait (resize.go).
-	pendingResizes map[types.UID]*corev1.PodCondition
-	static         map[string]*staticPod   // by mirror key (staticpods.go)
-	mirrorUIDs     map[types.UID]types.UID // a static pod's hash → its mirror's UID
+	// mu guards what follows: the volumes', the static pods' and the
+	// node status' state (not yet managers of their own).
+	mu         sync.Mutex
+	mounted    map[types.UID]bool      // pods whose volumes were set up once (volumes.go)
+	attach     attachments             // pods whose Multi-Attach error was reported (volumes_claims.go)
+	static     map[string]*staticPod   // by mirror key (staticpods.go)
+	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
-	// lease is the Lease last written, renewed by the heartbeat loop
-	// alone (lease.go).
-	lease *coordinationv1.Lease
 	// lastReport and lastImages are the last node status written.
 	lastReport   time.Time
 	lastImages   []corev1.ContainerImage
@@ -175,7 +171,7 @@ func New(c *client.Client, cfg Config) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.kubelets[0], nil
+	return f.byName[cfg.NodeName], nil
 }
 
 // Run runs the kubelet's fleet: see Fleet.Run.
@@ -246,21 +242,21 @@ func withDefaults(cfg Config) (Config, error) {
 // newKubelet is one node's agent in fleet f.
 func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
-	k := &Kubelet{cfg: cfg, fleet: f, client: f.client, runtime: f.runtime, clock: cfg.Clock, log: log,
+	// Each node's own requests go as that node (identity.go).
+	k := &Kubelet{cfg: cfg, fleet: f, client: asNode(f.client, cfg.NodeName), runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
-		queue:          workqueue.New[string](cfg.Clock),
-		backOff:        newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		pullBackOff:    newBackOff(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		terminating:    map[types.UID]bool{},
-		mounted:        map[types.UID]bool{},
-		pullErrors:     map[string]string{},
-		failures:       map[types.UID]podFailure{},
-		admitted:       map[types.UID]*corev1.Pod{},
-		pendingResizes: map[types.UID]*corev1.PodCondition{},
-		mirrorUIDs:     map[types.UID]types.UID{},
-		mirrorDeleted:  map[string]time.Time{},
-		runtimeOK:      cfg.Clock.Now(), // it answered Version when the fleet connected
+		queue:         workqueue.New[string](cfg.Clock),
+		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
+		mounted:       map[types.UID]bool{},
+		mirrorUIDs:    map[types.UID]types.UID{},
+		mirrorDeleted: map[string]time.Time{},
+		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
 	}
+	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
+		f.imagesChanged, k.recorder, cfg.Clock, log)
+	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
+	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
+	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
 	return k
@@ -281,7 +277,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 	}
 	// Registration wrote the node status; the lease comes at once too, not
 	// after the first StatusInterval.
-	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease creation failed", "err", err)
 	}
 	return nil
@@ -305,3 +301,10 @@ func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 		k.queue.ShutDown()
 	})
 }
+
+// DefaultBackOffInitial and DefaultBackOffMax are Kubernetes' crash-loop
+// and image-pull back-off delays (package backoff).
+const (
+	DefaultBackOffInitial = backoff.DefaultInitial
+	DefaultBackOffMax     = backoff.DefaultMax
+)

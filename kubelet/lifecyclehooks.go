@@ -16,6 +16,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/version"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // Container lifecycle hooks (pkg/kubelet/lifecycle): a container's
@@ -140,6 +141,6 @@ func (k *Kubelet) runPostStart(ctx context.Context, pod *corev1.Pod, c corev1.Co
 	}
 	k.recorder.Event(pod, corev1.EventTypeWarning, "FailedPostStartHook", "%s", msg)
 	k.log.Info("postStart hook failed: killing the container", "pod", key, "container", c.Name, "err", err)
-	cur := &runtimeContainer{Name: c.Name, RawID: id}
+	cur := &kubecontainer.Container{Name: c.Name, RawID: id}
 	return k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 }

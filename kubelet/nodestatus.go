@@ -187,7 +187,7 @@ func (k *Kubelet) heartbeat(ctx context.Context) {
 			k.log.Warn("node status update failed", "err", err)
 		}
 	}
-	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
 		k.log.Warn("node lease renewal failed", "err", err)
 	}
 }
@@ -343,7 +343,7 @@ const imagesMaxAge = time.Second
 // others take the images last seen rather than queue behind it.
 func (f *Fleet) images(ctx context.Context) ([]corev1.ContainerImage, error) {
 	f.imagesMu.Lock()
-	now := f.kubelets[0].clock.Now()
+	now := f.clock.Now()
 	fresh := !f.imagesAt.IsZero() && now.Sub(f.imagesAt) < imagesMaxAge
 	if fresh || (f.imagesFetching && f.imagesCache != nil) {
 		defer f.imagesMu.Unlock()

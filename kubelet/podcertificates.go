@@ -1,14 +1,7 @@
 package kubelet
 
 import (
-	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -123,15 +116,6 @@ const (
 
 // errNotIssued is a volume whose certificate is still being asked for.
 var errNotIssued = errors.New("credential bundle is not issued yet")
-
-// certificateNode is what a projection needs of the node it is for:
-// *Kubelet, each node speaking for itself.
-type certificateNode interface {
-	nodeRef() (types.NodeName, types.UID)
-	serviceAccountUID(ctx context.Context, namespace, name string) (types.UID, error)
-	createRequest(ctx context.Context, r *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error)
-	warn(pod *corev1.Pod, reason, format string, args ...any)
-}
 
 func newPodCertificates(get func(namespace, name string) (*certificatesv1.PodCertificateRequest, bool), clk clock.PassiveClock, log *slog.Logger) *podCertificates {
 	return &podCertificates{get: get, clock: clk, log: log, projections: map[projectionKey]*projection{},
@@ -369,52 +353,6 @@ func (m *podCertificates) request(ctx context.Context, n certificateNode, pod *c
 	return nil
 }
 
-// generateKeyAndStub is a new private key of keyType and the empty
-// PKCS#10 request it signs, which proves to the API server that the
-// kubelet holds the key.
-func generateKeyAndStub(keyType string) (crypto.Signer, []byte, error) {
-	var key crypto.Signer
-	var err error
-	switch keyType {
-	case "RSA3072":
-		key, err = rsa.GenerateKey(rand.Reader, 3072)
-	case "RSA4096":
-		key, err = rsa.GenerateKey(rand.Reader, 4096)
-	case "ECDSAP256":
-		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case "ECDSAP384":
-		key, err = ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	case "ECDSAP521":
-		key, err = ecdsa.GenerateKey(elliptic.P521(), rand.Reader)
-	case "ED25519":
-		_, key, err = ed25519.GenerateKey(rand.Reader)
-	default:
-		return nil, nil, fmt.Errorf("unknown key type %q", keyType)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("while generating %s key: %w", keyType, err)
-	}
-	stub, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("while generating stub PKCS#10 request: %w", err)
-	}
-	return key, stub, nil
-}
-
-// cleanChain is the chain's PEM blocks as bare CERTIFICATE blocks:
-// headers and text between them dropped.
-func cleanChain(chain string) []byte {
-	var out bytes.Buffer
-	rest := []byte(chain)
-	for {
-		var b *pem.Block
-		if b, rest = pem.Decode(rest); b == nil {
-			return out.Bytes()
-		}
-		out.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes}))
-	}
-}
-
 // refreshDue: one of pod's sources is due to ask again (beginRefreshAt
 // passed) or to give up on a request never seen, so the volume resync
 // syncs the pod.
@@ -453,28 +391,4 @@ func (m *podCertificates) forget(uid types.UID) {
 			delete(m.projections, key)
 		}
 	}
-}
-
-// The node's part (certificateNode): its requests go as the node, which
-// NodeRestriction holds to its own pods.
-
-func (k *Kubelet) nodeRef() (types.NodeName, types.UID) {
-	return types.NodeName(k.cfg.NodeName), k.node.UID
-}
-
-func (k *Kubelet) serviceAccountUID(ctx context.Context, ns, name string) (types.UID, error) {
-	sa := &corev1.ServiceAccount{}
-	if err := k.client.Get(ctx, client.ServiceAccounts, ns, name, sa); err != nil {
-		return "", fmt.Errorf("while fetching service account: %w", err)
-	}
-	return sa.UID, nil
-}
-
-func (k *Kubelet) createRequest(ctx context.Context, r *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
-	out := &certificatesv1.PodCertificateRequest{}
-	return out, k.client.Create(ctx, client.PodCertificateRequests, r.Namespace, r, out)
-}
-
-func (k *Kubelet) warn(pod *corev1.Pod, reason, format string, args ...any) {
-	k.recorder.Event(pod, corev1.EventTypeWarning, reason, format, args...)
 }

@@ -30,7 +30,7 @@ import (
 
 const podNetworkRoute = "/mkube/podnetwork/"
 
-func (k *Kubelet) servePodNetwork(w http.ResponseWriter, r *http.Request) {
+func (f *Fleet) servePodNetwork(w http.ResponseWriter, r *http.Request) {
 	scheme, ip, portText := r.PathValue("scheme"), r.PathValue("ip"), r.PathValue("port")
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 1 || port > 65535 || net.ParseIP(ip) == nil || scheme != "http" && scheme != "https" {
@@ -50,7 +50,7 @@ func (k *Kubelet) servePodNetwork(w http.ResponseWriter, r *http.Request) {
 			pr.Out.Host = pr.Out.URL.Host
 		},
 		Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return k.runtime.dialPod(ctx, ip, port)
+			return f.runtime.dialPod(ctx, ip, port)
 		}},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			w.Header().Set("X-Mkube-Pod-Network-Error", err.Error())

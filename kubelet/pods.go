@@ -15,16 +15,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // The pod pipeline, seed step 12: the informer watches the pods bound to
 // this node → enqueue puts the key on the queue → workers
 // (queue.Work) → syncPod, which makes the node match the pod and
 // reports the result (step 13).
-
-// podGVK is set on every pod the kubelet works with: events name the
-// object by apiVersion and kind.
-var podGVK = corev1.SchemeGroupVersion.WithKind("Pod")
 
 // podAction is what syncPod does for a pod, decided from the pod alone.
 type podAction string
@@ -61,7 +58,7 @@ func (k *Kubelet) enqueue(obj runtime.Object) {
 // has it now.
 func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	obj, ok := k.informer.Cache().Get(key)
-	if sp := k.staticPodNamed(key); sp != nil || (ok && isMirror(obj.(*corev1.Pod))) {
+	if sp := k.staticPodNamed(key); sp != nil || (ok && kubetypes.IsMirrorPod(obj.(*corev1.Pod))) {
 		var mirror *corev1.Pod
 		if ok {
 			mirror = obj.(*corev1.Pod).DeepCopy()
@@ -74,7 +71,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		return k.forgetPod(ctx, key, "")
 	}
 	pod := obj.(*corev1.Pod).DeepCopy() // never modify the cache's copy
-	pod.SetGroupVersionKind(podGVK)
+	pod.SetGroupVersionKind(kubetypes.PodGVK)
 	// A pod deleted and recreated under the same name is a new pod: drop
 	// whatever the old one left behind.
 	if err := k.forgetPod(ctx, key, pod.UID); err != nil {
@@ -86,8 +83,8 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		return k.terminate(ctx, pod)
 	case actionRelease:
 		k.probes.Remove(pod.UID)
-		k.forgetAdmitted(key, "") // a finished pod holds nothing on the node (admission.go)
-		if k.busy(pod.UID) {
+		k.admission.Forget(key, "") // a finished pod holds nothing on the node (package lifecycle)
+		if k.terminating.busy(pod.UID) {
 			return nil // its containers are being stopped; it comes back after
 		}
 		return k.releasePod(ctx, pod, "pod finished") // an error is retried
@@ -99,7 +96,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 // removes them all), freeing their IPs, and their log directories, as
 // the kubelet's garbage collector does for pods gone from the API server.
 func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) error {
-	k.forgetAdmitted(key, keep)
+	k.admission.Forget(key, keep)
 	ns, name, _ := strings.Cut(key, "/")
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name, labelNodeName: k.cfg.NodeName}}})
@@ -121,16 +118,11 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.probes.Remove(uid)
 		k.tearDownVolumes(uid)
 		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
-		k.backOff.forgetPod(string(uid))
-		k.pullBackOff.forgetPod(string(uid))
+		k.backOff.ForgetPod(string(uid))
+		k.images.Forget(uid)
+		k.status.Forget(uid)
 		k.mu.Lock()
-		delete(k.failures, uid)
 		delete(k.mirrorUIDs, uid)
-		for key := range k.pullErrors {
-			if strings.HasPrefix(key, string(uid)+"_") {
-				delete(k.pullErrors, key)
-			}
-		}
 		k.mu.Unlock()
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}

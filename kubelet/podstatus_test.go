@@ -13,96 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/images"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 var hostIP = netip.MustParseAddr("10.240.1.1")
-
-func running() corev1.ContainerStatus {
-	return corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
-}
-
-func exited(code int32) corev1.ContainerStatus {
-	return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
-}
-
-func waiting() corev1.ContainerStatus {
-	return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}}}
-}
-
-func restarting() corev1.ContainerStatus {
-	cs := waiting()
-	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
-	return cs
-}
-
-// TestPodPhase follows seed 003's table 5.3 and Kubernetes' getPhase.
-func TestPodPhase(t *testing.T) {
-	always, onFailure, never := corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever
-	tests := []struct {
-		name        string
-		policy      corev1.RestartPolicy
-		statuses    []corev1.ContainerStatus
-		terminating bool
-		want        corev1.PodPhase
-	}{
-		{"a pod whose container is being created is Pending", always, []corev1.ContainerStatus{waiting()}, false, corev1.PodPending},
-		{"a pod with one running and one waiting container is Pending", always, []corev1.ContainerStatus{running(), waiting()}, false, corev1.PodPending},
-		{"a pod whose containers run is Running", always, []corev1.ContainerStatus{running(), running()}, false, corev1.PodRunning},
-		{"one container running and one failed is still Running", never, []corev1.ContainerStatus{running(), exited(1)}, false, corev1.PodRunning},
-		{"a container that succeeded under Always will restart: Running", always, []corev1.ContainerStatus{exited(0)}, false, corev1.PodRunning},
-		{"a container that succeeded under OnFailure: Succeeded", onFailure, []corev1.ContainerStatus{exited(0)}, false, corev1.PodSucceeded},
-		{"a container that succeeded under Never: Succeeded", never, []corev1.ContainerStatus{exited(0)}, false, corev1.PodSucceeded},
-		{"a container that failed under OnFailure will restart: Running", onFailure, []corev1.ContainerStatus{exited(1)}, false, corev1.PodRunning},
-		{"a container that failed under Never: Failed", never, []corev1.ContainerStatus{exited(1)}, false, corev1.PodFailed},
-		{"a container waiting to restart after a failure counts as stopped", always, []corev1.ContainerStatus{restarting()}, false, corev1.PodRunning},
-		{"a deleted pod whose containers stopped cleanly is Succeeded, even under Always", always, []corev1.ContainerStatus{exited(0), exited(0)}, true, corev1.PodSucceeded},
-		{"a deleted pod with a container that failed is Failed", always, []corev1.ContainerStatus{exited(0), exited(137)}, true, corev1.PodFailed},
-		{"a deleted pod still stopping a container is Running", always, []corev1.ContainerStatus{exited(0), running()}, true, corev1.PodRunning},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tt.policy}}
-			if tt.terminating {
-				pod.DeletionTimestamp = &metav1.Time{}
-			}
-			if got := podPhase(pod, nil, tt.statuses); got != tt.want {
-				t.Errorf("podPhase = %s, want %s", got, tt.want)
-			}
-		})
-	}
-}
-
-// With init containers, getPhase also looks at them first.
-func TestPodPhaseWithInitContainers(t *testing.T) {
-	always, never := corev1.RestartPolicyAlways, corev1.RestartPolicyNever
-	sidecar := corev1.Container{Name: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}
-	tests := []struct {
-		name     string
-		policy   corev1.RestartPolicy
-		inits    []corev1.Container
-		init     []corev1.ContainerStatus
-		statuses []corev1.ContainerStatus
-		want     corev1.PodPhase
-	}{
-		{"an init container running: Pending", always, []corev1.Container{{}}, []corev1.ContainerStatus{running()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
-		{"an init container that failed under Never: Failed", never, []corev1.Container{{}}, []corev1.ContainerStatus{exited(1)}, []corev1.ContainerStatus{waiting()}, corev1.PodFailed},
-		{"an init container crash-looping under Always: Pending", always, []corev1.Container{{}}, []corev1.ContainerStatus{restarting()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
-		{"init done, app running: Running", always, []corev1.Container{{}}, []corev1.ContainerStatus{exited(0)}, []corev1.ContainerStatus{running()}, corev1.PodRunning},
-		{"a sidecar not started yet: Pending", always, []corev1.Container{sidecar}, []corev1.ContainerStatus{waiting()}, []corev1.ContainerStatus{waiting()}, corev1.PodPending},
-		{"app done under Never, sidecar still running: Succeeded", never, []corev1.Container{sidecar}, []corev1.ContainerStatus{running()}, []corev1.ContainerStatus{exited(0)}, corev1.PodSucceeded},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tt.policy, InitContainers: tt.inits}}
-			if got := podPhase(pod, tt.init, tt.statuses); got != tt.want {
-				t.Errorf("podPhase = %s, want %s", got, tt.want)
-			}
-		})
-	}
-}
 
 // newTestPod is a pod as the API server holds it after the scheduler's
 // binding: Pending, PodScheduled=True, qosClass set.
@@ -121,7 +39,7 @@ func newTestPod() *corev1.Pod {
 // startAll runs the pod's containers in a fresh in-process runtime,
 // through the CRI calls the kubelet makes, and returns the runtime and
 // what it reports for the pod.
-func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *podSandbox) {
+func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *kubecontainer.PodSandbox) {
 	t.Helper()
 	rs := testRuntime(t)
 	ctx, logs := context.Background(), t.TempDir()
@@ -154,7 +72,7 @@ func startContainer(t *testing.T, rs *runtimeService, pod *corev1.Pod, sandboxID
 	}
 }
 
-func podSandboxOf(t *testing.T, rs *runtimeService, pod *corev1.Pod) *podSandbox {
+func podSandboxOf(t *testing.T, rs *runtimeService, pod *corev1.Pod) *kubecontainer.PodSandbox {
 	t.Helper()
 	sb, err := rs.podSandbox(context.Background(), pod.UID)
 	if err != nil || sb == nil {
@@ -172,7 +90,7 @@ func imageID(name string) string {
 
 func TestGeneratePodStatusBeforeTheSandboxExists(t *testing.T) {
 	pod := newTestPod()
-	st := generatePodStatus(pod, nil, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, nil, nil, hostIP, t0)
 
 	if st.Phase != corev1.PodPending || st.PodIP != "" || st.HostIP != "10.240.1.1" || st.StartTime == nil || !st.StartTime.Time.Equal(t0) {
 		t.Errorf("phase %s podIP %q hostIP %q startTime %v", st.Phase, st.PodIP, st.HostIP, st.StartTime)
@@ -201,7 +119,7 @@ func TestGeneratePodStatusBeforeTheSandboxExists(t *testing.T) {
 func TestGeneratePodStatusOnceTheContainersRun(t *testing.T) {
 	pod := newTestPod()
 	_, sb := startAll(t, pod)
-	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, sb, nil, hostIP, t0)
 
 	if st.Phase != corev1.PodRunning || st.PodIP != "10.244.1.2" || len(st.PodIPs) != 1 {
 		t.Errorf("phase %s podIP %q podIPs %v", st.Phase, st.PodIP, st.PodIPs)
@@ -229,7 +147,7 @@ func TestGeneratePodStatusOfAPodBeingDeleted(t *testing.T) {
 	}
 	sb = podSandboxOf(t, rs, pod)
 	pod.DeletionTimestamp = &metav1.Time{Time: t0.Add(30 * time.Second)}
-	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, sb, nil, hostIP, t0)
 
 	if st.Phase != corev1.PodSucceeded {
 		t.Errorf("phase = %s, want Succeeded: all containers exited 0 and a deleted pod restarts nothing", st.Phase)
@@ -246,12 +164,12 @@ func TestGeneratePodStatusOfAPodBeingDeleted(t *testing.T) {
 
 func TestGeneratePodStatusOfAContainerWhoseImageMayNotBePulled(t *testing.T) {
 	pod := newTestPod()
-	w := map[string]*corev1.ContainerStateWaiting{"web": {Reason: errImageNeverPull, Message: "not present"}}
-	st := generatePodStatus(pod, nil, w, hostIP, t0)
-	if got := st.ContainerStatuses[0].State.Waiting; got == nil || got.Reason != errImageNeverPull {
-		t.Errorf("web waiting = %+v, want %s", got, errImageNeverPull)
+	w := map[string]*corev1.ContainerStateWaiting{"web": {Reason: images.ErrImageNeverPull, Message: "not present"}}
+	st := status.GeneratePodStatus(pod, nil, w, hostIP, t0)
+	if got := st.ContainerStatuses[0].State.Waiting; got == nil || got.Reason != images.ErrImageNeverPull {
+		t.Errorf("web waiting = %+v, want %s", got, images.ErrImageNeverPull)
 	}
-	if got := st.ContainerStatuses[1].State.Waiting; got == nil || got.Reason != reasonContainerCreating {
+	if got := st.ContainerStatuses[1].State.Waiting; got == nil || got.Reason != status.ReasonContainerCreating {
 		t.Errorf("sidecar waiting = %+v, want ContainerCreating", got)
 	}
 }
@@ -259,7 +177,7 @@ func TestGeneratePodStatusOfAContainerWhoseImageMayNotBePulled(t *testing.T) {
 func TestAPodCreatedWithNodeNameGetsPodScheduled(t *testing.T) {
 	pod := newTestPod()
 	pod.Status.Conditions = nil // it never met the scheduler
-	st := generatePodStatus(pod, nil, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, nil, nil, hostIP, t0)
 	if c := findPodCondition(st.Conditions, corev1.PodScheduled); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("PodScheduled = %+v, want True", c)
 	}
@@ -273,13 +191,13 @@ func TestAStatusThatWasStoredIsNotWrittenAgain(t *testing.T) {
 	_, sb := startAll(t, pod)
 	for _, tc := range []struct {
 		name string
-		sb   *podSandbox
+		sb   *kubecontainer.PodSandbox
 	}{{"while creating", nil}, {"while running", sb}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod.DeepCopy()
-			p.Status = generatePodStatus(p, tc.sb, nil, hostIP, t0.Add(123*time.Millisecond))
+			p.Status = status.GeneratePodStatus(p, tc.sb, nil, hostIP, t0.Add(123*time.Millisecond))
 			stored := roundTrip(t, p)
-			again := generatePodStatus(stored, tc.sb, nil, hostIP, t0.Add(time.Hour))
+			again := status.GeneratePodStatus(stored, tc.sb, nil, hostIP, t0.Add(time.Hour))
 			if !equality.Semantic.DeepEqual(stored.Status, again) {
 				a, _ := json.Marshal(stored.Status)
 				b, _ := json.Marshal(again)
@@ -299,7 +217,7 @@ func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
 		t.Fatal(err)
 	}
 	startContainer(t, rs, pod, sb.ID, pod.Spec.Containers[0], 1) // restarted once
-	pod.Status = generatePodStatus(pod, podSandboxOf(t, rs, pod), nil, hostIP, t0)
+	pod.Status = status.GeneratePodStatus(pod, podSandboxOf(t, rs, pod), nil, hostIP, t0)
 	stored := roundTrip(t, pod)
 
 	var containers []cri.RestoredContainer
@@ -319,7 +237,7 @@ func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
 	if _, err := fresh.inProcess.RestoreSandbox(sandboxConfig(stored, 0, t.TempDir()), netip.MustParseAddr(stored.Status.PodIP), t0, containers); err != nil {
 		t.Fatal(err)
 	}
-	again := generatePodStatus(stored, podSandboxOf(t, fresh, stored), nil, hostIP, t0.Add(time.Hour))
+	again := status.GeneratePodStatus(stored, podSandboxOf(t, fresh, stored), nil, hostIP, t0.Add(time.Hour))
 	if !equality.Semantic.DeepEqual(stored.Status, again) {
 		a, _ := json.Marshal(stored.Status)
 		b, _ := json.Marshal(again)
@@ -405,7 +323,7 @@ func TestTheStatusSaysWhichGenerationItIsOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := newTestPod()
 			pod.Generation, pod.Status.ObservedGeneration = tt.generation, tt.observed
-			st := generatePodStatus(pod, nil, nil, hostIP, t0)
+			st := status.GeneratePodStatus(pod, nil, nil, hostIP, t0)
 			if st.ObservedGeneration != tt.want {
 				t.Errorf("status.observedGeneration = %d, want %d", st.ObservedGeneration, tt.want)
 			}
@@ -424,11 +342,11 @@ func TestACompletedInitContainerIsReady(t *testing.T) {
 	pod := newTestPod()
 	always := corev1.ContainerRestartPolicyAlways
 	pod.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1.36"}, {Name: "side", Image: "busybox:1.36", RestartPolicy: &always}}
-	sb := &podSandbox{ID: "sb", Ready: true, IP: "10.244.1.2", Containers: map[string]*runtimeContainer{
+	sb := &kubecontainer.PodSandbox{ID: "sb", Ready: true, IP: "10.244.1.2", Containers: map[string]*kubecontainer.Container{
 		"init": {ID: "mkube://init", RawID: "init", Name: "init", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_EXITED, Reason: "Completed"},
 		"side": {ID: "mkube://side", RawID: "side", Name: "side", Image: "busybox:1.36", State: runtimeapi.ContainerState_CONTAINER_RUNNING, NotReady: true},
 	}}
-	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, sb, nil, hostIP, t0)
 	if !st.InitContainerStatuses[0].Ready || st.InitContainerStatuses[1].Ready {
 		t.Errorf("init ready %v (want true), sidecar ready %v (want false: its probe)", st.InitContainerStatuses[0].Ready, st.InitContainerStatuses[1].Ready)
 	}
@@ -440,9 +358,9 @@ func TestAnEphemeralContainer(t *testing.T) {
 	pod := newTestPod()
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}}}
 	_, sb := startAll(t, pod)
-	sb.Containers["debugger"] = &runtimeContainer{ID: "mkube://dbg", RawID: "dbg", Name: "debugger", Image: "busybox:1.36",
+	sb.Containers["debugger"] = &kubecontainer.Container{ID: "mkube://dbg", RawID: "dbg", Name: "debugger", Image: "busybox:1.36",
 		State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, Reason: "Error"}
-	st := generatePodStatus(pod, sb, nil, hostIP, t0)
+	st := status.GeneratePodStatus(pod, sb, nil, hostIP, t0)
 	if len(st.EphemeralContainerStatuses) != 1 || st.EphemeralContainerStatuses[0].State.Terminated == nil {
 		t.Fatalf("ephemeralContainerStatuses %+v, want the debugger, terminated", st.EphemeralContainerStatuses)
 	}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/client"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // killContainer stops a running container as the kubelet's killContainer
@@ -14,7 +15,7 @@ import (
 // container, an HTTP GET of one of its ports, or a sleep: lifecyclehooks.go),
 // given at most the grace period; then the stop signal with what is left
 // of the grace period (at least 2 s), and SIGKILL when that is up.
-func (k *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *runtimeContainer, grace int64) error {
+func (k *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace int64) error {
 	if hook := spec.Lifecycle; hook != nil && hook.PreStop != nil {
 		start := k.clock.Now()
 		hctx, cancel := context.WithTimeout(ctx, time.Duration(grace)*time.Second)

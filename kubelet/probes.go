@@ -19,6 +19,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/version"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/prober"
 )
 
@@ -201,7 +202,7 @@ func (k *Kubelet) onProbeChange(ctx context.Context, ch prober.Change) {
 			grace = gracePeriod(s) // the probe's own, for a container that must go quickly
 		}
 		go func() { // a kill waits out the grace period: not on the prober's goroutine
-			rc := &runtimeContainer{RawID: ch.ID, Name: ch.Container.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING}
+			rc := &kubecontainer.Container{RawID: ch.ID, Name: ch.Container.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING}
 			if err := k.killContainer(ctx, ch.Pod, ch.Container, rc, grace); err != nil && ctx.Err() == nil {
 				k.log.Warn("could not kill the container its probe failed", "pod", key, "container", ch.Container.Name, "err", err)
 			}
@@ -224,7 +225,7 @@ func probeOutcome(ch prober.Change) string {
 
 // syncProbes tells the prober which of pod's containers run now (after
 // a sync), so that it probes their current instances.
-func (k *Kubelet) syncProbes(ctx context.Context, pod *corev1.Pod, sb *podSandbox) {
+func (k *Kubelet) syncProbes(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox) {
 	running := map[string]prober.Container{}
 	if sb != nil {
 		for name, rc := range sb.Containers {
@@ -238,7 +239,7 @@ func (k *Kubelet) syncProbes(ctx context.Context, pod *corev1.Pod, sb *podSandbo
 
 // applyProbeResults marks sb's running containers with what their probes
 // say, for the status the kubelet reports.
-func (k *Kubelet) applyProbeResults(pod *corev1.Pod, sb *podSandbox) {
+func (k *Kubelet) applyProbeResults(pod *corev1.Pod, sb *kubecontainer.PodSandbox) {
 	if sb == nil {
 		return
 	}

@@ -5,13 +5,12 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/scheduler/framework"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // In-place pod resize, the kubelet's half (the API server's is
@@ -41,128 +40,10 @@ import (
 // runtime's cpu.weight goes from 4 to 8 → status.resources 200m,
 // observedGeneration 2, no resize condition.
 
-// allocate makes pod's resources its allocation, if the node takes
-// them: a pod new to the allocation (an earlier kubelet's) at once, a
-// resize only if it fits; one that does not is remembered as pending,
-// with why.
-func (k *Kubelet) allocate(ctx context.Context, pod *corev1.Pod) {
-	// Only this pod's sync changes its allocation, and syncs of one pod
-	// never overlap: what is read here holds until it is written.
-	k.mu.Lock()
-	cur, ok := k.admitted[pod.UID]
-	k.mu.Unlock()
-	if !ok || sameResources(cur, pod) {
-		k.noteAdmitted(pod) // the common case: no resize, and no wait for admissions
-		k.setPendingResize(pod, nil)
-		return
-	}
-	k.admitMu.Lock() // a resize is judged against the other pods as admission does
-	defer k.admitMu.Unlock()
-	node, err := k.nodeObject(ctx)
-	if err != nil {
-		k.setPendingResize(pod, resizeCondition(corev1.PodReasonDeferred, err.Error()))
-		return
-	}
-	if reason, msg := k.resizeFits(pod, node); reason != "" {
-		k.log.Info("resize cannot be allocated: "+msg, "pod", client.KeyOf(pod), "reason", reason)
-		k.setPendingResize(pod, resizeCondition(reason, msg))
-		if reason == corev1.PodReasonDeferred {
-			k.queue.AddAfter(client.KeyOf(pod), k.cfg.SyncFrequency) // other pods may have gone by then
-		}
-		return
-	}
-	k.log.Info("resize allocated", "pod", client.KeyOf(pod), "generation", pod.Generation)
-	k.noteAdmitted(pod)
-	k.setPendingResize(pod, nil)
-}
-
-func (k *Kubelet) setPendingResize(pod *corev1.Pod, c *corev1.PodCondition) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if c == nil {
-		delete(k.pendingResizes, pod.UID)
-	} else {
-		k.pendingResizes[pod.UID] = c
-	}
-}
-
-// allocation is pod with the resources allocated to it, and why a
-// resize waits, if one does.
-func (k *Kubelet) allocation(pod *corev1.Pod) (*corev1.Pod, *corev1.PodCondition) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	cur, ok := k.admitted[pod.UID]
-	if !ok || sameResources(cur, pod) {
-		return pod, nil
-	}
-	return allocatedPod(pod, cur), k.pendingResizes[pod.UID]
-}
-
-// resizeFits says why pod's new requests do not fit node: Infeasible
-// beyond what the node can give any pod, Deferred beyond what its other
-// pods leave (admission's own check, admission.go). Callers hold
-// admitMu.
-func (k *Kubelet) resizeFits(pod *corev1.Pod, node *corev1.Node) (reason, message string) {
-	info := k.nodeWithOthers(node, pod.UID)
-	p := framework.NewPodInfo(pod)
-	alloc := &info.Allocatable
-	for _, r := range []struct {
-		name      corev1.ResourceName
-		requested int64
-		capacity  int64
-	}{{corev1.ResourceCPU, p.Requests.MilliCPU, alloc.MilliCPU}, {corev1.ResourceMemory, p.Requests.Memory, alloc.Memory}} {
-		if r.requested > r.capacity {
-			return corev1.PodReasonInfeasible, fmt.Sprintf("Node didn't have enough capacity: %s, requested: %d, capacity: %d", r.name, r.requested, r.capacity)
-		}
-	}
-	if r := insufficientResource(p, info); r != nil {
-		return corev1.PodReasonDeferred, r.message
-	}
-	return "", ""
-}
-
-func resizeCondition(reason, message string) *corev1.PodCondition {
-	return &corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: reason, Message: message}
-}
-
-// sameResources: a and b's containers ask for the same resources.
-func sameResources(a, b *corev1.Pod) bool {
-	resources := func(p *corev1.Pod) []corev1.ResourceRequirements {
-		var out []corev1.ResourceRequirements
-		for _, c := range allContainers(p) {
-			out = append(out, c.Resources)
-		}
-		return out
-	}
-	return equality.Semantic.DeepEqual(resources(a), resources(b))
-}
-
-// allocatedPod is pod with the containers' resources of alloc, the pod
-// as allocated.
-func allocatedPod(pod, alloc *corev1.Pod) *corev1.Pod {
-	out := pod.DeepCopy()
-	for _, cs := range [][]corev1.Container{out.Spec.InitContainers, out.Spec.Containers} {
-		for i := range cs {
-			cs[i] = allocatedContainer(alloc, cs[i])
-		}
-	}
-	return out
-}
-
-// allocatedContainer is c with its resources as alloc has them.
-func allocatedContainer(alloc *corev1.Pod, c corev1.Container) corev1.Container {
-	for _, a := range allContainers(alloc) {
-		if a.Name == c.Name {
-			c.Resources = a.Resources
-		}
-	}
-	return c
-}
-
 // resizeContainer gives running container cur the cgroup settings of c's
 // (allocated) resources, if it has others. It reports whether c must be
 // restarted instead, as its resizePolicy says.
-func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, cur *runtimeContainer) (restart bool, err error) {
+func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, cur *kubecontainer.Container) (restart bool, err error) {
 	want, have := containerResources(c), cur.Resources
 	if have == nil || sameCgroup(want, have) {
 		return false, nil
@@ -194,7 +75,7 @@ func sameCgroup(a, b *runtimeapi.LinuxContainerResources) bool {
 // each container's allocated requests and actual resources, and the
 // resize conditions (pending: why a resize waits; in progress: while a
 // running container's settings are not its allocation's).
-func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *podSandbox, pending *corev1.PodCondition, now metav1.Time) {
+func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *kubecontainer.PodSandbox, pending *corev1.PodCondition, now metav1.Time) {
 	inProgress := false
 	fill := func(statuses []corev1.ContainerStatus, containers []corev1.Container) {
 		for i := range statuses {
@@ -207,7 +88,7 @@ func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *podSandbox, 
 			if len(c.Resources.Requests) > 0 {
 				cs.AllocatedResources = c.Resources.Requests.DeepCopy()
 			}
-			var rc *runtimeContainer
+			var rc *kubecontainer.Container
 			if sb != nil {
 				rc = sb.Containers[c.Name]
 			}

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/lifecycle"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -79,14 +80,14 @@ func TestSetResourceStatus(t *testing.T) {
 		{Name: "a", Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "200m")}},
 		{Name: "b"}}}}
 	alloc.Generation = 2
-	sb := &podSandbox{Containers: map[string]*runtimeContainer{
+	sb := &kubecontainer.PodSandbox{Containers: map[string]*kubecontainer.Container{
 		"a": {State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: &runtimeapi.LinuxContainerResources{CpuShares: 102}},
 		"b": {State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: &runtimeapi.LinuxContainerResources{CpuShares: 2}}}}
 	now := metav1.Now()
 	st := corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "a"}, {Name: "b"}},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue},
 			{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible}}}
-	setResourceStatus(&st, alloc, sb, resizeCondition(corev1.PodReasonDeferred, "Node didn't have enough resource: cpu"), now)
+	setResourceStatus(&st, alloc, sb, lifecycle.ResizeCondition(corev1.PodReasonDeferred, "Node didn't have enough resource: cpu"), now)
 	a, b := st.ContainerStatuses[0], st.ContainerStatuses[1]
 	if a.AllocatedResources.Cpu().String() != "200m" || describeResources(*a.Resources) != "requests cpu=99m" {
 		t.Errorf("container a: allocated %v, resources %v", a.AllocatedResources, a.Resources)
@@ -110,25 +111,5 @@ func TestSetResourceStatus(t *testing.T) {
 	setResourceStatus(&st, alloc, sb, nil, now)
 	if len(st.Conditions) != 1 || describeResources(*st.ContainerStatuses[0].Resources) != "requests cpu=200m" {
 		t.Errorf("after actuation: conditions %v, resources %v", st.Conditions, st.ContainerStatuses[0].Resources)
-	}
-}
-
-// A resize beyond what the node has is Infeasible; beyond what its other
-// pods leave, Deferred, in admission's words.
-func TestResizeFits(t *testing.T) {
-	node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: resourceList("cpu", "1", "memory", "1Gi", "pods", "10")}}
-	other := admissionPod("other", requests("600m", "64Mi"))
-	k := &Kubelet{admitted: map[types.UID]*corev1.Pod{other.UID: other}}
-	for _, tc := range []struct {
-		cpu, reason, message string
-	}{
-		{"300m", "", ""},
-		{"500m", corev1.PodReasonDeferred, "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000"},
-		{"2", corev1.PodReasonInfeasible, "Node didn't have enough capacity: cpu, requested: 2000, capacity: 1000"},
-	} {
-		reason, message := k.resizeFits(admissionPod("p", requests(tc.cpu, "64Mi")), node)
-		if reason != tc.reason || message != tc.message {
-			t.Errorf("cpu %s: %q %q, want %q %q", tc.cpu, reason, message, tc.reason, tc.message)
-		}
 	}
 }

@@ -21,13 +21,17 @@ import (
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/client/workqueue"
+	"github.com/mkube/mkube/kubelet/backoff"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/prober"
+	"github.com/mkube/mkube/kubelet/status"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // The restart table of seed 003 §5.3, played KWOK-style: no process runs,
-// the runtime's view of the pod (a podSandbox and its runtimeContainer
+// the runtime's view of the pod (a kubecontainer.PodSandbox and its Containers
 // records) is written by hand for each moment, and the kubelet's own code
 // turns it into a pod status (generatePodStatus), a decision (shouldRestart,
 // restartsNow with a real backOff on a fake clock) and a CrashLoopBackOff
@@ -167,9 +171,9 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	// Just what syncContainer's exited-container path uses: no runtime,
 	// since a container in back-off is not created, and no API server:
 	// the recorder only queues its events.
-	k := &Kubelet{clock: clk, log: discard, backOff: newBackOff(DefaultBackOffInitial, DefaultBackOffMax, clk),
+	k := &Kubelet{clock: clk, log: discard, backOff: backoff.New(DefaultBackOffInitial, DefaultBackOffMax, clk),
 		recorder: record.New(nil, "kubelet", "node01", discard), queue: workqueue.New[string](clk),
-		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard})}
+		probes: prober.NewManager(prober.Options{Clock: clk, Log: discard}), admission: lifecycle.NewAdmitter(nil, nil, discard)}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: "default", UID: "uid-1", CreationTimestamp: metav1.NewTime(at(0))},
@@ -177,14 +181,14 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at(0))}}},
 	}
-	sb := &podSandbox{ID: "sandbox-1", Ready: true, IP: "10.244.1.2", Containers: map[string]*runtimeContainer{}}
+	sb := &kubecontainer.PodSandbox{ID: "sandbox-1", Ready: true, IP: "10.244.1.2", Containers: map[string]*kubecontainer.Container{}}
 	for _, name := range sc.containers {
 		c := corev1.Container{Name: name, Image: "busybox:1.36"}
 		pod.Spec.Containers = append(pod.Spec.Containers, c)
-		sb.Containers[name] = &runtimeContainer{ID: "mkube://" + name + "-0", RawID: name + "-0", Name: name, Image: c.Image,
+		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-0", RawID: name + "-0", Name: name, Image: c.Image,
 			ImageID: imageID(c.Image), State: runtimeapi.ContainerState_CONTAINER_RUNNING, StartedAt: at(0)}
 	}
-	pod.Status = generatePodStatus(pod, sb, nil, hostIP, at(1))
+	pod.Status = status.GeneratePodStatus(pod, sb, nil, hostIP, at(1))
 
 	fmt.Fprintf(out, "== restartPolicy=%s | %s ==\n", policy, sc.name)
 	if s := sc.seed[policy]; s != "" {
@@ -201,7 +205,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		}
 	}
 	clk.SetTime(at(31))
-	pod.Status = generatePodStatus(pod, sb, nil, hostIP, clk.Now())
+	pod.Status = status.GeneratePodStatus(pod, sb, nil, hostIP, clk.Now())
 	writeMoment(t, out, "exited", 31, pod, sc.k8sExited[policy], sc.name)
 
 	// 2. decision: per exited container, what syncContainer's EXITED case
@@ -213,7 +217,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 		if rc.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 			continue
 		}
-		remaining, _ := k.backOff.wait(backOffKey(string(pod.UID), name), rc.FinishedAt)
+		remaining, _ := k.backOff.Wait(backoff.Key(string(pod.UID), name), rc.FinishedAt)
 		switch {
 		case !shouldRestart(policy, rc.ExitCode):
 			fmt.Fprintf(out, "  %-8s stays terminated (shouldRestart=false for exitCode %d)\n", name, rc.ExitCode)
@@ -235,8 +239,8 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 	}
 	for _, name := range restarted {
 		prev := sb.Containers[name]
-		k.backOff.next(backOffKey(string(pod.UID), name), prev.FinishedAt)
-		sb.Containers[name] = &runtimeContainer{ID: "mkube://" + name + "-1", RawID: name + "-1", Name: name, Image: prev.Image,
+		k.backOff.Next(backoff.Key(string(pod.UID), name), prev.FinishedAt)
+		sb.Containers[name] = &kubecontainer.Container{ID: "mkube://" + name + "-1", RawID: name + "-1", Name: name, Image: prev.Image,
 			ImageID: prev.ImageID, State: runtimeapi.ContainerState_CONTAINER_EXITED, Attempt: 1,
 			StartedAt: at(32), FinishedAt: at(35), ExitCode: prev.ExitCode, Reason: prev.Reason, Previous: prev}
 	}
@@ -256,7 +260,7 @@ func playRestart(t *testing.T, out *bytes.Buffer, sc restartScenario, policy cor
 			waiting[c.Name] = w
 		}
 	}
-	pod.Status = generatePodStatus(pod, sb, waiting, hostIP, clk.Now())
+	pod.Status = status.GeneratePodStatus(pod, sb, waiting, hostIP, clk.Now())
 	writeMoment(t, out, "crash again", 36, pod, sc.k8sAgain[policy], sc.name)
 }
 

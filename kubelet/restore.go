@@ -9,6 +9,8 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/cri"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // After a restart the kubelet takes back the pods this node ran.
@@ -46,17 +48,17 @@ func (k *Kubelet) restoreImages(images []corev1.ContainerImage) {
 func (k *Kubelet) restorePods(ctx context.Context) {
 	pods := k.fleet.podsOf(k.cfg.NodeName)
 	for _, pod := range pods {
-		if ranHere(pod) && !podFinished(pod) && !isMirror(pod) {
-			k.noteAdmitted(pod)
+		if ranHere(pod) && !podFinished(pod) && !kubetypes.IsMirrorPod(pod) {
+			k.admission.NoteAdmitted(pod)
 		}
 	}
 	if k.runtime.inProcess == nil {
 		return
 	}
 	for _, pod := range pods {
-		if isMirror(pod) { // a static pod ran under its hash
+		if kubetypes.IsMirrorPod(pod) { // a static pod ran under its hash
 			pod = pod.DeepCopy()
-			pod.UID = runtimeUID(pod)
+			pod.UID = kubetypes.RuntimeUID(pod)
 		}
 		if err := k.restorePod(ctx, pod); err != nil {
 			// syncPod will start it as a new pod, with a new IP.
@@ -121,7 +123,7 @@ func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus, env func(cor
 		return nil
 	}
 	attempt := uint32(max(cs.RestartCount, 0))
-	cur := cri.RestoredContainer{ID: rawContainerID(cs.ContainerID), Config: restoredConfig(pod, cs, attempt, env)}
+	cur := cri.RestoredContainer{ID: kubecontainer.RawContainerID(cs.ContainerID), Config: restoredConfig(pod, cs, attempt, env)}
 	switch {
 	case cs.State.Running != nil:
 		cur.State, cur.StartedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, cs.State.Running.StartedAt.Time
@@ -132,7 +134,7 @@ func restoredContainers(pod *corev1.Pod, cs corev1.ContainerStatus, env func(cor
 	}
 	out := []cri.RestoredContainer{cur}
 	if t := cs.LastTerminationState.Terminated; t != nil && t.ContainerID != "" && attempt > 0 {
-		prev := cri.RestoredContainer{ID: rawContainerID(t.ContainerID), Config: restoredConfig(pod, cs, attempt-1, env)}
+		prev := cri.RestoredContainer{ID: kubecontainer.RawContainerID(t.ContainerID), Config: restoredConfig(pod, cs, attempt-1, env)}
 		setTerminated(&prev, t)
 		out = append(out, prev)
 	}
@@ -162,7 +164,7 @@ func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32, 
 // ConfigMap was deleted since), only the image's.
 func (k *Kubelet) restoredEnv(ctx context.Context, pod *corev1.Pod) func(corev1.Container) []corev1.EnvVar {
 	return func(c corev1.Container) []corev1.EnvVar {
-		env, err := k.containerEnv(ctx, pod, &podSandbox{IP: pod.Status.PodIP}, c)
+		env, err := k.containerEnv(ctx, pod, &kubecontainer.PodSandbox{IP: pod.Status.PodIP}, c)
 		if err != nil {
 			k.log.Warn("restored container runs without its environment", "pod", client.KeyOf(pod), "container", c.Name, "err", err)
 			return nil

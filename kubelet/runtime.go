@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/network/podnetwork"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
@@ -103,7 +104,7 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 // not make 10,000 more calls. A runtime that cannot answer has injected
 // nothing: the probe runs.
 func (rs *runtimeService) probeFailure(ctx context.Context, id string) bool {
-	id = rawContainerID(id)
+	id = kubecontainer.RawContainerID(id)
 	if _, pending := rs.probeFaults.Load(id); !pending {
 		return false // the common case: no RPC for it
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mkube/mkube/client"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // Static pods (seed 003 §4.2): pods the kubelet runs from files in
@@ -39,12 +40,6 @@ import (
 // its status to the mirror (see apiUID).
 
 // The annotations the kubelet puts on a static pod's mirror.
-const (
-	annotationConfigMirror = "kubernetes.io/config.mirror" // the static pod's hash: this is a mirror
-	annotationConfigHash   = "kubernetes.io/config.hash"
-	annotationConfigSource = "kubernetes.io/config.source" // "file"
-	annotationConfigSeen   = "kubernetes.io/config.seen"
-)
 
 // DefaultFileCheckFrequency is the kubelet's --file-check-frequency.
 const DefaultFileCheckFrequency = 20 * time.Second
@@ -170,20 +165,14 @@ func (k *Kubelet) decodeManifest(file string) (*staticPod, error) {
 	if mirror.Annotations == nil {
 		mirror.Annotations = map[string]string{}
 	}
-	mirror.Annotations[annotationConfigMirror] = hash
-	mirror.Annotations[annotationConfigHash] = hash
-	mirror.Annotations[annotationConfigSource] = "file"
-	mirror.Annotations[annotationConfigSeen] = k.clock.Now().UTC().Format(time.RFC3339Nano)
+	mirror.Annotations[kubetypes.ConfigMirrorAnnotationKey] = hash
+	mirror.Annotations[kubetypes.ConfigHashAnnotationKey] = hash
+	mirror.Annotations[kubetypes.ConfigSourceAnnotationKey] = "file"
+	mirror.Annotations[kubetypes.ConfigSeenAnnotationKey] = k.clock.Now().UTC().Format(time.RFC3339Nano)
 	mirror.Spec.NodeName = k.cfg.NodeName
 	mirror.Spec.Tolerations = append(mirror.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
 	mirror.Status = corev1.PodStatus{}
 	return &staticPod{mirror: mirror, hash: hash, file: file}, nil
-}
-
-// isMirror: the pod is the mirror of a static pod.
-func isMirror(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[annotationConfigMirror]
-	return ok
 }
 
 // staticPodNamed is the static pod whose mirror is key, or nil.
@@ -197,7 +186,7 @@ func (k *Kubelet) staticPodNamed(key string) *staticPod {
 // mirror (nil if the API server has none).
 func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mirror *corev1.Pod) error {
 	switch {
-	case sp == nil && mirror != nil && k.busy(runtimeUID(mirror)):
+	case sp == nil && mirror != nil && k.terminating.busy(kubetypes.RuntimeUID(mirror)):
 		return nil // being stopped (stopStatic), which deletes the mirror after
 	case sp == nil:
 		// The manifest is gone: stop the pod, delete its mirror.
@@ -213,7 +202,7 @@ func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mir
 			return nil
 		}
 		return k.createMirror(ctx, sp)
-	case mirror.Annotations[annotationConfigMirror] != sp.hash:
+	case mirror.Annotations[kubetypes.ConfigMirrorAnnotationKey] != sp.hash:
 		// The manifest changed: the old mirror goes, the new one comes
 		// when the deletion is seen; forgetPod below stops the old pod.
 		if err := k.deleteMirror(ctx, mirror, "its manifest changed"); err != nil {
@@ -229,7 +218,7 @@ func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mir
 		return k.deleteMirror(ctx, mirror, "it was deleted; the static pod runs on and gets a new mirror")
 	}
 	view := mirror.DeepCopy()
-	view.SetGroupVersionKind(podGVK)
+	view.SetGroupVersionKind(kubetypes.PodGVK)
 	view.UID = types.UID(sp.hash)
 	k.mu.Lock()
 	k.mirrorUIDs[view.UID] = mirror.UID
@@ -270,7 +259,7 @@ func (k *Kubelet) mirrorRecreateWait(key string) time.Duration {
 func (k *Kubelet) stopStatic(ctx context.Context, key string, sp *staticPod) {
 	view := sp.mirror.DeepCopy()
 	view.UID = types.UID(sp.hash)
-	view.SetGroupVersionKind(podGVK)
+	view.SetGroupVersionKind(kubetypes.PodGVK)
 	k.inBackground(ctx, view, "stopping a static pod", func() error {
 		sb, err := k.runtime.podSandbox(ctx, view.UID)
 		if err != nil {
@@ -327,13 +316,4 @@ func (k *Kubelet) apiUID(uid types.UID) types.UID {
 		return m
 	}
 	return uid
-}
-
-// runtimeUID is the UID the runtime knows the pod by: a mirror's is its
-// static pod's hash.
-func runtimeUID(pod *corev1.Pod) types.UID {
-	if hash, ok := pod.Annotations[annotationConfigMirror]; ok {
-		return types.UID(hash)
-	}
-	return pod.UID
 }

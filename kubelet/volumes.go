@@ -16,6 +16,8 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
+	"github.com/mkube/mkube/kubelet/clustertrustbundle"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // The kubelet's volume manager, seed 003 §四 and §六–七: before a pod's
@@ -225,7 +227,7 @@ const mountRetry = 2 * time.Second
 // records FailedMount and tries again. Later, a volume that cannot be
 // refreshed (its ConfigMap deleted) keeps its last content, as in
 // Kubernetes, and the containers run on.
-func (k *Kubelet) mountVolumes(ctx context.Context, pod *corev1.Pod, sb *podSandbox) (bool, error) {
+func (k *Kubelet) mountVolumes(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox) (bool, error) {
 	err := k.setUpVolumes(ctx, pod)
 	k.mu.Lock()
 	mounted := k.mounted[pod.UID]
@@ -316,8 +318,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // pod sync brings them. (A change of the pod's own labels or
 // annotations, which a downward API volume shows, syncs it anyway.)
 func (f *Fleet) resyncVolumes(ctx context.Context) {
-	k0 := f.kubelets[0]
-	t := k0.clock.NewTicker(k0.cfg.SyncFrequency)
+	t := f.clock.NewTicker(f.cfg.SyncFrequency)
 	defer t.Stop()
 	for {
 		select {
@@ -326,16 +327,16 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		case <-t.C():
 		}
 		changed := f.takeChanged()
-		f.tokens.forgetExpired()
-		bundles := f.trustBundles.takeChanged()
-		if len(changed) == 0 && f.tokens.empty() && !bundles && f.podCertificates.empty() {
+		f.tokens.ForgetExpired()
+		bundles := f.trustBundles.TakeChanged()
+		if len(changed) == 0 && f.tokens.Empty() && !bundles && f.podCertificates.empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
-			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.podRenewalDue(pod) ||
-				bundles && mountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
-				f.route(pod) // tokens.go: a token is renewed when 80% of its life has passed
+			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
+				bundles && clustertrustbundle.MountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
+				f.route(pod) // package token: a token is renewed when 80% of its life has passed
 			}
 		}
 	}

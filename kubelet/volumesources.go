@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -15,7 +16,7 @@ import (
 // (MakePayload): every key of the object, or only the listed items at
 // their paths, with defaultMode (0644) or the item's own mode; a
 // projected serviceAccountToken source, a token bound to the pod; a
-// clusterTrustBundle source, PEM trust anchors (clustertrustbundles.go);
+// clusterTrustBundle source, PEM trust anchors (package clustertrustbundle);
 // a podCertificate source, the pod's own key and certificate chain
 // (podcertificates.go).
 
@@ -43,14 +44,14 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 			case src.DownwardAPI != nil:
 				err = k.downwardAPIFiles(pod, src.DownwardAPI.Items, mode, out)
 			case src.ServiceAccountToken != nil:
-				// A token the API server issued for this pod (tokens.go).
+				// A token the API server issued for this pod (package token).
 				var token string
-				if token, err = k.fleet.tokens.podToken(ctx, pod, src.ServiceAccountToken); err == nil {
+				if token, err = k.fleet.tokens.PodToken(ctx, pod, src.ServiceAccountToken); err == nil {
 					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
 				}
-			case src.ClusterTrustBundle != nil: // clustertrustbundles.go
+			case src.ClusterTrustBundle != nil: // package clustertrustbundle
 				var anchors []byte
-				if anchors, err = k.fleet.trustBundles.anchors(src.ClusterTrustBundle); err == nil {
+				if anchors, err = k.fleet.trustBundles.Anchors(src.ClusterTrustBundle); err == nil {
 					out[src.ClusterTrustBundle.Path] = volumeFile{data: anchors, mode: mode}
 				}
 			case src.PodCertificate != nil: // podcertificates.go
@@ -184,7 +185,7 @@ func formatMap(m map[string]string) string {
 
 // containerNamed is the pod's container called name.
 func containerNamed(pod *corev1.Pod, name string) (corev1.Container, bool) {
-	for _, c := range allContainers(pod) {
+	for _, c := range kubetypes.AllContainers(pod) {
 		if c.Name == name {
 			return c, true
 		}

@@ -1,4 +1,4 @@
-package kubelet
+package clustertrustbundle
 
 import (
 	"crypto/ed25519"
@@ -77,7 +77,7 @@ func TestAClusterTrustBundleSourceIsTheAnchorsItSelects(t *testing.T) {
 			Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signer, TrustBundle: pems}}
 	}
 	alive := map[string]string{"signer.alive": "true"}
-	tb := &trustBundles{bundles: fakeBundles{
+	tb := &Manager{bundles: fakeBundles{
 		bundle("roots", "", "a comment\n"+root1+"more text\n"+root2, nil),
 		bundle("example.com:db:a", "example.com/db", root1+root3, alive),
 		bundle("example.com:db:b", "example.com/db", root2+root1, alive),
@@ -113,7 +113,7 @@ func TestAClusterTrustBundleSourceIsTheAnchorsItSelects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data, err := tb.anchors(tc.src)
+			data, err := tb.Anchors(tc.src)
 			if (err == nil) != (tc.error == "") || err != nil && err.Error() != tc.error {
 				t.Fatalf("error %v, want %q", err, tc.error)
 			}

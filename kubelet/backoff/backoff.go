@@ -1,4 +1,4 @@
-package kubelet
+package backoff
 
 import (
 	"strings"
@@ -18,42 +18,42 @@ import (
 // exit restarts at once and arms the delay; an exit less than the delay
 // after the last restart waits out the rest of it.
 
-// DefaultBackOffInitial and DefaultBackOffMax are Kubernetes' delays.
+// DefaultInitial and DefaultMax are Kubernetes' delays.
 const (
-	DefaultBackOffInitial = 10 * time.Second
-	DefaultBackOffMax     = 300 * time.Second
+	DefaultInitial = 10 * time.Second
+	DefaultMax     = 300 * time.Second
 )
 
-// backOff holds the delay of each container, keyed by pod UID and
+// BackOff holds the delay of each container, keyed by pod UID and
 // container name.
-type backOff struct {
+type BackOff struct {
 	initial, max time.Duration
 	clock        clock.PassiveClock
 
 	mu      sync.Mutex
-	entries map[string]*backOffEntry
+	entries map[string]*entry
 }
 
-type backOffEntry struct {
+type entry struct {
 	delay      time.Duration
 	lastUpdate time.Time // when the container was last restarted
 }
 
-func newBackOff(initial, max time.Duration, clk clock.PassiveClock) *backOff {
-	return &backOff{initial: initial, max: max, clock: clk, entries: map[string]*backOffEntry{}}
+func New(initial, max time.Duration, clk clock.PassiveClock) *BackOff {
+	return &BackOff{initial: initial, max: max, clock: clk, entries: map[string]*entry{}}
 }
 
-func backOffKey(uid, container string) string { return uid + "/" + container }
+func Key(uid, container string) string { return uid + "/" + container }
 
 // expired: the container ran long enough since its last restart to be
 // trusted again.
-func (b *backOff) expired(e *backOffEntry, eventTime time.Time) bool {
+func (b *BackOff) expired(e *entry, eventTime time.Time) bool {
 	return eventTime.Sub(e.lastUpdate) > 2*b.max
 }
 
-// wait is how much longer the container that exited at finishedAt must
+// Wait is how much longer the container that exited at finishedAt must
 // wait before its restart (0: restart now), and the delay it is in.
-func (b *backOff) wait(key string, finishedAt time.Time) (remaining, delay time.Duration) {
+func (b *BackOff) Wait(key string, finishedAt time.Time) (remaining, delay time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.entries[key]
@@ -63,10 +63,10 @@ func (b *backOff) wait(key string, finishedAt time.Time) (remaining, delay time.
 	return max(e.delay-b.clock.Since(finishedAt), 0), e.delay
 }
 
-// waitSinceUpdate is how much longer the back-off of key lasts, counted
+// WaitSinceUpdate is how much longer the back-off of key lasts, counted
 // from its last step (client-go's IsInBackOffSinceUpdate): what an image
 // pull waits after it failed.
-func (b *backOff) waitSinceUpdate(key string) time.Duration {
+func (b *BackOff) WaitSinceUpdate(key string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.entries[key]
@@ -77,15 +77,15 @@ func (b *backOff) waitSinceUpdate(key string) time.Duration {
 	return max(e.delay-now.Sub(e.lastUpdate), 0)
 }
 
-// next records a restart of the container that exited at finishedAt: the
+// Next records a restart of the container that exited at finishedAt: the
 // delay before the one after doubles, or starts again at the initial one.
-func (b *backOff) next(key string, finishedAt time.Time) {
+func (b *BackOff) Next(key string, finishedAt time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.entries[key]
 	switch {
 	case !ok || b.expired(e, finishedAt):
-		e = &backOffEntry{delay: b.initial}
+		e = &entry{delay: b.initial}
 		b.entries[key] = e
 	default:
 		e.delay = min(2*e.delay, b.max)
@@ -93,16 +93,16 @@ func (b *backOff) next(key string, finishedAt time.Time) {
 	e.lastUpdate = b.clock.Now()
 }
 
-// forget drops the delay of key.
-func (b *backOff) forget(key string) {
+// Forget drops the delay of key.
+func (b *BackOff) Forget(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.entries, key)
 }
 
-// forgetPod drops the delays of a pod's containers and images: the pod
+// ForgetPod drops the delays of a pod's containers and images: the pod
 // is gone.
-func (b *backOff) forgetPod(uid string) {
+func (b *BackOff) ForgetPod(uid string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key := range b.entries {

@@ -1,4 +1,4 @@
-package kubelet
+package server
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -65,8 +66,8 @@ func (l *limitedWriter) Write(b []byte) (int, error) {
 // writeContainerLog writes c's log to w, as opts ask. Following ends when
 // the container is no longer running and its log is read to the end, or
 // when ctx ends (the client went away).
-func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
-	err := k.copyContainerLog(ctx, hw, c, opts)
+func (s *Server) writeContainerLog(ctx context.Context, hw http.ResponseWriter, c *kubecontainer.Container, opts logOptions) error {
+	err := s.copyContainerLog(ctx, hw, c, opts)
 	if errors.Is(err, errLogLimit) {
 		return nil // as much as was asked for
 	}
@@ -74,7 +75,7 @@ func (k *Kubelet) writeContainerLog(ctx context.Context, hw http.ResponseWriter,
 }
 
 // copyContainerLog is writeContainerLog until the limit is reached.
-func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, c *runtimeContainer, opts logOptions) error {
+func (s *Server) copyContainerLog(ctx context.Context, hw http.ResponseWriter, c *kubecontainer.Container, opts logOptions) error {
 	var w io.Writer = hw
 	if opts.limitBytes > 0 {
 		w = &limitedWriter{w: hw, n: opts.limitBytes}
@@ -109,7 +110,7 @@ func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, 
 		if flusher != nil {
 			flusher.Flush()
 		}
-		running, err := k.isRunning(ctx, c.RawID)
+		running, err := s.isRunning(ctx, c.RawID)
 		if err != nil || !running {
 			// Exited: one last read picks up what it printed last.
 			lines, rerr := rd.readAvailable()
@@ -122,7 +123,7 @@ func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, 
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-k.clock.After(logPollInterval):
+		case <-s.clock.After(logPollInterval):
 		}
 		if lines, err = rd.readAvailable(); err != nil {
 			return err
@@ -131,8 +132,8 @@ func (k *Kubelet) copyContainerLog(ctx context.Context, hw http.ResponseWriter, 
 }
 
 // isRunning asks the runtime whether container id still runs.
-func (k *Kubelet) isRunning(ctx context.Context, id string) (bool, error) {
-	resp, err := k.runtime.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+func (s *Server) isRunning(ctx context.Context, id string) (bool, error) {
+	resp, err := s.host.Runtime().ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
 	if err != nil {
 		return false, fmt.Errorf("container status: %w", err)
 	}

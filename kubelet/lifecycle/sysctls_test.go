@@ -1,4 +1,4 @@
-package kubelet
+package lifecycle
 
 import (
 	"slices"
@@ -41,10 +41,10 @@ func TestTheNodeAllowsSafeSysctlsAndThoseItsAdminAllowed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var message string
 			if r := sysctlRejection(tc.pod, tc.unsafe); r != nil {
-				if r.reason != reasonSysctlForbidden {
-					t.Errorf("reason %q", r.reason)
+				if r.Reason != reasonSysctlForbidden {
+					t.Errorf("reason %q", r.Reason)
 				}
-				message = r.message
+				message = r.Message
 			}
 			if message != tc.message {
 				t.Errorf("got %q, want %q", message, tc.message)

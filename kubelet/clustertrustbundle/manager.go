@@ -1,4 +1,4 @@
-package kubelet
+package clustertrustbundle
 
 import (
 	"encoding/pem"
@@ -18,7 +18,7 @@ import (
 	"github.com/mkube/mkube/client"
 )
 
-// trustBundles is the kubelet's ClusterTrustBundle manager (Kubernetes'
+// Manager is the kubelet's ClusterTrustBundle manager (Kubernetes'
 // pkg/kubelet/clustertrustbundle): a clusterTrustBundle projected source
 // becomes one file of PEM trust anchors, taken from the fleet's watch of
 // every ClusterTrustBundle (system:node may read them all):
@@ -36,15 +36,15 @@ import (
 // depend on an order; mkube keeps them sorted, so that a file changes
 // only when its anchors do.) A changed bundle reaches the pods that
 // mount bundles at the next volume resync, within --sync-frequency.
-type trustBundles struct {
-	informer *client.Informer
+type Manager struct {
+	Informer *client.Informer
 	bundles  bundleCache // the informer's cache
 	// changed is set by the informer's handlers (any add, update or
 	// delete) and taken by the volume resync (volumes.go).
 	changed atomic.Bool
 }
 
-// bundleCache is what trustBundles reads of its informer's cache.
+// bundleCache is what Manager reads of its informer's cache.
 type bundleCache interface {
 	Get(name string) (runtime.Object, bool)
 	List() []runtime.Object
@@ -53,22 +53,24 @@ type bundleCache interface {
 // maxLabelSelectorLength is Kubernetes' bound on a source's selector.
 const maxLabelSelectorLength = 100 * 1024
 
-func newTrustBundles(c *client.Client, log *slog.Logger) *trustBundles {
+// NewManager returns the manager of every ClusterTrustBundle c may list;
+// its Informer is run by the kubelet.
+func NewManager(c *client.Client, log *slog.Logger) *Manager {
 	inf := client.NewInformer(c, client.ClusterTrustBundles, "", client.ListOptions{}, log)
-	t := &trustBundles{informer: inf, bundles: inf.Cache()}
+	t := &Manager{Informer: inf, bundles: inf.Cache()}
 	note := func(runtime.Object) { t.changed.Store(true) }
-	t.informer.AddHandler(client.Handler{OnAdd: note, OnUpdate: func(_, obj runtime.Object) { note(obj) }, OnDelete: note})
+	t.Informer.AddHandler(client.Handler{OnAdd: note, OnUpdate: func(_, obj runtime.Object) { note(obj) }, OnDelete: note})
 	return t
 }
 
-// takeChanged reports whether a bundle changed since the last call.
-func (t *trustBundles) takeChanged() bool { return t.changed.Swap(false) }
+// TakeChanged reports whether a bundle changed since the last call.
+func (t *Manager) TakeChanged() bool { return t.changed.Swap(false) }
 
 // ctbResource is how the kubelet's lister names a missing bundle.
 var ctbResource = schema.GroupResource{Group: certificatesv1.GroupName, Resource: "clustertrustbundle"}
 
-// anchors is the content of a clusterTrustBundle source's file.
-func (t *trustBundles) anchors(src *corev1.ClusterTrustBundleProjection) ([]byte, error) {
+// Anchors is the content of a clusterTrustBundle source's file.
+func (t *Manager) Anchors(src *corev1.ClusterTrustBundleProjection) ([]byte, error) {
 	optional := src.Optional != nil && *src.Optional
 	switch {
 	case src.Name != nil:
@@ -87,7 +89,7 @@ func (t *trustBundles) anchors(src *corev1.ClusterTrustBundleProjection) ([]byte
 }
 
 // bySigner: the anchors of the signer's bundles that selector matches.
-func (t *trustBundles) bySigner(signer string, selector *metav1.LabelSelector, optional bool) ([]byte, error) {
+func (t *Manager) bySigner(signer string, selector *metav1.LabelSelector, optional bool) ([]byte, error) {
 	sel, err := metav1.LabelSelectorAsSelector(selector) // nil: labels.Nothing()
 	if err != nil {
 		return nil, fmt.Errorf("while parsing label selector: %w", err)
@@ -133,9 +135,9 @@ func normalizeAnchors(bundles []*certificatesv1.ClusterTrustBundle) []byte {
 	return out
 }
 
-// mountsTrustBundles: one of pod's projected volumes has a
+// MountsTrustBundles: one of pod's projected volumes has a
 // clusterTrustBundle source, which a changed bundle may change.
-func mountsTrustBundles(pod *corev1.Pod) bool {
+func MountsTrustBundles(pod *corev1.Pod) bool {
 	for _, v := range pod.Spec.Volumes {
 		if v.Projected == nil {
 			continue

@@ -1,4 +1,4 @@
-package kubelet
+package token
 
 import (
 	"context"
@@ -64,14 +64,14 @@ func TestTheKubeletRenewsAPodsTokenAt80PercentOfItsLife(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
 			server := &fakeTokenServer{clock: clk}
-			m := &tokenManager{request: server.request, clock: clk, log: slog.New(slog.DiscardHandler), tokens: map[string]*authenticationv1.TokenRequest{}}
+			m := &Manager{request: server.request, clock: clk, log: slog.New(slog.DiscardHandler), tokens: map[string]*authenticationv1.TokenRequest{}}
 			ctx := context.Background()
-			if _, err := m.podToken(ctx, pod, tc.src); err != nil {
+			if _, err := m.PodToken(ctx, pod, tc.src); err != nil {
 				t.Fatal(err)
 			}
 			clk.SetTime(start.Add(tc.at))
 			server.down = tc.down
-			token, err := m.podToken(ctx, pod, tc.src)
+			token, err := m.PodToken(ctx, pod, tc.src)
 			if token != tc.token || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 				t.Fatalf("got %q, %v; want %q, %q", token, err, tc.token, tc.err)
 			}
@@ -90,15 +90,15 @@ func TestThePodsDueForATokenRenewalAreResynced(t *testing.T) {
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
 	server := &fakeTokenServer{clock: clk}
-	m := &tokenManager{request: server.request, clock: clk, log: slog.New(slog.DiscardHandler), tokens: map[string]*authenticationv1.TokenRequest{}}
+	m := &Manager{request: server.request, clock: clk, log: slog.New(slog.DiscardHandler), tokens: map[string]*authenticationv1.TokenRequest{}}
 	src := &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3600)}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "pod-1"},
 		Spec: corev1.PodSpec{ServiceAccountName: "default", Volumes: []corev1.Volume{{Name: "kube-api-access-abcde",
 			VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ServiceAccountToken: src}}}}}}}}
-	if m.podRenewalDue(pod) || !m.empty() {
+	if m.PodRenewalDue(pod) || !m.Empty() {
 		t.Fatal("a pod whose token was never fetched is the pod sync's to fetch, not the resync's")
 	}
-	if _, err := m.podToken(context.Background(), pod, src); err != nil {
+	if _, err := m.PodToken(context.Background(), pod, src); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -106,13 +106,13 @@ func TestThePodsDueForATokenRenewalAreResynced(t *testing.T) {
 		due bool
 	}{{47 * time.Minute, false}, {49 * time.Minute, true}} {
 		clk.SetTime(start.Add(tc.at))
-		if got := m.podRenewalDue(pod); got != tc.due {
+		if got := m.PodRenewalDue(pod); got != tc.due {
 			t.Errorf("at +%v: due %v, want %v", tc.at, got, tc.due)
 		}
 	}
 	clk.SetTime(start.Add(time.Hour))
-	m.forgetExpired()
-	if !m.empty() {
+	m.ForgetExpired()
+	if !m.Empty() {
 		t.Error("an expired token, of a pod gone, is kept")
 	}
 }

@@ -1,4 +1,4 @@
-package kubelet
+package server
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -29,8 +30,8 @@ import (
 // proxyStream does. Its errors are plain text, which kubectl shows after
 // "unable to upgrade connection: ".
 
-func (k *Kubelet) serveExec(w http.ResponseWriter, r *http.Request) {
-	pod, ok := k.streamPod(w, r)
+func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
+	pod, ok := s.streamPod(w, r)
 	if !ok {
 		return
 	}
@@ -40,23 +41,23 @@ func (k *Kubelet) serveExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cmd := r.URL.Query()["command"]
-	id, ok := k.runningContainer(w, r, pod)
+	id, ok := s.runningContainer(w, r, pod)
 	if !ok {
 		return
 	}
-	resp, err := k.runtime.runtime.Exec(r.Context(), &runtimeapi.ExecRequest{ContainerId: id, Cmd: cmd,
+	resp, err := s.host.Runtime().Exec(r.Context(), &runtimeapi.ExecRequest{ContainerId: id, Cmd: cmd,
 		Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
 	if err != nil {
 		streaming.WriteError(err, w)
 		return
 	}
-	k.log.Info("exec in container", "pod", pod.Namespace+"/"+pod.Name, "container", r.PathValue("container"),
+	s.log.Info("exec in container", "pod", pod.Namespace+"/"+pod.Name, "container", r.PathValue("container"),
 		"command", strings.Join(cmd, " "), "tty", opts.TTY, "stdin", opts.Stdin)
-	k.proxyStream(w, r, resp.GetUrl())
+	s.proxyStream(w, r, resp.GetUrl())
 }
 
-func (k *Kubelet) serveAttach(w http.ResponseWriter, r *http.Request) {
-	pod, ok := k.streamPod(w, r)
+func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
+	pod, ok := s.streamPod(w, r)
 	if !ok {
 		return
 	}
@@ -65,25 +66,25 @@ func (k *Kubelet) serveAttach(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	id, ok := k.runningContainer(w, r, pod)
+	id, ok := s.runningContainer(w, r, pod)
 	if !ok {
 		return
 	}
-	resp, err := k.runtime.runtime.Attach(r.Context(), &runtimeapi.AttachRequest{ContainerId: id,
+	resp, err := s.host.Runtime().Attach(r.Context(), &runtimeapi.AttachRequest{ContainerId: id,
 		Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
 	if err != nil {
 		streaming.WriteError(err, w)
 		return
 	}
-	k.log.Info("attach to container", "pod", pod.Namespace+"/"+pod.Name, "container", r.PathValue("container"),
+	s.log.Info("attach to container", "pod", pod.Namespace+"/"+pod.Name, "container", r.PathValue("container"),
 		"tty", opts.TTY, "stdin", opts.Stdin)
-	k.proxyStream(w, r, resp.GetUrl())
+	s.proxyStream(w, r, resp.GetUrl())
 }
 
 // servePortForward streams to the pod's sandbox. The ports come with
 // each stream (SPDY) or, for WebSocket, as ?ports=80,443.
-func (k *Kubelet) servePortForward(w http.ResponseWriter, r *http.Request) {
-	pod, ok := k.streamPod(w, r)
+func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
+	pod, ok := s.streamPod(w, r)
 	if !ok {
 		return
 	}
@@ -98,30 +99,29 @@ func (k *Kubelet) servePortForward(w http.ResponseWriter, r *http.Request) {
 			ports = append(ports, int32(n))
 		}
 	}
-	sb, err := k.runtime.podSandbox(r.Context(), runtimeUID(pod))
+	sb, err := s.host.PodSandbox(r.Context(), kubetypes.RuntimeUID(pod))
 	if err != nil || sb == nil || !sb.Ready {
 		// The real kubelet's words when the runtime has no sandbox for it.
 		http.Error(w, fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace), http.StatusInternalServerError)
 		return
 	}
-	resp, err := k.runtime.runtime.PortForward(r.Context(), &runtimeapi.PortForwardRequest{PodSandboxId: sb.ID, Port: ports})
+	resp, err := s.host.Runtime().PortForward(r.Context(), &runtimeapi.PortForwardRequest{PodSandboxId: sb.ID, Port: ports})
 	if err != nil {
 		streaming.WriteError(err, w)
 		return
 	}
-	k.log.Info("port-forward to pod", "pod", pod.Namespace+"/"+pod.Name, "sandbox", sb.ID)
-	k.proxyStream(w, r, resp.GetUrl())
+	s.log.Info("port-forward to pod", "pod", pod.Namespace+"/"+pod.Name, "sandbox", sb.ID)
+	s.proxyStream(w, r, resp.GetUrl())
 }
 
 // streamPod is the pod the path names, if this kubelet runs it, and its
 // UID matches the one in the path (if any); else it answers 404.
-func (k *Kubelet) streamPod(w http.ResponseWriter, r *http.Request) (*corev1.Pod, bool) {
-	obj, ok := k.informer.Cache().Get(r.PathValue("namespace") + "/" + r.PathValue("pod"))
+func (s *Server) streamPod(w http.ResponseWriter, r *http.Request) (*corev1.Pod, bool) {
+	pod, ok := s.host.Pod(r.PathValue("namespace") + "/" + r.PathValue("pod"))
 	if !ok {
 		http.Error(w, "pod does not exist", http.StatusNotFound)
 		return nil, false
 	}
-	pod := obj.(*corev1.Pod)
 	if uid := r.PathValue("uid"); uid != "" && uid != string(pod.UID) {
 		http.Error(w, "pod does not exist", http.StatusNotFound)
 		return nil, false
@@ -134,9 +134,9 @@ func (k *Kubelet) streamPod(w http.ResponseWriter, r *http.Request) (*corev1.Pod
 // containers, one that is waiting or has exited is "not found": what
 // kubectl shows as `unable to upgrade connection: container not found
 // ("app")`.
-func (k *Kubelet) runningContainer(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) (string, bool) {
+func (s *Server) runningContainer(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) (string, bool) {
 	name := r.PathValue("container")
-	ctr, err := k.container(r.Context(), pod, name)
+	ctr, err := s.container(r.Context(), pod, name)
 	switch {
 	case err != nil:
 		writeRuntimeError(w, fmt.Sprintf("container %q in pod %s/%s", name, pod.Namespace, pod.Name), err)
@@ -152,21 +152,21 @@ func (k *Kubelet) runningContainer(w http.ResponseWriter, r *http.Request, pod *
 // server at rawURL: the upgrade request goes on as it came (SPDY's or
 // WebSocket's headers), and once the server switches protocols the
 // bytes are copied both ways until either side closes.
-func (k *Kubelet) proxyStream(w http.ResponseWriter, r *http.Request, rawURL string) {
+func (s *Server) proxyStream(w http.ResponseWriter, r *http.Request, rawURL string) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("the runtime's stream URL %q: %v", rawURL, err), http.StatusInternalServerError)
 		return
 	}
-	handler := proxy.NewUpgradeAwareHandler(u, nil, false, true, streamResponder{k})
+	handler := proxy.NewUpgradeAwareHandler(u, nil, false, true, streamResponder{s})
 	handler.ServeHTTP(w, r)
 }
 
 // streamResponder answers a proxy failure (the runtime's streaming
 // server cannot be reached) as a 500 with the reason.
-type streamResponder struct{ k *Kubelet }
+type streamResponder struct{ s *Server }
 
 func (s streamResponder) Error(w http.ResponseWriter, r *http.Request, err error) {
-	s.k.log.Info("stream proxy failed", "path", r.URL.Path, "err", err)
+	s.s.log.Info("stream proxy failed", "path", r.URL.Path, "err", err)
 	http.Error(w, err.Error(), http.StatusInternalServerError)
 }

@@ -1,4 +1,4 @@
-package kubelet
+package token
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/mkube/mkube/client"
 )
 
-// tokenManager is the kubelet's token manager (pkg/kubelet/token): the
+// Manager is the kubelet's token manager (pkg/kubelet/token): the
 // service-account tokens it asked the API server for (TokenRequest,
 // serviceaccounts/<name>/token), one per pod and projected
 // serviceAccountToken source, bound to the pod, so that deleting the pod
@@ -30,10 +30,10 @@ import (
 // The volume resync (resyncVolumes) brings renewals to the pods' files
 // within --sync-frequency, as the kubelet's periodic pod sync does. A
 // renewal that fails keeps the old token while it is still good.
-type tokenManager struct {
+type Manager struct {
 	// request asks the API server for a token: POST
 	// serviceaccounts/<name>/token in namespace.
-	request func(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	request Requester
 	clock   clock.PassiveClock
 	log     *slog.Logger
 
@@ -49,13 +49,22 @@ const maxTokenTTL = 24 * time.Hour
 // leaves it out (Kubernetes' defaulting: an hour).
 const defaultTokenSeconds = 60 * 60
 
-func newTokenManager(c *client.Client, clk clock.PassiveClock, log *slog.Logger) *tokenManager {
+// Requester asks the API server for a token: POST
+// serviceaccounts/<name>/token in namespace.
+type Requester func(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+
+// NewManager returns a token manager asking through c.
+func NewManager(c *client.Client, clk clock.PassiveClock, log *slog.Logger) *Manager {
 	request := func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 		out := &authenticationv1.TokenRequest{}
 		return out, c.Do(ctx, "POST", client.ServiceAccounts.Path(ns, name, "token"), tr, out)
 	}
-	return &tokenManager{request: request, clock: clk, log: log, tokens: map[string]*authenticationv1.TokenRequest{}}
+	return &Manager{request: request, clock: clk, log: log, tokens: map[string]*authenticationv1.TokenRequest{}}
 }
+
+// SetRequester replaces how tokens are asked for (a fleet's asks as each
+// pod's node), before the first is.
+func (m *Manager) SetRequester(r Requester) { m.request = r }
 
 // podTokenRequest is what the kubelet asks for a pod's projection, as the
 // projected volume plugin does: the source's audience (none: the API
@@ -73,8 +82,8 @@ func podTokenRequest(pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection)
 	return tr
 }
 
-// podToken is the token for one of pod's serviceAccountToken sources.
-func (m *tokenManager) podToken(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection) (string, error) {
+// PodToken is the token for one of pod's serviceAccountToken sources.
+func (m *Manager) PodToken(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection) (string, error) {
 	tr, err := m.get(ctx, pod.Namespace, pod.Spec.ServiceAccountName, podTokenRequest(pod, src))
 	if err != nil {
 		return "", err
@@ -84,7 +93,7 @@ func (m *tokenManager) podToken(ctx context.Context, pod *corev1.Pod, src *corev
 
 // get is the cached token for tr, asked for if there is none or it is due
 // for renewal.
-func (m *tokenManager) get(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+func (m *Manager) get(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	key := tokenKey(ns, name, tr)
 	m.mu.Lock()
 	cached := m.tokens[key]
@@ -111,7 +120,7 @@ func (m *tokenManager) get(ctx context.Context, ns, name string, tr *authenticat
 }
 
 // renewalDue: 80% of the token's life has passed, or a day.
-func (m *tokenManager) renewalDue(tr *authenticationv1.TokenRequest) bool {
+func (m *Manager) renewalDue(tr *authenticationv1.TokenRequest) bool {
 	now := m.clock.Now()
 	exp := tr.Status.ExpirationTimestamp.Time
 	life := time.Duration(*tr.Spec.ExpirationSeconds) * time.Second
@@ -122,7 +131,7 @@ func (m *tokenManager) renewalDue(tr *authenticationv1.TokenRequest) bool {
 // podRenewalDue: one of pod's projected tokens is due for renewal, so the
 // pod's volumes should be synced. A token never fetched is not: the
 // pod's own sync fetches it (or retries, with its FailedMount).
-func (m *tokenManager) podRenewalDue(pod *corev1.Pod) bool {
+func (m *Manager) PodRenewalDue(pod *corev1.Pod) bool {
 	for _, v := range pod.Spec.Volumes {
 		if v.Projected == nil {
 			continue
@@ -142,17 +151,17 @@ func (m *tokenManager) podRenewalDue(pod *corev1.Pod) bool {
 	return false
 }
 
-// empty: no token is cached, so none is due.
-func (m *tokenManager) empty() bool {
+// Empty: no token is cached, so none is due.
+func (m *Manager) Empty() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.tokens) == 0
 }
 
-// forgetExpired drops the tokens that are no longer good: those of pods
+// ForgetExpired drops the tokens that are no longer good: those of pods
 // gone, which nobody renews. Kubernetes' token manager does it every
 // minute; the volume resync calls it.
-func (m *tokenManager) forgetExpired() {
+func (m *Manager) ForgetExpired() {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,4 +1,4 @@
-package kubelet
+package backoff
 
 import (
 	"testing"
@@ -24,13 +24,13 @@ func TestBackOffMatchesClientGo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-			ours := newBackOff(DefaultBackOffInitial, DefaultBackOffMax, clk)
-			theirs := flowcontrol.NewFakeBackOff(DefaultBackOffInitial, DefaultBackOffMax, clk)
+			ours := New(DefaultInitial, DefaultMax, clk)
+			theirs := flowcontrol.NewFakeBackOff(DefaultInitial, DefaultMax, clk)
 			for i, c := range tc.crashes {
 				clk.Step(c.ran)
 				finished := clk.Now()
 				clk.Step(c.after)
-				remaining, delay := ours.wait("k", finished)
+				remaining, delay := ours.Wait("k", finished)
 				in := theirs.IsInBackOffSince("k", finished)
 				if (remaining > 0) != in || (in && delay != theirs.Get("k")) {
 					t.Fatalf("crash %d: ours waits %v more of %v; client-go in back-off %v of %v", i, remaining, delay, in, theirs.Get("k"))
@@ -38,7 +38,7 @@ func TestBackOffMatchesClientGo(t *testing.T) {
 				if in {
 					clk.Step(remaining) // the kubelet restarts it when the wait is over
 				}
-				ours.next("k", clk.Now())
+				ours.Next("k", clk.Now())
 				theirs.Next("k", clk.Now())
 				if ours.entries["k"].delay != theirs.Get("k") {
 					t.Fatalf("crash %d: delay %v, client-go %v", i, ours.entries["k"].delay, theirs.Get("k"))

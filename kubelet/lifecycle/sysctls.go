@@ -1,4 +1,4 @@
-package kubelet
+package lifecycle
 
 import (
 	"fmt"
@@ -42,14 +42,14 @@ const reasonSysctlForbidden = "SysctlForbidden"
 // sysctlRejection says why the node refuses one of the pod's sysctls,
 // nil if it allows them all. allowedUnsafe are --allowed-unsafe-sysctls:
 // names, or prefixes ending in "*".
-func sysctlRejection(pod *corev1.Pod, allowedUnsafe []string) *rejection {
+func sysctlRejection(pod *corev1.Pod, allowedUnsafe []string) *Rejection {
 	sc := pod.Spec.SecurityContext
 	if sc == nil {
 		return nil
 	}
 	for _, s := range sc.Sysctls {
 		if err := checkSysctl(s.Name, pod.Spec.HostNetwork, pod.Spec.HostIPC, allowedUnsafe); err != "" {
-			return &rejection{reasonSysctlForbidden, "forbidden sysctl: " + err}
+			return &Rejection{reasonSysctlForbidden, "forbidden sysctl: " + err}
 		}
 	}
 	return nil

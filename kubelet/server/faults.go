@@ -1,4 +1,4 @@
-package kubelet
+package server
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
 
@@ -39,19 +40,18 @@ const faultCallTimeout = 10 * time.Second
 // faultTarget finds the current instance of the container the path
 // names, or answers the error and returns nil: 404 for an unknown pod or
 // container, 409 for one that has no instance yet.
-func (k *Kubelet) faultTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *runtimeContainer {
+func (s *Server) faultTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *kubecontainer.Container {
 	ns, podName, name := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
-	obj, ok := k.informer.Cache().Get(ns + "/" + podName)
+	pod, ok := s.host.Pod(ns + "/" + podName)
 	if !ok {
-		http.Error(w, fmt.Sprintf("pod %s/%s not found on node %s", ns, podName, k.cfg.NodeName), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("pod %s/%s not found on node %s", ns, podName, s.nodeName), http.StatusNotFound)
 		return nil
 	}
-	pod := obj.(*corev1.Pod)
 	if !hasContainer(pod, name) {
 		http.Error(w, fmt.Sprintf("container %q not found in pod %s/%s", name, ns, podName), http.StatusNotFound)
 		return nil
 	}
-	ctr, err := k.container(ctx, pod, name)
+	ctr, err := s.container(ctx, pod, name)
 	if err != nil {
 		writeRuntimeError(w, fmt.Sprintf("container %q in pod %s/%s", name, ns, podName), err)
 		return nil
@@ -74,8 +74,8 @@ func hasContainer(pod *corev1.Pod, name string) bool {
 
 // runningTarget is faultTarget for the faults that end a process: the
 // instance must be running (409 otherwise).
-func (k *Kubelet) runningTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *runtimeContainer {
-	ctr := k.faultTarget(ctx, w, r)
+func (s *Server) runningTarget(ctx context.Context, w http.ResponseWriter, r *http.Request) *kubecontainer.Container {
+	ctr := s.faultTarget(ctx, w, r)
 	if ctr != nil && ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		http.Error(w, fmt.Sprintf("container %q in pod %s/%s is not running", ctr.Name, r.PathValue("namespace"), r.PathValue("pod")), http.StatusConflict)
 		return nil
@@ -83,7 +83,7 @@ func (k *Kubelet) runningTarget(ctx context.Context, w http.ResponseWriter, r *h
 	return ctr
 }
 
-func (k *Kubelet) serveCrash(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveCrash(w http.ResponseWriter, r *http.Request) {
 	code, err := intQuery(r, "exitCode", 1)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -91,32 +91,32 @@ func (k *Kubelet) serveCrash(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), faultCallTimeout)
 	defer cancel()
-	ctr := k.runningTarget(ctx, w, r)
+	ctr := s.runningTarget(ctx, w, r)
 	if ctr == nil {
 		return
 	}
-	if _, err := k.runtime.faults.Crash(ctx, &runtimev1.CrashRequest{ContainerId: ctr.RawID, ExitCode: int32(code)}); err != nil {
+	if _, err := s.host.Faults().Crash(ctx, &runtimev1.CrashRequest{ContainerId: ctr.RawID, ExitCode: int32(code)}); err != nil {
 		writeRuntimeError(w, "crash", err)
 		return
 	}
 	fmt.Fprintf(w, "container %s exited with code %d\n", ctr.Name, code)
 }
 
-func (k *Kubelet) serveOOMKill(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveOOMKill(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), faultCallTimeout)
 	defer cancel()
-	ctr := k.runningTarget(ctx, w, r)
+	ctr := s.runningTarget(ctx, w, r)
 	if ctr == nil {
 		return
 	}
-	if _, err := k.runtime.faults.OOMKill(ctx, &runtimev1.OOMKillRequest{ContainerId: ctr.RawID}); err != nil {
+	if _, err := s.host.Faults().OOMKill(ctx, &runtimev1.OOMKillRequest{ContainerId: ctr.RawID}); err != nil {
 		writeRuntimeError(w, "OOM kill", err)
 		return
 	}
 	fmt.Fprintf(w, "container %s was OOM-killed\n", ctr.Name)
 }
 
-func (k *Kubelet) serveFailProbes(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveFailProbes(w http.ResponseWriter, r *http.Request) {
 	count, err := intQuery(r, "count", 1)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -124,11 +124,11 @@ func (k *Kubelet) serveFailProbes(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), faultCallTimeout)
 	defer cancel()
-	ctr := k.faultTarget(ctx, w, r)
+	ctr := s.faultTarget(ctx, w, r)
 	if ctr == nil {
 		return
 	}
-	if err := k.runtime.failProbes(ctx, ctr.RawID, int32(count)); err != nil {
+	if err := s.host.FailProbes(ctx, ctr.RawID, int32(count)); err != nil {
 		writeRuntimeError(w, "fail probes", err)
 		return
 	}
@@ -137,14 +137,14 @@ func (k *Kubelet) serveFailProbes(w http.ResponseWriter, r *http.Request) {
 
 // serveInspectProcess answers the runtime's InspectProcessResponse as
 // JSON (protojson: the .proto is the schema, field names lowerCamelCase).
-func (k *Kubelet) serveInspectProcess(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveInspectProcess(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), faultCallTimeout)
 	defer cancel()
-	ctr := k.faultTarget(ctx, w, r)
+	ctr := s.faultTarget(ctx, w, r)
 	if ctr == nil {
 		return
 	}
-	resp, err := k.runtime.faults.InspectProcess(ctx, &runtimev1.InspectProcessRequest{ContainerId: ctr.RawID})
+	resp, err := s.host.Faults().InspectProcess(ctx, &runtimev1.InspectProcessRequest{ContainerId: ctr.RawID})
 	if err != nil {
 		writeRuntimeError(w, "inspect process", err)
 		return
@@ -160,7 +160,7 @@ func (k *Kubelet) serveInspectProcess(w http.ResponseWriter, r *http.Request) {
 
 // serveFreeze freezes or thaws the node's runtime. It needs no CRI call,
 // so it answers while the runtime is frozen.
-func (k *Kubelet) serveFreeze(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveFreeze(w http.ResponseWriter, r *http.Request) {
 	frozen, err := strconv.ParseBool(r.URL.Query().Get("frozen"))
 	if err != nil {
 		http.Error(w, "frozen must be true or false", http.StatusBadRequest)
@@ -168,14 +168,14 @@ func (k *Kubelet) serveFreeze(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), faultCallTimeout)
 	defer cancel()
-	if _, err := k.runtime.faults.Freeze(ctx, &runtimev1.FreezeRequest{Frozen: frozen}); err != nil {
+	if _, err := s.host.Faults().Freeze(ctx, &runtimev1.FreezeRequest{Frozen: frozen}); err != nil {
 		writeRuntimeError(w, "freeze", err)
 		return
 	}
 	if frozen {
-		fmt.Fprintf(w, "the container runtime of node %s is frozen\n", k.cfg.NodeName)
+		fmt.Fprintf(w, "the container runtime of node %s is frozen\n", s.nodeName)
 	} else {
-		fmt.Fprintf(w, "the container runtime of node %s is thawed\n", k.cfg.NodeName)
+		fmt.Fprintf(w, "the container runtime of node %s is thawed\n", s.nodeName)
 	}
 }
 
