@@ -21,7 +21,8 @@
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
 //     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
-//     volumesources.go, emptydir.go, subpath.go, with the service-account
+//     volumesources.go, emptydir.go, subpath.go, remembered by
+//     kubelet/volumemanager, with the service-account
 //     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and podcertificates.go); per container its image (kubelet/images),
 //     its environment (envvars.go, expansion.go), /etc/hosts and DNS
@@ -66,6 +67,7 @@
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
+//	volumemanager       volumemanager               which pods' volumes were set up, Multi-Attach errors reported (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
@@ -118,11 +120,11 @@
 //	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
+//	doc.go                   this map
 //
 // The pod network's node daemons are not the kubelet's: the routes to the
 // other nodes' pods (flannel's job) and the Service rules (kube-proxy's)
 // live in network/podnetwork and network/proxy; fleet.go only starts them.
-//	doc.go                   this map
 //
 // The kubelet keeps no container state of its own: it finds each pod's
 // sandbox and containers in the runtime by the labels it put on them

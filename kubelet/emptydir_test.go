@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/internal/mounttable"
@@ -21,7 +20,7 @@ import (
 func TestMemoryEmptyDirIsATmpfsMountOfTheNode(t *testing.T) {
 	root := t.TempDir()
 	capacity, _ := Capacity("4", "8Gi", 110)
-	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, Capacity: capacity}, mounted: map[types.UID]bool{}, log: slog.New(slog.DiscardHandler)}
+	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, Capacity: capacity}, log: slog.New(slog.DiscardHandler)}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u1"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
 		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi"))}}},
 	}}}

@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // Config describes the node a Kubelet pretends to be.
@@ -135,11 +136,13 @@ type Kubelet struct {
 	// by its own goroutine (termination.go), under its own lock.
 	terminating stopping
 
-	// mu guards what follows: the volumes', the static pods' and the
-	// node status' state (not yet managers of their own).
+	// volumes is the volume manager's memory: pods whose volumes were set
+	// up, Multi-Attach errors reported (package volumemanager, its own lock).
+	volumes volumemanager.State
+
+	// mu guards what follows: the static pods' and the node status' state
+	// (not yet managers of their own).
 	mu         sync.Mutex
-	mounted    map[types.UID]bool      // pods whose volumes were set up once (volumes.go)
-	attach     attachments             // pods whose Multi-Attach error was reported (volumes_claims.go)
 	static     map[string]*staticPod   // by mirror key (staticpods.go)
 	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
@@ -247,7 +250,6 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:         workqueue.New[string](cfg.Clock),
 		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		mounted:       map[types.UID]bool{},
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
 		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected

@@ -229,12 +229,7 @@ const mountRetry = 2 * time.Second
 // Kubernetes, and the containers run on.
 func (k *Kubelet) mountVolumes(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox) (bool, error) {
 	err := k.setUpVolumes(ctx, pod)
-	k.mu.Lock()
-	mounted := k.mounted[pod.UID]
-	if err == nil {
-		k.mounted[pod.UID] = true
-	}
-	k.mu.Unlock()
+	mounted := k.volumes.SetUp(pod.UID, err == nil)
 	if err == nil {
 		return true, nil
 	}
@@ -264,10 +259,7 @@ func (k *Kubelet) tearDownVolumes(uid types.UID) {
 	if k.cfg.NodeRoot == "" {
 		return
 	}
-	k.mu.Lock()
-	delete(k.mounted, uid)
-	delete(k.attach.reported, uid)
-	k.mu.Unlock()
+	k.volumes.Forget(uid)
 	if err := k.unmountPod(uid); err != nil {
 		k.log.Warn("could not unmount the pod's tmpfs volumes", "uid", uid, "err", err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
 )
@@ -200,10 +199,7 @@ func (k *Kubelet) attachClaim(ctx context.Context, pod *corev1.Pod, cv claimVolu
 	}
 	slices.Sort(users)
 	err := &attachError{volume: cv.pv.Name, pods: users}
-	k.mu.Lock()
-	first := k.attach.report(pod.UID)
-	k.mu.Unlock()
-	if first {
+	if k.volumes.ReportMultiAttach(pod.UID) {
 		k.recorder.WithComponent(attachDetachController).WithHost("").Event(pod, corev1.EventTypeWarning, err.reason(), "%v", err)
 	}
 	return err
@@ -247,24 +243,6 @@ func (k *Kubelet) claimData(pv *corev1.PersistentVolume) (string, error) {
 		}
 		return export, nil
 	}
-}
-
-// attachments are the pods whose Multi-Attach error was reported: the
-// attach-detach controller reports it once (MultiAttachErrorReported).
-type attachments struct {
-	reported map[types.UID]bool // guarded by the Kubelet's mu
-}
-
-// report says whether to record pod's Multi-Attach event, the first time.
-func (a *attachments) report(uid types.UID) bool {
-	if a.reported[uid] {
-		return false
-	}
-	if a.reported == nil {
-		a.reported = map[types.UID]bool{}
-	}
-	a.reported[uid] = true
-	return true
 }
 
 // nfsExport is the directory of an NFS export, made if missing: the

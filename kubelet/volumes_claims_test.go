@@ -74,7 +74,7 @@ func TestClaimVolumes(t *testing.T) {
 	}
 
 	root, nfs := t.TempDir(), t.TempDir()
-	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, NFSRoot: nfs}, client: c, mounted: map[types.UID]bool{},
+	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, NFSRoot: nfs}, client: c,
 		log: slog.New(slog.DiscardHandler), recorder: record.New(c, "kubelet", "node01", slog.New(slog.DiscardHandler))}
 	unprocessed := "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data], failed to process volumes=[data]: "
 	tests := []struct {
@@ -117,7 +117,7 @@ func TestClaimVolumes(t *testing.T) {
 	if err := k.setUpClaims(ctx, podWithClaim("p-single", "single", "node01")); err != nil {
 		t.Errorf("after the other pod went: %v", err)
 	}
-	if !k.attach.reported["u-p-single"] {
+	if !k.volumes.MultiAttachReported("u-p-single") {
 		t.Error("the Multi-Attach error was not recorded as reported")
 	}
 }

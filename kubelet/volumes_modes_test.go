@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -24,7 +23,7 @@ import (
 // mode.
 func TestVolumesHaveKubernetesModes(t *testing.T) {
 	root := t.TempDir()
-	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root}, mounted: map[types.UID]bool{}, log: slog.New(slog.DiscardHandler),
+	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root}, log: slog.New(slog.DiscardHandler),
 		clock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC))}
 	podname := corev1.DownwardAPIVolumeFile{Path: "podname", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}
 	withMode := podname
