@@ -21,7 +21,7 @@
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
 //     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
-//     volumesources.go, emptydir.go, subpath.go, remembered by
+//     volumesources.go, emptydir.go, subpath.go, written and remembered by
 //     kubelet/volumemanager, with the service-account
 //     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and podcertificates.go); per container its image (kubelet/images),
@@ -67,7 +67,7 @@
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
-//	volumemanager       volumemanager               which pods' volumes were set up, Multi-Attach errors reported (its own lock)
+//	volumemanager       volumemanager               volume files written atomically; pods whose volumes were set up (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
@@ -112,7 +112,6 @@
 //	volumesources.go         what configMap, secret, downwardAPI and projected volumes hold
 //	emptydir.go              emptyDir volumes, on disk or in memory
 //	subpath.go               volume subPaths
-//	atomicwriter.go          writing a volume's files atomically, as the kubelet's AtomicWriter
 //	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh
 //	podcertificates_node.go  their keys and the node's part in their requests

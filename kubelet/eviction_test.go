@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // storagePod is a pod with an emptyDir "cache" of sizeLimit, a configMap
@@ -122,7 +123,7 @@ func TestLocalStorageUsageMeasuresVolumesLayersAndLogs(t *testing.T) {
 	config := k.onDisk(volumeDir(pod.UID, pod.Spec.Volumes[1]))
 	must(t, os.MkdirAll(cache, 0o755))
 	must(t, os.WriteFile(filepath.Join(cache, "blob"), make([]byte, 1500), 0o644))
-	if _, err := writeAtomically(config, map[string]volumeFile{"key": {data: []byte("value"), mode: 0o644}}, time.Now()); err != nil {
+	if _, err := volumemanager.WriteAtomically(config, map[string]volumemanager.File{"key": {Data: []byte("value"), Mode: 0o644}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

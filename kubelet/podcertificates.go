@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // podCertificates is the kubelet's pod certificate manager (Kubernetes'
@@ -169,7 +170,7 @@ func requestState(r *certificatesv1.PodCertificateRequest) string {
 // podCertificateFiles adds the files of pod's podCertificate source
 // (volume's source number index) to out.
 func (k *Kubelet) podCertificateFiles(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
-	mode os.FileMode, out map[string]volumeFile) error {
+	mode os.FileMode, out map[string]volumemanager.File) error {
 	key, chain, err := k.fleet.podCertificates.credentials(ctx, k, pod, volume, index, src)
 	if err != nil {
 		return err
@@ -181,15 +182,15 @@ func (k *Kubelet) podCertificateFiles(ctx context.Context, pod *corev1.Pod, volu
 // certificateFiles are the paths src names: credentialBundlePath the
 // key then the chain (one file a TLS library loads whole), keyPath and
 // certificateChainPath each apart.
-func certificateFiles(src *corev1.PodCertificateProjection, key, chain []byte, mode os.FileMode, out map[string]volumeFile) {
+func certificateFiles(src *corev1.PodCertificateProjection, key, chain []byte, mode os.FileMode, out map[string]volumemanager.File) {
 	if src.CredentialBundlePath != "" {
-		out[src.CredentialBundlePath] = volumeFile{data: append(append([]byte{}, key...), chain...), mode: mode}
+		out[src.CredentialBundlePath] = volumemanager.File{Data: append(append([]byte{}, key...), chain...), Mode: mode}
 	}
 	if src.KeyPath != "" {
-		out[src.KeyPath] = volumeFile{data: key, mode: mode}
+		out[src.KeyPath] = volumemanager.File{Data: key, Mode: mode}
 	}
 	if src.CertificateChainPath != "" {
-		out[src.CertificateChainPath] = volumeFile{data: chain, mode: mode}
+		out[src.CertificateChainPath] = volumemanager.File{Data: chain, Mode: mode}
 	}
 }
 

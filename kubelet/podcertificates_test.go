@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // fakeCertNode is a node whose requests are stored as the API server
@@ -318,14 +320,14 @@ func TestAPodCertificateSourceWritesTheFilesItNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out := map[string]volumeFile{}
+			out := map[string]volumemanager.File{}
 			certificateFiles(&tc.src, key, chain, 0o644, out)
 			if len(out) != len(tc.want) {
 				t.Fatalf("files %v, want %v", out, tc.want)
 			}
 			for path, data := range tc.want {
-				if f := out[path]; string(f.data) != data || f.mode != 0o644 {
-					t.Errorf("%s = %q %v, want %q 0644", path, f.data, f.mode, data)
+				if f := out[path]; string(f.Data) != data || f.Mode != 0o644 {
+					t.Errorf("%s = %q %v, want %q 0644", path, f.Data, f.Mode, data)
 				}
 			}
 		})

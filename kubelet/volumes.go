@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // The kubelet's volume manager, seed 003 §四 and §六–七: before a pod's
@@ -38,7 +39,7 @@ import (
 //   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
 //     the pods of the node and kept after them;
 //   - configMap, secret, downwardAPI, projected: the object's keys as
-//     files, written atomically (atomicwriter.go) and refreshed every
+//     files, written atomically (kubelet/volumemanager) and refreshed every
 //     SyncFrequency, so that an updated ConfigMap reaches the files, but
 //     not a subPath mount, and never an environment variable;
 //   - nfs: a directory shared by every pod of every node that mounts the
@@ -141,13 +142,13 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
 			// Kubernetes wraps these in an emptyDir: their directory is
 			// one, drwxrwxrwx, which the payload's links fill.
-			var payload map[string]volumeFile
+			var payload map[string]volumemanager.File
 			if payload, err = k.volumePayload(ctx, pod, v); err == nil {
 				err = setUpEmptyDir(dir)
 			}
 			if err == nil {
 				var changed bool
-				if changed, err = writeAtomically(dir, payload, k.clock.Now()); changed && err == nil {
+				if changed, err = volumemanager.WriteAtomically(dir, payload, k.clock.Now()); changed && err == nil {
 					k.log.Info("volume written", "pod", client.KeyOf(pod), "volume", v.Name, "plugin", volumePlugin(v), "files", len(payload))
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	kubetypes "github.com/mkube/mkube/kubelet/types"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -23,8 +24,8 @@ import (
 // defaultVolumeMode is Kubernetes' defaultMode of these volumes.
 const defaultVolumeMode = 0o644
 
-func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (map[string]volumeFile, error) {
-	out := map[string]volumeFile{}
+func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (map[string]volumemanager.File, error) {
+	out := map[string]volumemanager.File{}
 	switch s := v.VolumeSource; {
 	case s.ConfigMap != nil:
 		return out, k.configMapFiles(ctx, pod, s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.Optional, modeOr(s.ConfigMap.DefaultMode), out)
@@ -47,12 +48,12 @@ func (k *Kubelet) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 				// A token the API server issued for this pod (package token).
 				var token string
 				if token, err = k.fleet.tokens.PodToken(ctx, pod, src.ServiceAccountToken); err == nil {
-					out[src.ServiceAccountToken.Path] = volumeFile{data: []byte(token), mode: mode}
+					out[src.ServiceAccountToken.Path] = volumemanager.File{Data: []byte(token), Mode: mode}
 				}
 			case src.ClusterTrustBundle != nil: // package clustertrustbundle
 				var anchors []byte
 				if anchors, err = k.fleet.trustBundles.Anchors(src.ClusterTrustBundle); err == nil {
-					out[src.ClusterTrustBundle.Path] = volumeFile{data: anchors, mode: mode}
+					out[src.ClusterTrustBundle.Path] = volumemanager.File{Data: anchors, Mode: mode}
 				}
 			case src.PodCertificate != nil: // podcertificates.go
 				err = k.podCertificateFiles(ctx, pod, v.Name, i, src.PodCertificate, mode, out)
@@ -73,7 +74,7 @@ func modeOr(m *int32) os.FileMode {
 }
 
 // configMapFiles adds the ConfigMap's keys (data and binaryData) to out.
-func (k *Kubelet) configMapFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode, out map[string]volumeFile) error {
+func (k *Kubelet) configMapFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode, out map[string]volumemanager.File) error {
 	cm, err := k.configMap(ctx, pod.Namespace, name)
 	if err != nil {
 		if isOptional(optional) && apierrors.IsNotFound(err) {
@@ -92,7 +93,7 @@ func (k *Kubelet) configMapFiles(ctx context.Context, pod *corev1.Pod, name stri
 }
 
 // secretFiles adds the Secret's keys, decoded, to out.
-func (k *Kubelet) secretFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode, out map[string]volumeFile) error {
+func (k *Kubelet) secretFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode, out map[string]volumemanager.File) error {
 	s, err := k.secret(ctx, pod.Namespace, name)
 	if err != nil {
 		if isOptional(optional) && apierrors.IsNotFound(err) {
@@ -111,10 +112,10 @@ func (k *Kubelet) secretFiles(ctx context.Context, pod *corev1.Pod, name string,
 }
 
 // addKeys adds every key of data, or the items', to out.
-func addKeys(data map[string][]byte, items []corev1.KeyToPath, optional bool, mode os.FileMode, out map[string]volumeFile, missing string) error {
+func addKeys(data map[string][]byte, items []corev1.KeyToPath, optional bool, mode os.FileMode, out map[string]volumemanager.File, missing string) error {
 	if len(items) == 0 {
 		for _, key := range sortedKeys(data) {
-			out[key] = volumeFile{data: data[key], mode: mode}
+			out[key] = volumemanager.File{Data: data[key], Mode: mode}
 		}
 		return nil
 	}
@@ -126,14 +127,14 @@ func addKeys(data map[string][]byte, items []corev1.KeyToPath, optional bool, mo
 			}
 			return fmt.Errorf(missing, it.Key)
 		}
-		if err := validPayloadPath(it.Path); err != nil {
+		if err := volumemanager.ValidPayloadPath(it.Path); err != nil {
 			return err
 		}
 		m := mode
 		if it.Mode != nil {
 			m = os.FileMode(*it.Mode)
 		}
-		out[it.Path] = volumeFile{data: v, mode: m}
+		out[it.Path] = volumemanager.File{Data: v, Mode: m}
 	}
 	return nil
 }
@@ -141,9 +142,9 @@ func addKeys(data map[string][]byte, items []corev1.KeyToPath, optional bool, mo
 // downwardAPIFiles adds the pod's fields the items name to out: labels
 // and annotations whole, one `key="value"` per line, as Kubernetes
 // formats them.
-func (k *Kubelet) downwardAPIFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, mode os.FileMode, out map[string]volumeFile) error {
+func (k *Kubelet) downwardAPIFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, mode os.FileMode, out map[string]volumemanager.File) error {
 	for _, it := range items {
-		if err := validPayloadPath(it.Path); err != nil {
+		if err := volumemanager.ValidPayloadPath(it.Path); err != nil {
 			return err
 		}
 		var value string
@@ -169,7 +170,7 @@ func (k *Kubelet) downwardAPIFiles(pod *corev1.Pod, items []corev1.DownwardAPIVo
 		if it.Mode != nil {
 			m = os.FileMode(*it.Mode)
 		}
-		out[it.Path] = volumeFile{data: []byte(value), mode: m}
+		out[it.Path] = volumemanager.File{Data: []byte(value), Mode: m}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package kubelet
+package volumemanager
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// writeAtomically makes dir hold exactly payload (relative path → file),
+// WriteAtomically makes dir hold exactly payload (relative path → file),
 // as the kubelet's AtomicWriter does for ConfigMap, Secret, downward API
 // and projected volumes, so that a reader never sees half an update:
 //
@@ -21,7 +21,7 @@ import (
 // An update writes a new version beside the old, then swaps ..data with
 // one rename (atomic), then fixes the top-level links and removes the old
 // version. It reports whether anything changed.
-func writeAtomically(dir string, payload map[string]volumeFile, now time.Time) (bool, error) {
+func WriteAtomically(dir string, payload map[string]File, now time.Time) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
@@ -40,10 +40,10 @@ func writeAtomically(dir string, payload map[string]volumeFile, now time.Time) (
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return false, err
 		}
-		if err := os.WriteFile(p, f.data, 0o600); err != nil {
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
 			return false, err
 		}
-		if err := os.Chmod(p, f.mode); err != nil {
+		if err := os.Chmod(p, f.Mode); err != nil {
 			return false, err
 		}
 	}
@@ -82,14 +82,14 @@ func writeAtomically(dir string, payload map[string]volumeFile, now time.Time) (
 	return true, nil
 }
 
-// volumeFile is one file of a volume's payload.
-type volumeFile struct {
-	data []byte
-	mode os.FileMode
+// File is one file of a volume's payload.
+type File struct {
+	Data []byte
+	Mode os.FileMode
 }
 
 // samePayload: the version in dir holds exactly payload.
-func samePayload(dir string, payload map[string]volumeFile) bool {
+func samePayload(dir string, payload map[string]File) bool {
 	var have []string
 	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 		if err == nil && !e.IsDir() {
@@ -110,16 +110,16 @@ func samePayload(dir string, payload map[string]volumeFile) bool {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		data, err := os.ReadFile(p)
 		fi, serr := os.Stat(p)
-		if err != nil || serr != nil || !bytes.Equal(data, f.data) || fi.Mode().Perm() != f.mode.Perm() {
+		if err != nil || serr != nil || !bytes.Equal(data, f.Data) || fi.Mode().Perm() != f.Mode.Perm() {
 			return false
 		}
 	}
 	return true
 }
 
-// validPayloadPath is Kubernetes' rule for a volume item's path:
+// ValidPayloadPath is Kubernetes' rule for a volume item's path:
 // relative, without "..", not empty.
-func validPayloadPath(p string) error {
+func ValidPayloadPath(p string) error {
 	switch {
 	case p == "":
 		return fmt.Errorf("invalid path: must not be empty")
