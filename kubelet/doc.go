@@ -11,7 +11,8 @@
 //  1. Registration: the Node (capacity, labels, taints, addresses,
 //     podCIDR, Ready=True), its CSINode and its Lease (node.go,
 //     csinode.go, kubelet/nodelease); then two heartbeats, the node status every
-//     StatusInterval and the cheaper Lease (nodestatus.go).
+//     StatusInterval and the cheaper Lease (nodestatus.go, remembering
+//     between beats in kubelet/nodestatus).
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
 //     pods.go); the static pods of --pod-manifest-path, with their mirror
@@ -66,6 +67,7 @@
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
+//	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               volume files written atomically; pods whose volumes were set up (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults

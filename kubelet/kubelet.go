@@ -21,6 +21,7 @@ import (
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
+	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 	"github.com/mkube/mkube/kubelet/volumemanager"
@@ -140,24 +141,17 @@ type Kubelet struct {
 	// up, Multi-Attach errors reported (package volumemanager, its own lock).
 	volumes volumemanager.State
 
-	// mu guards what follows: the static pods' and the node status' state
-	// (not yet managers of their own).
+	// nodeState is what the node status heartbeat remembers between beats
+	// (package nodestatus, its own lock).
+	nodeState *nodestatus.State
+
+	// mu guards what follows: the static pods' state (not yet a manager
+	// of its own).
 	mu         sync.Mutex
 	static     map[string]*staticPod   // by mirror key (staticpods.go)
 	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
 	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
 	mirrorDeleted map[string]time.Time
-	// lastReport and lastImages are the last node status written.
-	lastReport   time.Time
-	lastImages   []corev1.ContainerImage
-	lastDown     string
-	lastPressure bool
-	runtimeOK    time.Time // when the runtime last answered a heartbeat
-	// memoryUsed is the node's containers' memory as last read
-	// (statsAt), statsStale set when one of them started or stopped.
-	memoryUsed int64
-	statsAt    time.Time
-	statsStale bool
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -252,7 +246,8 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		mirrorUIDs:    map[types.UID]types.UID{},
 		mirrorDeleted: map[string]time.Time{},
-		runtimeOK:     cfg.Clock.Now(), // it answered Version when the fleet connected
+		// The runtime answered Version when the fleet connected.
+		nodeState: nodestatus.NewState(cfg.Clock, cfg.NodeStatusReportFrequency),
 	}
 	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
 		f.imagesChanged, k.recorder, cfg.Clock, log)

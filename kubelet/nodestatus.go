@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -204,11 +203,7 @@ func (k *Kubelet) nodeStatusDue(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency || rt.Down != k.lastDown ||
-		memoryPressure(k.cfg.Capacity, rt.MemoryUsed) != k.lastPressure ||
-		!equality.Semantic.DeepEqual(rt.Images, k.lastImages), nil
+	return k.nodeState.Changed(rt.Images, rt.Down, memoryPressure(k.cfg.Capacity, rt.MemoryUsed)), nil
 }
 
 // updateNodeStatus re-reads the Node and writes its new status with PUT
@@ -233,10 +228,7 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		if err := k.client.UpdateStatus(ctx, client.Nodes, "", node.Name, next, next); err != nil {
 			return fmt.Errorf("update node status: %w", err)
 		}
-		k.mu.Lock()
-		k.lastReport, k.lastImages, k.lastDown = k.clock.Now(), rt.Images, rt.Down
-		k.lastPressure = memoryPressure(k.cfg.Capacity, rt.MemoryUsed)
-		k.mu.Unlock()
+		k.nodeState.Reported(rt.Images, rt.Down, memoryPressure(k.cfg.Capacity, rt.MemoryUsed))
 		if rt.Down != "" {
 			k.log.Warn("node not ready: the container runtime does not answer", "err", rt.Down)
 		}
@@ -266,7 +258,7 @@ func (k *Kubelet) runtimeDownAfter() time.Duration {
 // first, then by name: the order of node.status.images, whose names are
 // the image's digests then its tags, as the kubelet's images setter
 // lists them; and for the memory its node's containers use, when
-// statsDue, or else only whether it is up (Status, the real kubelet's
+// nodeState.StatsDue, or else only whether it is up (Status, the real kubelet's
 // runtime check).
 //
 // A runtime that does not answer within runtimeCheckTimeout (hung, or
@@ -276,7 +268,7 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 	cctx, cancel := context.WithTimeout(ctx, runtimeCheckTimeout)
 	defer cancel()
 	imgs, err := k.fleet.images(cctx)
-	readStats := k.statsDue()
+	readStats := k.nodeState.StatsDue()
 	var stats *runtimeapi.ListContainerStatsResponse
 	switch {
 	case err != nil:
@@ -286,51 +278,24 @@ func (k *Kubelet) runtimeInfo(ctx context.Context) (runtimeInfo, error) {
 	default:
 		_, err = k.runtime.runtime.Status(cctx, &runtimeapi.StatusRequest{})
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if err != nil && readStats {
-		k.statsStale = true // read them at the next heartbeat instead
-	}
-	switch {
-	case err != nil && ctx.Err() == nil && k.clock.Since(k.runtimeOK) >= k.runtimeDownAfter():
-		return runtimeInfo{Version: k.runtime.version, Images: k.lastImages, Down: status.Convert(err).Message()}, nil
-	case err != nil:
+	if err != nil {
+		// The stats, if read, are read at the next heartbeat instead.
+		down, lastImages := k.nodeState.RuntimeFailed(readStats, k.runtimeDownAfter())
+		if down && ctx.Err() == nil {
+			return runtimeInfo{Version: k.runtime.version, Images: lastImages, Down: status.Convert(err).Message()}, nil
+		}
 		// A runtime that is slow, not gone (a busy node): not down yet.
 		return runtimeInfo{}, fmt.Errorf("container runtime: %w", err)
 	}
-	k.runtimeOK = k.clock.Now()
+	var used *int64
 	if readStats {
-		var used int64
+		var sum int64
 		for _, st := range stats.GetStats() {
-			used += int64(st.GetMemory().GetWorkingSetBytes().GetValue())
+			sum += int64(st.GetMemory().GetWorkingSetBytes().GetValue())
 		}
-		k.memoryUsed, k.statsAt = used, k.clock.Now()
+		used = &sum
 	}
-	return runtimeInfo{Version: k.runtime.version, Images: imgs, MemoryUsed: k.memoryUsed}, nil
-}
-
-// statsDue says whether this heartbeat reads the node's container stats.
-// A kubelet reads them every heartbeat, as the real one's eviction
-// manager does every 10 s. A fleet's node (NodeStatusReportFrequency
-// set) reads them when one of its containers started or stopped since,
-// or when they are NodeStatusReportFrequency old: 5,000 nodes reading
-// 150,000 containers' stats every 10 s would cost the fleet a third of
-// a core, for figures that change only as containers come and go.
-func (k *Kubelet) statsDue() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	due := k.cfg.NodeStatusReportFrequency <= 0 || k.statsStale || k.statsAt.IsZero() ||
-		k.clock.Since(k.statsAt) >= k.cfg.NodeStatusReportFrequency
-	k.statsStale = false
-	return due
-}
-
-// containersChanged makes the next heartbeat read the node's container
-// stats (a PLEG event: one of its containers started or stopped).
-func (k *Kubelet) containersChanged() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.statsStale = true
+	return runtimeInfo{Version: k.runtime.version, Images: imgs, MemoryUsed: k.nodeState.RuntimeAnswered(used)}, nil
 }
 
 // imagesMaxAge is how long a fleet's nodes share one ListImages: they
