@@ -16,7 +16,7 @@
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
 //     pods.go); the static pods of --pod-manifest-path, with their mirror
-//     pods (staticpods.go). Step 12 begins.
+//     pods (staticpods.go, remembered in kubelet/config). Step 12 begins.
 //  3. Admission: kubelet/lifecycle lets the pod in or rejects it
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
@@ -57,6 +57,7 @@
 // # The sub-packages
 //
 //	package             upstream (pkg/kubelet/...)  what it owns
+//	config              config                      the static pods read, their mirrors' UIDs, mirrors deleted (its own lock)
 //	container           container (kubecontainer)   the runtime's view of a pod: sandbox, container instances
 //	types               types (kubetypes)           mirror annotations, RuntimeUID, sidecars, PodGVK
 //	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -18,6 +17,7 @@ import (
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
+	"github.com/mkube/mkube/kubelet/config"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
@@ -145,13 +145,9 @@ type Kubelet struct {
 	// (package nodestatus, its own lock).
 	nodeState *nodestatus.State
 
-	// mu guards what follows: the static pods' state (not yet a manager
-	// of its own).
-	mu         sync.Mutex
-	static     map[string]*staticPod   // by mirror key (staticpods.go)
-	mirrorUIDs map[types.UID]types.UID // a static pod's hash → its mirror's UID
-	// mirrorDeleted: when a user deleted a static pod's mirror, by key.
-	mirrorDeleted map[string]time.Time
+	// static are the static pods of PodManifestPath and their mirrors
+	// (staticpods.go; package config, its own lock).
+	static config.StaticPods
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -242,10 +238,8 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	// Each node's own requests go as that node (identity.go).
 	k := &Kubelet{cfg: cfg, fleet: f, client: asNode(f.client, cfg.NodeName), runtime: f.runtime, clock: cfg.Clock, log: log,
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
-		queue:         workqueue.New[string](cfg.Clock),
-		backOff:       backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		mirrorUIDs:    map[types.UID]types.UID{},
-		mirrorDeleted: map[string]time.Time{},
+		queue:   workqueue.New[string](cfg.Clock),
+		backOff: backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 		// The runtime answered Version when the fleet connected.
 		nodeState: nodestatus.NewState(cfg.Clock, cfg.NodeStatusReportFrequency),
 	}
@@ -253,7 +247,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		f.imagesChanged, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
-	k.status = status.NewManager(k.client, k.apiUID, cfg.Clock, log)
+	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
 	return k

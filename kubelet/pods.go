@@ -58,7 +58,7 @@ func (k *Kubelet) enqueue(obj runtime.Object) {
 // has it now.
 func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 	obj, ok := k.informer.Cache().Get(key)
-	if sp := k.staticPodNamed(key); sp != nil || (ok && kubetypes.IsMirrorPod(obj.(*corev1.Pod))) {
+	if sp := k.static.Named(key); sp != nil || (ok && kubetypes.IsMirrorPod(obj.(*corev1.Pod))) {
 		var mirror *corev1.Pod
 		if ok {
 			mirror = obj.(*corev1.Pod).DeepCopy()
@@ -121,9 +121,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.backOff.ForgetPod(string(uid))
 		k.images.Forget(uid)
 		k.status.Forget(uid)
-		k.mu.Lock()
-		delete(k.mirrorUIDs, uid)
-		k.mu.Unlock()
+		k.static.Forget(uid)
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())
 	}
 	return nil

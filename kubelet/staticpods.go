@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/config"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
@@ -37,20 +38,12 @@ import (
 // The static pod's identity in the runtime is its config hash, not the
 // mirror's UID (which changes with every new mirror): the pipeline runs a
 // copy of the mirror whose UID is the hash, and the status manager writes
-// its status to the mirror (see apiUID).
+// its status to the mirror (see kubelet/config's StaticPods.APIUID).
 
 // The annotations the kubelet puts on a static pod's mirror.
 
 // DefaultFileCheckFrequency is the kubelet's --file-check-frequency.
 const DefaultFileCheckFrequency = 20 * time.Second
-
-// staticPod is one manifest as last read: the mirror pod to create for
-// it, its hash and where it came from.
-type staticPod struct {
-	mirror *corev1.Pod
-	hash   string
-	file   string
-}
 
 // runStaticPods reads the manifest directory now and then every
 // FileCheckFrequency until ctx ends.
@@ -76,7 +69,7 @@ func (k *Kubelet) readManifests(ctx context.Context) {
 		k.log.Warn("static pods: cannot read the manifest directory", "dir", k.cfg.PodManifestPath, "err", err)
 		return
 	}
-	next := map[string]*staticPod{}
+	next := map[string]*config.StaticPod{}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") || !isManifest(name) {
@@ -88,23 +81,20 @@ func (k *Kubelet) readManifests(ctx context.Context) {
 			k.log.Warn("static pods: skipping a manifest that is not a valid pod", "file", file, "err", err)
 			continue
 		}
-		key := client.KeyOf(sp.mirror)
+		key := client.KeyOf(sp.Mirror)
 		if other, dup := next[key]; dup {
-			k.log.Warn("static pods: two manifests name the same pod; keeping the first", "pod", key, "file", file, "first", other.file)
+			k.log.Warn("static pods: two manifests name the same pod; keeping the first", "pod", key, "file", file, "first", other.File)
 			continue
 		}
 		next[key] = sp
 	}
-	k.mu.Lock()
-	old := k.static
-	k.static = next
-	k.mu.Unlock()
+	old := k.static.Replace(next)
 	for key, sp := range next {
 		switch prev := old[key]; {
 		case prev == nil:
-			k.log.Info("static pod manifest found: running it", "pod", key, "file", sp.file, "hash", sp.hash)
-		case prev.hash != sp.hash:
-			k.log.Info("static pod manifest changed: restarting the pod", "pod", key, "file", sp.file, "hash", sp.hash)
+			k.log.Info("static pod manifest found: running it", "pod", key, "file", sp.File, "hash", sp.Hash)
+		case prev.Hash != sp.Hash:
+			k.log.Info("static pod manifest changed: restarting the pod", "pod", key, "file", sp.File, "hash", sp.Hash)
 		default:
 			continue
 		}
@@ -112,7 +102,7 @@ func (k *Kubelet) readManifests(ctx context.Context) {
 	}
 	for key, sp := range old {
 		if next[key] == nil {
-			k.log.Info("static pod manifest removed: stopping the pod", "pod", key, "file", sp.file)
+			k.log.Info("static pod manifest removed: stopping the pod", "pod", key, "file", sp.File)
 			k.stopStatic(ctx, key, sp)
 		}
 	}
@@ -129,7 +119,7 @@ func isManifest(name string) bool {
 // decodeManifest reads a pod manifest and makes its mirror: named after
 // the node, bound to it, tolerating every NoExecute taint (a node's own
 // pods are not evicted from it), annotated with its hash.
-func (k *Kubelet) decodeManifest(file string) (*staticPod, error) {
+func (k *Kubelet) decodeManifest(file string) (*config.StaticPod, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -172,19 +162,12 @@ func (k *Kubelet) decodeManifest(file string) (*staticPod, error) {
 	mirror.Spec.NodeName = k.cfg.NodeName
 	mirror.Spec.Tolerations = append(mirror.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
 	mirror.Status = corev1.PodStatus{}
-	return &staticPod{mirror: mirror, hash: hash, file: file}, nil
-}
-
-// staticPodNamed is the static pod whose mirror is key, or nil.
-func (k *Kubelet) staticPodNamed(key string) *staticPod {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.static[key]
+	return &config.StaticPod{Mirror: mirror, Hash: hash, File: file}, nil
 }
 
 // syncStatic makes the node match the static pod named key and its
 // mirror (nil if the API server has none).
-func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mirror *corev1.Pod) error {
+func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *config.StaticPod, mirror *corev1.Pod) error {
 	switch {
 	case sp == nil && mirror != nil && k.terminating.busy(kubetypes.RuntimeUID(mirror)):
 		return nil // being stopped (stopStatic), which deletes the mirror after
@@ -197,32 +180,28 @@ func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mir
 		}
 		return k.forgetPod(ctx, key, "")
 	case mirror == nil:
-		if wait := k.mirrorRecreateWait(key); wait > 0 {
+		if wait := k.static.RecreateWait(key, k.clock.Now()); wait > 0 {
 			k.queue.AddAfter(key, wait)
 			return nil
 		}
 		return k.createMirror(ctx, sp)
-	case mirror.Annotations[kubetypes.ConfigMirrorAnnotationKey] != sp.hash:
+	case mirror.Annotations[kubetypes.ConfigMirrorAnnotationKey] != sp.Hash:
 		// The manifest changed: the old mirror goes, the new one comes
 		// when the deletion is seen; forgetPod below stops the old pod.
 		if err := k.deleteMirror(ctx, mirror, "its manifest changed"); err != nil {
 			return err
 		}
-		return k.forgetPod(ctx, key, types.UID(sp.hash))
+		return k.forgetPod(ctx, key, types.UID(sp.Hash))
 	case mirror.DeletionTimestamp != nil:
 		// `kubectl delete` of a mirror deletes only the mirror: the
 		// static pod keeps running, and a new mirror appears.
-		k.mu.Lock()
-		k.mirrorDeleted[key] = k.clock.Now()
-		k.mu.Unlock()
+		k.static.MirrorDeleted(key, k.clock.Now())
 		return k.deleteMirror(ctx, mirror, "it was deleted; the static pod runs on and gets a new mirror")
 	}
 	view := mirror.DeepCopy()
 	view.SetGroupVersionKind(kubetypes.PodGVK)
-	view.UID = types.UID(sp.hash)
-	k.mu.Lock()
-	k.mirrorUIDs[view.UID] = mirror.UID
-	k.mu.Unlock()
+	view.UID = types.UID(sp.Hash)
+	k.static.SetMirrorUID(view.UID, mirror.UID)
 	if err := k.forgetPod(ctx, key, view.UID); err != nil {
 		return err
 	}
@@ -232,33 +211,12 @@ func (k *Kubelet) syncStatic(ctx context.Context, key string, sp *staticPod, mir
 	return k.runPod(ctx, view)
 }
 
-// mirrorRecreateDelay is how long a mirror a user deleted stays gone.
-// `kubectl delete` waits until no pod of that name and UID is left; a
-// new mirror within milliseconds can win that race and keep it waiting.
-const mirrorRecreateDelay = time.Second
-
-// mirrorRecreateWait is how much longer the mirror named key stays gone.
-func (k *Kubelet) mirrorRecreateWait(key string) time.Duration {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	at, ok := k.mirrorDeleted[key]
-	if !ok {
-		return 0
-	}
-	wait := mirrorRecreateDelay - k.clock.Since(at)
-	if wait <= 0 {
-		delete(k.mirrorDeleted, key)
-		return 0
-	}
-	return wait
-}
-
 // stopStatic stops the pod of a removed manifest as a deletion would:
 // its containers get their grace period (nginx its stop signal, a
 // sleeping shell its 30 s), then its sandbox and mirror go.
-func (k *Kubelet) stopStatic(ctx context.Context, key string, sp *staticPod) {
-	view := sp.mirror.DeepCopy()
-	view.UID = types.UID(sp.hash)
+func (k *Kubelet) stopStatic(ctx context.Context, key string, sp *config.StaticPod) {
+	view := sp.Mirror.DeepCopy()
+	view.UID = types.UID(sp.Hash)
 	view.SetGroupVersionKind(kubetypes.PodGVK)
 	k.inBackground(ctx, view, "stopping a static pod", func() error {
 		sb, err := k.runtime.podSandbox(ctx, view.UID)
@@ -281,8 +239,8 @@ func (k *Kubelet) stopStatic(ctx context.Context, key string, sp *staticPod) {
 
 // createMirror creates the static pod's mirror in the API server, owned
 // by the Node so that it goes with the node.
-func (k *Kubelet) createMirror(ctx context.Context, sp *staticPod) error {
-	mirror := sp.mirror.DeepCopy()
+func (k *Kubelet) createMirror(ctx context.Context, sp *config.StaticPod) error {
+	mirror := sp.Mirror.DeepCopy()
 	mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: k.node.Name, UID: k.node.UID, Controller: ptr.To(true)}}
 	out := &corev1.Pod{}
 	err := k.client.Create(ctx, client.Pods, mirror.Namespace, mirror, out)
@@ -292,7 +250,7 @@ func (k *Kubelet) createMirror(ctx context.Context, sp *staticPod) error {
 	case err != nil:
 		return fmt.Errorf("create mirror pod: %w", err)
 	}
-	k.log.Info("created mirror pod: the API server now shows the static pod", "pod", client.KeyOf(out), "uid", out.UID, "hash", sp.hash)
+	k.log.Info("created mirror pod: the API server now shows the static pod", "pod", client.KeyOf(out), "uid", out.UID, "hash", sp.Hash)
 	return nil
 }
 
@@ -305,15 +263,4 @@ func (k *Kubelet) deleteMirror(ctx context.Context, mirror *corev1.Pod, why stri
 	}
 	k.log.Info("deleted mirror pod: "+why, "pod", client.KeyOf(mirror), "uid", mirror.UID)
 	return nil
-}
-
-// apiUID is the UID the API server knows a pod by: a static pod's is its
-// mirror's.
-func (k *Kubelet) apiUID(uid types.UID) types.UID {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if m, ok := k.mirrorUIDs[uid]; ok {
-		return m
-	}
-	return uid
 }
