@@ -22,8 +22,8 @@
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
 //     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
-//     volumesources.go, emptydir.go, subpath.go, written and remembered by
-//     kubelet/volumemanager, with the service-account
+//     volumesources.go, subpath.go; their paths, emptyDirs, atomic writes
+//     and memory in kubelet/volumemanager), with the service-account
 //     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and podcertificates.go); per container its image (kubelet/images),
 //     its environment (envvars.go, expansion.go), /etc/hosts and DNS
@@ -70,7 +70,7 @@
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
-//	volumemanager       volumemanager               volume files written atomically; pods whose volumes were set up (its own lock)
+//	volumemanager       volumemanager               volume paths, emptyDirs, atomic writes; pods whose volumes were set up (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
@@ -113,7 +113,6 @@
 //	volumes.go               setting up and tearing down a pod's volumes, their resync
 //	volumes_claims.go        persistentVolumeClaim volumes: attach, Multi-Attach, nfs
 //	volumesources.go         what configMap, secret, downwardAPI and projected volumes hold
-//	emptydir.go              emptyDir volumes, on disk or in memory
 //	subpath.go               volume subPaths
 //	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -94,7 +95,7 @@ func (k *Kubelet) hostsMount(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c co
 	} else {
 		content = managedHostsFileContent([]string{sb.IP}, podHostname(pod), podDomain(pod, k.cfg.ClusterDomain), pod.Spec.HostAliases)
 	}
-	nodePath := path.Join(podDir(pod.UID), "etc-hosts")
+	nodePath := path.Join(volumemanager.PodDir(pod.UID), "etc-hosts")
 	file := k.onDisk(nodePath)
 	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
 		return nil, fmt.Errorf("write the pod's hosts file: %w", err)

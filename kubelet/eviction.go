@@ -12,6 +12,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/kubelet/status"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // The kubelet's eviction manager, its local-storage part (Kubernetes'
@@ -37,7 +38,7 @@ import (
 // STATUS Evicted (status.reason), and a ReplicaSet replaces the pod, as
 // any Failed one. Static pods are never evicted (Kubernetes counts them
 // critical), nor is an emptyDir of medium Memory measured: its tmpfs is
-// sized to its sizeLimit and refuses to grow past it (emptydir.go).
+// sized to its sizeLimit and refuses to grow past it (kubelet/volumemanager).
 
 // DefaultEvictionMonitoringPeriod is Kubernetes' evictionMonitoringPeriod,
 // how often its eviction manager runs: a pod may run over a limit for
@@ -84,7 +85,7 @@ func evictable(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, v := range pod.Spec.Volumes {
-		if v.EmptyDir != nil && !isMemory(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
+		if v.EmptyDir != nil && !volumemanager.IsMemory(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
 			return true
 		}
 	}

@@ -119,8 +119,8 @@ func TestLocalStorageUsageMeasuresVolumesLayersAndLogs(t *testing.T) {
 	pod.Spec.Containers = pod.Spec.Containers[:1]
 	pod.Spec.Containers[0].Command = []string{"sh", "-c", "echo 12345 > /tmp/out; echo logged; sleep 3600"}
 
-	cache := k.onDisk(volumeDir(pod.UID, pod.Spec.Volumes[0]))
-	config := k.onDisk(volumeDir(pod.UID, pod.Spec.Volumes[1]))
+	cache := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0]))
+	config := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[1]))
 	must(t, os.MkdirAll(cache, 0o755))
 	must(t, os.WriteFile(filepath.Join(cache, "blob"), make([]byte, 1500), 0o644))
 	if _, err := volumemanager.WriteAtomically(config, map[string]volumemanager.File{"key": {Data: []byte("value"), Mode: 0o644}}, time.Now()); err != nil {

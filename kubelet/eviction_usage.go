@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // What the eviction manager measures of a pod's local storage, as
@@ -41,7 +43,7 @@ func (u storageUsage) total() int64 {
 
 // localEphemeral: v's files are on the node's disk and go with the pod.
 func localEphemeral(v corev1.Volume) bool {
-	return (v.EmptyDir != nil && !isMemory(v)) || v.ConfigMap != nil
+	return (v.EmptyDir != nil && !volumemanager.IsMemory(v)) || v.ConfigMap != nil
 }
 
 // localStorageUsage measures pod: its volumes on the node's disk, and,
@@ -53,7 +55,7 @@ func (k *Kubelet) localStorageUsage(ctx context.Context, pod *corev1.Pod) (stora
 	if k.cfg.NodeRoot != "" {
 		for _, v := range pod.Spec.Volumes {
 			if localEphemeral(v) {
-				u.volumes[v.Name] = dirBytes(k.onDisk(volumeDir(pod.UID, v)))
+				u.volumes[v.Name] = dirBytes(k.onDisk(volumemanager.Dir(pod.UID, v)))
 			}
 		}
 	}

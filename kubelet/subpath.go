@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // A volumeMount may show a subdirectory of its volume: subPath names it,
@@ -74,11 +75,11 @@ func (k *Kubelet) prepareSubPaths(pod *corev1.Pod, c corev1.Container, env []cor
 			return err
 		}
 		v, ok := volumeNamed(pod, m.Name)
-		if sub == "" || !ok || isMemory(v) || v.Image != nil || k.cfg.NodeRoot == "" { // an image's subPath is the runtime's
+		if sub == "" || !ok || volumemanager.IsMemory(v) || v.Image != nil || k.cfg.NodeRoot == "" { // an image's subPath is the runtime's
 			continue
 		}
-		root := k.onDisk(volumeDir(pod.UID, v))
-		dir := k.onDisk(path.Join(volumeDir(pod.UID, v), sub))
+		root := k.onDisk(volumemanager.Dir(pod.UID, v))
+		dir := k.onDisk(path.Join(volumemanager.Dir(pod.UID, v), sub))
 		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // Termination messages: how a container says why it ended. The kubelet
@@ -57,7 +59,7 @@ func (k *Kubelet) terminationLogMount(pod *corev1.Pod, c corev1.Container) (*run
 	if k.cfg.NodeRoot == "" || c.TerminationMessagePath == "" {
 		return nil, nil
 	}
-	nodePath := path.Join(podDir(pod.UID), "containers", c.Name, fmt.Sprintf("%08x", rand.Uint32()))
+	nodePath := path.Join(volumemanager.PodDir(pod.UID), "containers", c.Name, fmt.Sprintf("%08x", rand.Uint32()))
 	file := k.onDisk(nodePath)
 	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
 		return nil, fmt.Errorf("create termination log: %w", err)

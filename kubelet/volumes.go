@@ -34,7 +34,7 @@ import (
 //
 //   - emptyDir: an empty directory, shared by the pod's containers, kept
 //     across their restarts, removed with the pod; of medium Memory, a
-//     tmpfs (emptydir.go); its sizeLimit is watched by the eviction
+//     tmpfs (kubelet/volumemanager); its sizeLimit is watched by the eviction
 //     manager (eviction.go);
 //   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
 //     the pods of the node and kept after them;
@@ -47,41 +47,6 @@ import (
 //   - persistentVolumeClaim: the claim's volume, hostPath, local or nfs,
 //     once the claim is bound and the volume is free to attach to this
 //     node (volumes_claims.go).
-
-// podDir is the pod's directory on the node, node-absolute.
-func podDir(uid types.UID) string { return path.Join("/var/lib/kubelet/pods", string(uid)) }
-
-// volumePlugin is the plugin directory name of a volume's kind.
-func volumePlugin(v corev1.Volume) string {
-	switch s := v.VolumeSource; {
-	case s.HostPath != nil:
-		return "host-path"
-	case s.ConfigMap != nil:
-		return "configmap"
-	case s.Secret != nil:
-		return "secret"
-	case s.DownwardAPI != nil:
-		return "downward-api"
-	case s.Projected != nil:
-		return "projected"
-	case s.NFS != nil:
-		return "nfs"
-	case s.PersistentVolumeClaim != nil:
-		return "csi"
-	case s.Image != nil:
-		return "image"
-	}
-	return "empty-dir"
-}
-
-// volumeDir is where the kubelet sets up volume v of the pod, as the node
-// names it; a hostPath volume is its own path.
-func volumeDir(uid types.UID, v corev1.Volume) string {
-	if v.HostPath != nil {
-		return path.Clean("/" + v.HostPath.Path)
-	}
-	return path.Join(podDir(uid), "volumes", "kubernetes.io~"+volumePlugin(v), v.Name)
-}
 
 // onDisk is where a node path is on the real machine.
 func (k *Kubelet) onDisk(nodePath string) string {
@@ -126,7 +91,7 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	for _, v := range pod.Spec.Volumes {
-		dir := k.onDisk(volumeDir(pod.UID, v))
+		dir := k.onDisk(volumemanager.Dir(pod.UID, v))
 		var err error
 		switch s := v.VolumeSource; {
 		case s.HostPath != nil:
@@ -137,23 +102,23 @@ func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 			continue // setUpClaims's (volumes_claims.go)
 		case s.Image != nil:
 			continue // nothing on the node's disk: the runtime mounts the image (imagevolumes.go)
-		case isMemory(v):
-			err = k.setUpMemoryEmptyDir(pod, v, dir) // emptydir.go
+		case volumemanager.IsMemory(v):
+			err = volumemanager.SetUpMemoryEmptyDir(k.onDisk("/"), dir, pod, v, k.cfg.Capacity.Memory())
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
 			// Kubernetes wraps these in an emptyDir: their directory is
 			// one, drwxrwxrwx, which the payload's links fill.
 			var payload map[string]volumemanager.File
 			if payload, err = k.volumePayload(ctx, pod, v); err == nil {
-				err = setUpEmptyDir(dir)
+				err = volumemanager.SetUpEmptyDir(dir)
 			}
 			if err == nil {
 				var changed bool
 				if changed, err = volumemanager.WriteAtomically(dir, payload, k.clock.Now()); changed && err == nil {
-					k.log.Info("volume written", "pod", client.KeyOf(pod), "volume", v.Name, "plugin", volumePlugin(v), "files", len(payload))
+					k.log.Info("volume written", "pod", client.KeyOf(pod), "volume", v.Name, "plugin", volumemanager.Plugin(v), "files", len(payload))
 				}
 			}
 		default: // emptyDir, and whatever else: an empty directory
-			err = setUpEmptyDir(dir) // emptydir.go
+			err = volumemanager.SetUpEmptyDir(dir) // kubelet/volumemanager
 		}
 		if err != nil {
 			return &mountError{volume: v.Name, err: err}
@@ -261,10 +226,10 @@ func (k *Kubelet) tearDownVolumes(uid types.UID) {
 		return
 	}
 	k.volumes.Forget(uid)
-	if err := k.unmountPod(uid); err != nil {
+	if err := volumemanager.UnmountPod(k.onDisk("/"), uid); err != nil {
 		k.log.Warn("could not unmount the pod's tmpfs volumes", "uid", uid, "err", err)
 	}
-	if err := os.RemoveAll(k.onDisk(podDir(uid))); err != nil {
+	if err := os.RemoveAll(k.onDisk(volumemanager.PodDir(uid))); err != nil {
 		k.log.Warn("could not remove the pod's volumes", "uid", uid, "err", err)
 	}
 }
@@ -290,7 +255,7 @@ func volumeMounts(pod *corev1.Pod, c corev1.Container, env []corev1.EnvVar) []*r
 			out = append(out, imageMount(m, v.Image, sub)) // imagevolumes.go
 			continue
 		}
-		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: path.Join(volumeDir(pod.UID, v), sub), Readonly: ro})
+		out = append(out, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: path.Join(volumemanager.Dir(pod.UID, v), sub), Readonly: ro})
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // persistentVolumeClaim volumes, seed 003 §五's Using: the pod names a
@@ -24,7 +25,7 @@ import (
 //	local     NodeRoot/<node>/<path>     the same, which must exist (the administrator's disk)
 //	nfs       NFSRoot/<server>/<path>    the same for every node: what mkube.io/hostpath provisions
 //
-// The pod's volume directory (volumeDir) becomes a link to it, as an nfs
+// The pod's volume directory (volumemanager.Dir) becomes a link to it, as an nfs
 // volume's does, so what one pod writes there is there for the next pod
 // that mounts the claim, on whichever node the volume allows.
 //
@@ -105,7 +106,7 @@ func (k *Kubelet) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
-		if _, err := os.Readlink(k.onDisk(volumeDir(pod.UID, v))); err == nil {
+		if _, err := os.Readlink(k.onDisk(volumemanager.Dir(pod.UID, v))); err == nil {
 			continue // mounted before
 		}
 		cv, err := k.processClaim(ctx, pod, v)
@@ -128,7 +129,7 @@ func (k *Kubelet) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 		if err != nil {
 			return err
 		}
-		if err := linkVolume(k.onDisk(volumeDir(pod.UID, cv.volume)), data); err != nil {
+		if err := linkVolume(k.onDisk(volumemanager.Dir(pod.UID, cv.volume)), data); err != nil {
 			return &mountError{volume: cv.pv.Name, err: err}
 		}
 		k.log.Info("claim mounted", "pod", client.KeyOf(pod), "volume", cv.volume.Name, "claim", cv.claim.Name, "persistentVolume", cv.pv.Name, "data", data)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // boundClaim creates the claim name and the volume pv bound to it, both
@@ -104,7 +105,7 @@ func TestClaimVolumes(t *testing.T) {
 			if tt.wantData == "" {
 				return
 			}
-			link, err := os.Readlink(k.onDisk(volumeDir(pod.UID, pod.Spec.Volumes[0])))
+			link, err := os.Readlink(k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0])))
 			if err != nil || link != tt.wantData {
 				t.Errorf("the volume directory links to %q (%v), want %q", link, err, tt.wantData)
 			}

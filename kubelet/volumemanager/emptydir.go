@@ -1,4 +1,4 @@
-package kubelet
+package volumemanager
 
 import (
 	"os"
@@ -19,8 +19,8 @@ import (
 // directory is then empty on the disk, and the volume is unmounted when
 // the pod's volumes are torn down.
 
-// isMemory: v is an emptyDir of medium Memory.
-func isMemory(v corev1.Volume) bool {
+// IsMemory: v is an emptyDir of medium Memory.
+func IsMemory(v corev1.Volume) bool {
 	return v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory
 }
 
@@ -28,30 +28,31 @@ func isMemory(v corev1.Volume) bool {
 // anyone may write in it, whatever user the pod's containers run as.
 const emptyDirPerm os.FileMode = 0o777
 
-// setUpEmptyDir makes an emptyDir's directory drwxrwxrwx, as Kubernetes'
+// SetUpEmptyDir makes an emptyDir's directory drwxrwxrwx, as Kubernetes'
 // setupDir: mkdir is cut by the kubelet's umask (022 makes it 0755), so
 // the mode is then set with chmod.
-func setUpEmptyDir(dir string) error {
+func SetUpEmptyDir(dir string) error {
 	if err := os.MkdirAll(dir, emptyDirPerm); err != nil {
 		return err
 	}
 	return os.Chmod(dir, emptyDirPerm)
 }
 
-// setUpMemoryEmptyDir mounts the tmpfs of volume v at dir, its mount
-// point on the disk (made as a disk emptyDir first, as setupTmpfs does;
-// the tmpfs' own root, which the container sees, is the runtime's).
-func (k *Kubelet) setUpMemoryEmptyDir(pod *corev1.Pod, v corev1.Volume, dir string) error {
-	if err := setUpEmptyDir(dir); err != nil {
+// SetUpMemoryEmptyDir mounts the tmpfs of volume v at dir, its mount
+// point on the disk of the node whose "/" is root (made as a disk
+// emptyDir first, as setupTmpfs does; the tmpfs' own root, which the
+// container sees, is the runtime's), of memoryVolumeSize.
+func SetUpMemoryEmptyDir(root, dir string, pod *corev1.Pod, v corev1.Volume, allocatable *resource.Quantity) error {
+	if err := SetUpEmptyDir(dir); err != nil {
 		return err
 	}
-	size := memoryVolumeSize(pod, v, k.cfg.Capacity.Memory())
-	return mounttable.Add(k.onDisk("/"), mounttable.Mount{Source: "tmpfs", Point: volumeDir(pod.UID, v), Type: "tmpfs", Size: size.Value()})
+	size := memoryVolumeSize(pod, v, allocatable)
+	return mounttable.Add(root, mounttable.Mount{Source: "tmpfs", Point: Dir(pod.UID, v), Type: "tmpfs", Size: size.Value()})
 }
 
-// unmountPod unmounts the pod's tmpfs volumes from the node.
-func (k *Kubelet) unmountPod(uid types.UID) error {
-	return mounttable.RemoveUnder(k.onDisk("/"), podDir(uid))
+// UnmountPod unmounts the pod's tmpfs volumes from the node whose "/" is root.
+func UnmountPod(root string, uid types.UID) error {
+	return mounttable.RemoveUnder(root, PodDir(uid))
 }
 
 // memoryVolumeSize is the tmpfs' size= (Kubernetes' SizeMemoryBackedVolumes,

@@ -1,0 +1,47 @@
+package volumemanager
+
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Where a pod's volumes are on the node, as the node names them:
+//
+//	/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~<plugin>/<volume>
+
+// PodDir is the pod's directory on the node, node-absolute.
+func PodDir(uid types.UID) string { return path.Join("/var/lib/kubelet/pods", string(uid)) }
+
+// Plugin is the plugin directory name of a volume's kind.
+func Plugin(v corev1.Volume) string {
+	switch s := v.VolumeSource; {
+	case s.HostPath != nil:
+		return "host-path"
+	case s.ConfigMap != nil:
+		return "configmap"
+	case s.Secret != nil:
+		return "secret"
+	case s.DownwardAPI != nil:
+		return "downward-api"
+	case s.Projected != nil:
+		return "projected"
+	case s.NFS != nil:
+		return "nfs"
+	case s.PersistentVolumeClaim != nil:
+		return "csi"
+	case s.Image != nil:
+		return "image"
+	}
+	return "empty-dir"
+}
+
+// Dir is where the kubelet sets up volume v of the pod, as the node
+// names it; a hostPath volume is its own path.
+func Dir(uid types.UID, v corev1.Volume) string {
+	if v.HostPath != nil {
+		return path.Clean("/" + v.HostPath.Path)
+	}
+	return path.Join(PodDir(uid), "volumes", "kubernetes.io~"+Plugin(v), v.Name)
+}
