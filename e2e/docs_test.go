@@ -57,7 +57,10 @@ func TestDocs(t *testing.T) {
 // command whose output differs from the doc's, since the next ones build
 // on it.
 func runTranscripts(t *testing.T, file string, blocks []transcriptBlock) {
-	c := startCluster(t, nil, "node01", "node02", "node03")
+	// The secure port on every interface, as in docker compose: the
+	// kubernetes Service's endpoint is the host's address, which pods
+	// reach kubernetes.default.svc at.
+	c := startCluster(t, []string{"--bind-address", "0.0.0.0"}, "node01", "node02", "node03")
 	sh := newDocShell(t, c)
 	sh.waitForNodes(t, 3)
 	for _, b := range blocks {
