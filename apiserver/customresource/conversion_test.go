@@ -112,7 +112,7 @@ func TestAConversionWebhookConvertsBetweenVersions(t *testing.T) {
 	s := testserver.StartServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	hook := newHostPortWebhook(t)

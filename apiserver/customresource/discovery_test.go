@@ -27,7 +27,7 @@ func TestAggregatedDiscoveryAgreesWithTheLegacyDocuments(t *testing.T) {
 	s := testserver.StartServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},

@@ -169,7 +169,7 @@ func main() {
 		log.Error("start the Node authorizer", "err", err)
 		os.Exit(1)
 	}
-	if err := customresource.NewController(srv, clock.RealClock{}, log).Run(ctx); err != nil {
+	if err := customresource.NewController(srv, clock.RealClock{}, log).Start(ctx); err != nil {
 		log.Error("start serving custom resources", "err", err)
 		os.Exit(1)
 	}
@@ -177,7 +177,7 @@ func main() {
 		log.Error("start the aggregator", "err", err)
 		os.Exit(1)
 	}
-	if err := apiregistration.NewController(srv, registry.Resources, agg, clock.RealClock{}, log).Run(ctx); err != nil {
+	if err := apiregistration.NewController(srv, registry.Resources, agg, clock.RealClock{}, log).Start(ctx); err != nil {
 		log.Error("start the APIService controllers", "err", err)
 		os.Exit(1)
 	}

@@ -33,7 +33,7 @@ func startController(t *testing.T) (*testserver.Server, *clocktesting.FakeClock,
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	checker := &fakeChecker{err: errors.New("dial tcp 10.96.0.20:443: connect: connection refused")}
-	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return s, clk, checker
@@ -91,7 +91,7 @@ func available(t *testing.T, s *testserver.Server, name string) (apiregistration
 	return apiregistrationv1.APIServiceCondition{}, false
 }
 
-// When Run returns, every built-in group-version has its Local
+// When Start returns, every built-in group-version has its Local
 // APIService, available, as kube-apiserver's autoregister leaves them.
 func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 	s, clk, checker := startController(t)
@@ -121,7 +121,7 @@ func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if apps, _ := getAPIService(t, s, "v1.apps"); apps.Spec.VersionPriority != 15 {
