@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/app"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/internal/testserver"
@@ -23,13 +24,14 @@ import (
 
 const apiServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
 
-// startController runs a server and the APIService controller on a fake
-// clock (for the transition times), until the test ends. Its discovery
-// checks answer what the returned checker is told.
+// startController runs a server and, instead of the server's own, an
+// APIService controller on a fake clock (for the transition times), until
+// the test ends. Its discovery checks answer what the returned checker is
+// told.
 func startController(t *testing.T) (*testserver.Server, *clocktesting.FakeClock, *fakeChecker) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	s := testserver.StartServer(t, func(c *apiserver.Config) { c.Clock = clk })
+	s := testserver.StartServerWithout(t, []string{app.APIServicesHook}, func(c *apiserver.Config) { c.Clock = clk })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	checker := &fakeChecker{err: errors.New("dial tcp 10.96.0.20:443: connect: connection refused")}
