@@ -132,7 +132,7 @@ func webhookDeleteOptions(opts *metav1.DeleteOptions, dryRun bool) *metav1.Delet
 func (q *Request) AdmitConnect(opts runtime.Object) error {
 	res := q.Storage.res
 	a := &admission.Attributes{Operation: admission.Connect, Resource: res.GroupVersionResource(), Subresource: q.Info.Subresource,
-		Namespace: q.Info.Namespace, Name: q.Info.Name, Object: opts, Kind: res.kindOf(q.Info.Subresource)}
+		Namespace: q.Info.Namespace, Name: q.Info.Name, Object: opts, Kind: res.kindOf(q.Info.Subresource), Now: q.Now()}
 	if err := q.srv.cfg.Admission.Admit(q.Context(), a, objects{q.srv}); err != nil {
 		return err
 	}

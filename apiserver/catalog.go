@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -60,13 +61,23 @@ func (c *catalog) with(s *Server, remove, add []*Resource) *catalog {
 // Replace stops serving remove and starts serving add, in one step: a
 // CustomResourceDefinition's update swaps its versions' resources without
 // a moment of 404. The new resources' watch caches are filled before they
-// are published; the removed ones' watchers are disconnected (a client's
-// next list of them is 404). Only after Start.
+// are published. The removed ones first catch up with etcd, so that their
+// watchers get every change made before Replace (a deleted definition's
+// last objects' deletions), then end: each watcher's stream ends once it
+// has sent what the cache holds (a client's next list of them is 404).
+// Only after Start.
 func (s *Server) Replace(remove, add []*Resource) error {
 	s.replaceMu.Lock()
 	defer s.replaceMu.Unlock()
 	if s.runCtx == nil {
 		return errors.New("the server has not started")
+	}
+	var rev int64 // every change the removed caches must have before they end
+	if len(remove) > 0 {
+		var err error
+		if rev, err = s.store.Revision(s.runCtx); err != nil {
+			return err
+		}
 	}
 	cur := s.served.Load()
 	next := cur.with(s, remove, add)
@@ -81,14 +92,49 @@ func (s *Server) Replace(remove, add []*Resource) error {
 	s.served.Store(next)
 	s.openAPIChanged()
 	for _, r := range remove {
+		c := cur.caches[r]
+		if c != nil {
+			s.catchUp(c, rev)
+		}
 		if stop := cur.stops[r]; stop != nil {
 			stop()
 		}
-		if c := cur.caches[r]; c != nil {
-			c.disconnect()
+		if c != nil {
+			c.end()
 		}
 	}
 	return nil
+}
+
+// catchUpTimeout bounds how long a removed resource's watch cache may
+// take to reach etcd's revision: a progress notification comes back in
+// milliseconds, so this is only reached if etcd is failing, and then the
+// cache ends where it is, as it did before waiting.
+const catchUpTimeout = 10 * time.Second
+
+// catchUp waits until c has every change up to rev. A resource being
+// removed usually has no events after its last object's deletion, so
+// each wait asks etcd for a progress notification, which moves c's
+// revision up to etcd's once c has every event before it.
+func (s *Server) catchUp(c *watchCache, rev int64) {
+	ctx, cancel := context.WithTimeout(s.runCtx, catchUpTimeout)
+	defer cancel()
+	for {
+		latest, changed := c.revision()
+		if latest >= rev {
+			return
+		}
+		if err := s.store.RequestProgress(ctx); err != nil && ctx.Err() == nil {
+			s.log.Debug("etcd progress request failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			s.log.Warn("a removed resource's watch cache ends before catching up", "resource", c.storage.res.Name,
+				"rv", latest, "want", rev)
+			return
+		case <-changed:
+		}
+	}
 }
 
 // startCache runs a watch cache until ctx ends and returns once it is

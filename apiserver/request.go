@@ -62,7 +62,7 @@ func (q *Request) Stored(obj runtime.Object) { q.srv.logWrite(q, obj) }
 // NodeRestriction judges what a node may ask for.
 func (q *Request) Admit(obj runtime.Object) error {
 	return q.srv.cfg.Admission.Admit(q.Context(), &admission.Attributes{Operation: admission.Create,
-		Resource: q.Storage.res.GroupVersionResource(), Subresource: q.Info.Subresource, Namespace: q.Info.Namespace, Object: obj},
+		Resource: q.Storage.res.GroupVersionResource(), Subresource: q.Info.Subresource, Namespace: q.Info.Namespace, Object: obj, Now: q.Now()},
 		objects{q.srv})
 }
 

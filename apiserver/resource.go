@@ -155,9 +155,10 @@ type Subresource struct {
 	// Update, for a subresource that writes part of an object
 	// (WritesSubresource: a CSR's approval), is its update strategy: from
 	// the stored object and the client's, the object to store, or the
-	// errors that make the write Invalid. The kind's Validate does not
-	// run: Update validates. Optional.
-	Update func(cur, next runtime.Object) (runtime.Object, field.ErrorList)
+	// errors that make the write Invalid; now is the write's time on the
+	// server's clock (a condition's lastUpdateTime). The kind's Validate
+	// does not run: Update validates. Optional.
+	Update func(cur, next runtime.Object, now time.Time) (runtime.Object, field.ErrorList)
 }
 
 // GroupResource names the resource in error messages ("deployments.apps").

@@ -199,7 +199,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 	}
 	m, _ := meta.Accessor(obj)
 	a := &admission.Attributes{Operation: admission.Create, Resource: s.res.GroupVersionResource(),
-		Subresource: subresource, Namespace: m.GetNamespace(), Object: obj, OldObject: old}
+		Subresource: subresource, Namespace: m.GetNamespace(), Object: obj, OldObject: old, Now: s.now()}
 	if old != nil {
 		a.Operation = admission.Update
 	}
@@ -227,7 +227,7 @@ func (s *Storage) admit(ctx context.Context, obj, old runtime.Object, subresourc
 func (s *Storage) admitDelete(ctx context.Context, cur runtime.Object, opts *metav1.DeleteOptions) error {
 	m, _ := meta.Accessor(cur)
 	a := &admission.Attributes{Operation: admission.Delete, Resource: s.res.GroupVersionResource(),
-		Namespace: m.GetNamespace(), OldObject: cur}
+		Namespace: m.GetNamespace(), OldObject: cur, Now: s.now()}
 	s.describe(ctx, a, m.GetName())
 	a.Options = webhookDeleteOptions(opts, a.DryRun)
 	if err := s.admission.Admit(ctx, a, s.objects); err != nil {
@@ -323,7 +323,7 @@ func (s *Storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n.GetName(), c.GetName())
 	}
 	if sub, ok := s.res.subresource(subresource); ok && sub.Update != nil {
-		out, errs := sub.Update(cur, next)
+		out, errs := sub.Update(cur, next, s.now())
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.res.GVK().GroupKind(), c.GetName(), errs)
 		}

@@ -75,9 +75,13 @@ type watchCache struct {
 	// to come. It rises as the ring overwrites old events.
 	oldestRev int64
 	latestRev int64 // every change up to here has been appended
-	// changed is closed (and replaced) whenever next or latestRev moves:
-	// a broadcast to every waiting watcher. Only the run loop closes it.
+	// changed is closed (and replaced) whenever next or latestRev moves,
+	// or the cache ends: a broadcast to every waiting watcher. Closed
+	// under mu, by the run loop or by end.
 	changed chan struct{}
+	// ended: the resource is no longer served (end); a watcher that has
+	// read every event is done.
+	ended bool
 }
 
 func newWatchCache(s *Storage, size int, log *slog.Logger, clk clock.Clock) *watchCache {
@@ -193,14 +197,22 @@ func (c *watchCache) progress(rev int64) {
 	}
 }
 
-// disconnect ends every watcher's stream, as a reset does: the resource is
-// no longer served.
-func (c *watchCache) disconnect() {
+// end marks the cache ended, its resource no longer served: each
+// watcher's stream ends once it has read the events the cache holds.
+// Called after the cache's etcd watch has stopped, so nothing follows.
+func (c *watchCache) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.next += uint64(len(c.ring)) + 1
-	clear(c.ring)
+	c.ended = true
 	c.broadcast()
+}
+
+// revision is the revision up to which the cache has every change, and
+// a channel closed when it (or the ring) changes.
+func (c *watchCache) revision() (int64, <-chan struct{}) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.latestRev, c.changed
 }
 
 // compacted raises the window's floor to an etcd compaction: watchers
@@ -240,11 +252,13 @@ const maxBatch = 256
 
 // read returns the events from seq on. With none, it returns a channel that
 // is closed when there may be more, and the revision up to which the
-// watcher is complete (for bookmarks). lost means seq fell out of the ring.
+// watcher is complete (for bookmarks). lost means seq fell out of the
+// ring, or the cache has ended and the watcher has read all it holds:
+// either way the watcher's stream ends.
 func (c *watchCache) read(seq uint64) (evs []*watchEvent, next uint64, wait <-chan struct{}, rev int64, lost bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.next-seq > uint64(len(c.ring)) {
+	if c.next-seq > uint64(len(c.ring)) || (c.ended && seq == c.next) {
 		return nil, seq, nil, 0, true
 	}
 	for seq < c.next && len(evs) < maxBatch {

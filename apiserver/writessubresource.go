@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,7 +14,7 @@ import (
 // status.conditions, its status only the certificate and the conditions
 // other than Approved and Denied (Kubernetes' csrApprovalStrategy and
 // csrStatusStrategy). GET returns the whole object.
-func WritesSubresource(name string, update func(cur, next runtime.Object) (runtime.Object, field.ErrorList)) Subresource {
+func WritesSubresource(name string, update func(cur, next runtime.Object, now time.Time) (runtime.Object, field.ErrorList)) Subresource {
 	return Subresource{Name: name, Verbs: []string{"get", "patch", "update"}, Serve: serveWrites, Update: update}
 }
 

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,6 +61,10 @@ type Attributes struct {
 	Namespace   string
 	Object      runtime.Object // the object about to be stored; a plugin may change it; nil on delete
 	OldObject   runtime.Object // the stored object; nil on create
+	// Now is the write's time, on the server's clock: what a plugin
+	// that reckons with time (ResourceQuota: a pod past its deletion
+	// grace no longer counts) takes for now.
+	Now time.Time
 
 	// What admission webhooks are also told (webhooks.go): the object's
 	// name and kind (pods/attach is a PodAttachOptions), whether this is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,7 +67,7 @@ func admitResourceQuota(ctx context.Context, a *Attributes, objs Objects) error 
 		if err != nil || len(quotas) == 0 {
 			return err
 		}
-		charged, err := checkRequest(quotas, a, e, time.Now())
+		charged, err := checkRequest(quotas, a, e, a.Now)
 		if err != nil {
 			return err
 		}

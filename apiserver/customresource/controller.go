@@ -64,10 +64,11 @@ func NewController(srv *apiserver.Server, clk clock.WithDelayedExecution, log *s
 		webhooks: &Webhooks{Clients: &webhookclient.Clients{}, Objects: srv.Objects(), Log: log}}
 }
 
-// Run follows the definitions and serves them until ctx ends; it returns
-// once the definitions there are at start are served (so a restarted API
-// server answers for its custom kinds before it is ready).
-func (c *Controller) Run(ctx context.Context) error {
+// Start follows the definitions and returns once the definitions there
+// are at start are served (so a restarted API server answers for its
+// custom kinds before it is ready); its worker goes on serving them, in a
+// goroutine, until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
 	if err := c.srv.Follow(ctx, apiextensions.CustomResourceDefinitions.GroupVersionResource(), c); err != nil {
 		return err
 	}

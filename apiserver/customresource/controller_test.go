@@ -1,9 +1,8 @@
-package customresource
+package customresource_test
 
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,8 +11,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/clock"
 
+	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/store"
 )
@@ -21,7 +20,7 @@ import (
 func widgetsCRD(name, plural, kind string) string {
 	return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + name + `"},
 	"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"` + plural + `","singular":"` + strings.TrimSuffix(plural, "s") + `","kind":"` + kind + `"},
-	"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":` + widgetSchema + `}}]}}`
+	"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":` + customresource.WidgetSchema + `}}]}}`
 }
 
 // A definition is served once it is Established, refused when its names
@@ -30,9 +29,6 @@ func TestTheControllerServesEstablishesAndCleansUp(t *testing.T) {
 	s := testserver.StartServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
 	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	var refused metav1.Status
 	if code := s.Do(http.MethodPost, crds, "application/json", widgetsCRD("widgets", "widgets", "Widget"), &refused); code != http.StatusUnprocessableEntity ||

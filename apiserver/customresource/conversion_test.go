@@ -1,4 +1,4 @@
-package customresource
+package customresource_test
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/internal/testserver"
 	"github.com/mkube/mkube/store"
@@ -112,9 +110,6 @@ func TestAConversionWebhookConvertsBetweenVersions(t *testing.T) {
 	s := testserver.StartServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
 	hook := newHostPortWebhook(t)
 	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	if code := s.Do(http.MethodPost, crds, "application/json", hook.crd("v1"), nil); code != http.StatusCreated {

@@ -1,8 +1,6 @@
-package customresource
+package customresource_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"reflect"
 	"slices"
@@ -14,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 
+	"github.com/mkube/mkube/apiserver/customresource"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
@@ -25,15 +23,10 @@ import (
 // resource with its subresources, and eviction still in the policy group.
 func TestAggregatedDiscoveryAgreesWithTheLegacyDocuments(t *testing.T) {
 	s := testserver.StartServer(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := NewController(s.API, clock.RealClock{}, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},
 	"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},
-	"versions":[{"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":` + widgetSchema + `}},
-	{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":` + widgetSchema + `},"subresources":{"status":{}}}]}}`
+	"versions":[{"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":` + customresource.WidgetSchema + `}},
+	{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":` + customresource.WidgetSchema + `},"subresources":{"status":{}}}]}}`
 	if code := s.Do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", crd, nil); code != http.StatusCreated {
 		t.Fatalf("create the definition: %d", code)
 	}

@@ -18,6 +18,10 @@ const widgetSchema = `{"type":"object","properties":{
     "labels":{"type":"object","additionalProperties":{"type":"string"}}}},
   "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`
 
+// WidgetSchema is widgetSchema for the tests outside the package, which
+// run the controller in a whole API server (internal/testserver).
+const WidgetSchema = widgetSchema
+
 func widgetVersion(t *testing.T, raw string) *versionSchema {
 	t.Helper()
 	props := &apiextensionsv1.JSONSchemaProps{}

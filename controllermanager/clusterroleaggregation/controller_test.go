@@ -73,12 +73,15 @@ func TestAggregateUnitesTheMatchedRolesRulesOnceEachByName(t *testing.T) {
 }
 
 // Against a real API server: edit aggregates view, which aggregates a
-// role that appears later, and every change flows up.
+// role that appears later, and every change flows up. The server has
+// Kubernetes' own edit and view, so the test's pair has names and labels
+// of its own.
 func TestAggregatedRolesFollowTheRolesTheySelect(t *testing.T) {
 	c := client.New(testserver.Start(t), "test")
 	ctx := context.Background()
-	toEdit := map[string]string{"rbac.authorization.k8s.io/aggregate-to-edit": "true"}
-	for _, r := range []*rbacv1.ClusterRole{aggregated("edit", nil, toEdit), aggregated("view", toEdit, toView),
+	toEdit := map[string]string{"example.com/aggregate-to-team-edit": "true"}
+	toView := map[string]string{"example.com/aggregate-to-team-view": "true"}
+	for _, r := range []*rbacv1.ClusterRole{aggregated("team-edit", nil, toEdit), aggregated("team-view", toEdit, toView),
 		clusterRole("editor-extra", toEdit, "create")} {
 		if err := c.Create(ctx, ClusterRoles, "", r, nil); err != nil {
 			t.Fatal(err)
@@ -101,15 +104,15 @@ func TestAggregatedRolesFollowTheRolesTheySelect(t *testing.T) {
 			return slices.Equal(got, v), fmt.Sprint(got)
 		}
 	}
-	testserver.Eventually(t, "edit has editor-extra's rule; view has none yet", want("edit", "create"))
+	testserver.Eventually(t, "edit has editor-extra's rule; view has none yet", want("team-edit", "create"))
 	if err := c.Create(ctx, ClusterRoles, "", clusterRole("pod-reader", toView, "get"), nil); err != nil {
 		t.Fatal(err)
 	}
-	testserver.Eventually(t, "a new role labelled aggregate-to-view goes into view", want("view", "get"))
-	testserver.Eventually(t, "and through view into edit", want("edit", "create", "get"))
+	testserver.Eventually(t, "a new role labelled aggregate-to-view goes into view", want("team-view", "get"))
+	testserver.Eventually(t, "and through view into edit", want("team-edit", "create", "get"))
 	if err := c.Delete(ctx, ClusterRoles, "", "pod-reader", nil); err != nil {
 		t.Fatal(err)
 	}
-	testserver.Eventually(t, "a deleted role's rules leave view", want("view"))
-	testserver.Eventually(t, "and edit", want("edit", "create"))
+	testserver.Eventually(t, "a deleted role's rules leave view", want("team-view"))
+	testserver.Eventually(t, "and edit", want("team-edit", "create"))
 }

@@ -1,30 +1,22 @@
-// Package testserver runs a real mkube API server inside a test: embedded
-// etcd in the test's temp dir, the apiserver package, an httptest
-// listener. Component tests (controllers, scheduler, kubelet) talk to it
-// over HTTP exactly as the binaries talk to cmd/apiserver.
 package testserver
 
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/app"
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
-	"github.com/mkube/mkube/apiserver/registry"
+	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/store"
 )
 
@@ -35,54 +27,46 @@ func Start(t testing.TB) string { return StartServer(t).URL }
 // that also look at, or write, what is in etcd.
 type Server struct {
 	t     testing.TB
-	URL   string
+	URL   string // the plain port's
 	Store *store.Store
 	API   *apiserver.Server
 }
 
 // StartServer runs an API server with every kind until the test ends;
-// configure, if given, changes its Config first (a fake clock, say).
+// configure, if given, changes its apiserver.Config first (a fake clock,
+// say: the server's, not its post-start hooks', which keep real time).
 func StartServer(t testing.TB, configure ...func(*apiserver.Config)) *Server {
 	t.Helper()
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: t.TempDir()})
+	return StartServerWithout(t, nil, configure...)
+}
+
+// StartServerWithout is StartServer leaving out the post-start hooks
+// named (app's names, as app.APIServicesHook), for a test that runs that
+// piece itself, with fakes of its own.
+func StartServerWithout(t testing.TB, hooks []string, configure ...func(*apiserver.Config)) *Server {
+	t.Helper()
+	cfg, err := app.NewConfig(app.Options{PlainAddress: "127.0.0.1:0", SecureAddress: "127.0.0.1:0", AdvertiseAddress: "127.0.0.1",
+		DataDir: t.TempDir(), AuthorizationModes: authorization.DefaultModes,
+		Authentication: app.AuthenticationOptions{Anonymous: true, Issuer: serviceaccount.DefaultIssuer},
+		Log:            slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	st := store.New(e.Client)
-	cfg := apiserver.Config{Store: st, Registry: registry.New(), Log: slog.New(slog.DiscardHandler)}
 	for _, f := range configure {
-		f(&cfg)
+		f(&cfg.Server)
 	}
-	if cfg.ServiceAccountTokens == nil { // the kubelet's pods need their tokens
-		cfg.ServiceAccountTokens = serviceAccountTokens(t, cfg.Clock)
-	}
-	srv := apiserver.New(cfg)
+	srv := app.New(cfg)
+	srv.PostStartHooks = slices.DeleteFunc(srv.PostStartHooks, func(h app.PostStartHook) bool { return slices.Contains(hooks, h.Name) })
+	ctx, cancel := context.WithCancel(context.Background())
 	if err := srv.Start(ctx); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(hs.CloseClientConnections)
-	t.Cleanup(cancel) // runs first: watches end, so Close can return
-	return &Server{t: t, URL: hs.URL, Store: st, API: srv}
-}
-
-// serviceAccountTokens issues service-account tokens signed with a key of
-// the test's own, on the server's clock.
-func serviceAccountTokens(t testing.TB, clk clock.PassiveClock) *serviceaccount.Tokens {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := serviceaccount.New(serviceaccount.Config{SigningKey: key, Clock: clk, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tokens
+	t.Cleanup(func() { // watches end with ctx, so the ports can shut down
+		cancel()
+		<-srv.Stopped()
+	})
+	return &Server{t: t, URL: cfg.PlainURL(), Store: cfg.Store(), API: srv.API}
 }
 
 // Do sends a request and decodes the JSON answer into out (if non-nil);

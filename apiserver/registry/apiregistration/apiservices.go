@@ -19,7 +19,7 @@ import (
 var APIServices = &apiserver.Resource{
 	GroupVersion: apiregistrationv1.SchemeGroupVersion, Name: "apiservices", Kind: "APIService",
 	Categories: []string{"api-extensions"},
-	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 		// apiServerStatusStrategy: only the status changes.
 		out := cur.(*apiregistrationv1.APIService).DeepCopy()
 		out.Status = next.(*apiregistrationv1.APIService).Status

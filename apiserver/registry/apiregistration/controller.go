@@ -38,7 +38,7 @@ type Controller struct {
 	apiServices, services *apiserver.Storage
 	srv                   *apiserver.Server
 	// builtin are the Local APIServices of the built-in group-versions,
-	// put right once, at Run.
+	// put right once, at Start.
 	builtin map[string]*apiregistrationv1.APIService
 	checker Checker // the discovery checks of Service-backed APIServices
 	queue   *workqueue.Queue[string]
@@ -67,11 +67,12 @@ func NewController(srv *apiserver.Server, resources []*apiserver.Resource, check
 		crdVersions: map[string][]schema.GroupVersion{}, byService: map[string][]string{}, rechecks: map[string]clock.Timer{}}
 }
 
-// Run registers the built-in group-versions, follows what the
-// APIServices depend on, and keeps them until ctx ends. It returns once
-// every APIService there is at start has been synced, so a client that
-// lists them after the server is ready sees them all, available.
-func (c *Controller) Run(ctx context.Context) error {
+// Start registers the built-in group-versions and follows what the
+// APIServices depend on. It returns once every APIService there is at
+// start has been synced, so a client that lists them after the server is
+// ready sees them all, available; its worker goes on keeping them, in a
+// goroutine, until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
 	// The definitions first, as kube-apiserver waits for crdregistration's
 	// first sync: otherwise a custom resource's APIService would look
 	// like one nobody wants, and be deleted.

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/app"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/apiserver/registry/apiregistration"
 	"github.com/mkube/mkube/internal/testserver"
@@ -23,17 +24,18 @@ import (
 
 const apiServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
 
-// startController runs a server and the APIService controller on a fake
-// clock (for the transition times), until the test ends. Its discovery
-// checks answer what the returned checker is told.
+// startController runs a server and, instead of the server's own, an
+// APIService controller on a fake clock (for the transition times), until
+// the test ends. Its discovery checks answer what the returned checker is
+// told.
 func startController(t *testing.T) (*testserver.Server, *clocktesting.FakeClock, *fakeChecker) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	s := testserver.StartServer(t, func(c *apiserver.Config) { c.Clock = clk })
+	s := testserver.StartServerWithout(t, []string{app.APIServicesHook}, func(c *apiserver.Config) { c.Clock = clk })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	checker := &fakeChecker{err: errors.New("dial tcp 10.96.0.20:443: connect: connection refused")}
-	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return s, clk, checker
@@ -91,7 +93,7 @@ func available(t *testing.T, s *testserver.Server, name string) (apiregistration
 	return apiregistrationv1.APIServiceCondition{}, false
 }
 
-// When Run returns, every built-in group-version has its Local
+// When Start returns, every built-in group-version has its Local
 // APIService, available, as kube-apiserver's autoregister leaves them.
 func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 	s, clk, checker := startController(t)
@@ -121,7 +123,7 @@ func TestTheBuiltinGroupVersionsAreRegisteredLocalAndAvailable(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Run(ctx); err != nil {
+	if err := apiregistration.NewController(s.API, registry.Resources, checker, clk, slog.New(slog.DiscardHandler)).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if apps, _ := getAPIService(t, s, "v1.apps"); apps.Spec.VersionPriority != 15 {

@@ -197,7 +197,7 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, path *fi
 // status (and, as that older strategy allows, labels and annotations)
 // come from the client, the spec stays; the counts are never negative and
 // collisionCount, which salts the revision names, never goes down.
-func updateDaemonSetStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateDaemonSetStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old, in := cur.(*appsv1.DaemonSet), next.(*appsv1.DaemonSet)
 	out := old.DeepCopy()
 	out.Status = *in.Status.DeepCopy()

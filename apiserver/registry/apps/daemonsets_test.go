@@ -155,7 +155,7 @@ func TestDaemonSetStatusWritesAreValidated(t *testing.T) {
 			next := old.DeepCopy()
 			next.Status = tc.status
 			next.Spec.MinReadySeconds = 30 // ignored: a status write keeps the spec
-			out, errs := updateDaemonSetStatus(old, next)
+			out, errs := updateDaemonSetStatus(old, next, time.Time{})
 			if tc.path == "" {
 				if len(errs) != 0 {
 					t.Fatalf("refused: %v", errs)

@@ -324,7 +324,7 @@ func templateToValidate(spec *appsv1.StatefulSetSpec) *corev1.PodTemplateSpec {
 // annotations come from the client, the spec stays; the counts may not
 // exceed status.replicas, and collisionCount never goes down (it salts
 // the revision names, which must stay unique).
-func updateStatefulSetStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateStatefulSetStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old, in := cur.(*appsv1.StatefulSet), next.(*appsv1.StatefulSet)
 	out := old.DeepCopy()
 	out.Status = *in.Status.DeepCopy()

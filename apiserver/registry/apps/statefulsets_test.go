@@ -199,7 +199,7 @@ func TestStatefulSetStatusWritesAreValidated(t *testing.T) {
 			next.Spec.Replicas = ptr.To[int32](9) // a status write never changes the spec
 			next.Labels = map[string]string{"e2e": "testing"}
 			next.Status = tc.status
-			out, errs := StatefulSets.Subresources[0].Update(cur, next)
+			out, errs := StatefulSets.Subresources[0].Update(cur, next, time.Time{})
 			expectOneError(t, errs, tc.field, tc.detail)
 			got := out.(*appsv1.StatefulSet)
 			if *got.Spec.Replicas != 3 || got.Labels["e2e"] != "testing" {

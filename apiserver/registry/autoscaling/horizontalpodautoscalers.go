@@ -19,7 +19,7 @@ import (
 var HorizontalPodAutoscalers = &apiserver.Resource{
 	GroupVersion: autoscalingv2.SchemeGroupVersion, Name: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", Namespaced: true,
 	ShortNames: []string{"hpa"}, Categories: []string{"all"},
-	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 		// autoscalerStatusStrategy: the spec stays.
 		out := cur.(*autoscalingv2.HorizontalPodAutoscaler).DeepCopy()
 		out.Status = next.(*autoscalingv2.HorizontalPodAutoscaler).Status
@@ -59,7 +59,7 @@ var HorizontalPodAutoscalers = &apiserver.Resource{
 var HorizontalPodAutoscalersV1 = &apiserver.Resource{
 	GroupVersion: autoscalingv1.SchemeGroupVersion, Name: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", Namespaced: true,
 	ShortNames: []string{"hpa"}, Categories: []string{"all"},
-	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+	Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 		out := cur.(*autoscalingv1.HorizontalPodAutoscaler).DeepCopy()
 		out.Status = next.(*autoscalingv1.HorizontalPodAutoscaler).Status
 		return out, ValidateHPAStatus(stored(out))

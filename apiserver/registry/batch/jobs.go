@@ -161,7 +161,7 @@ func DefaultJobSpec(spec *batchv1.JobSpec) {
 // updateJobStatus is the job status strategy: the spec stays the stored
 // one, metadata and status are the client's, and the status must tell a
 // consistent story (validateJobStatusUpdate).
-func updateJobStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateJobStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old, in := cur.(*batchv1.Job), next.(*batchv1.Job)
 	out := old.DeepCopy()
 	out.Labels, out.Annotations = in.Labels, in.Annotations

@@ -337,7 +337,7 @@ func TestJobStatusValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			next := tt.old.DeepCopy()
 			tt.status(&next.Status)
-			_, errs := updateJobStatus(tt.old, next)
+			_, errs := updateJobStatus(tt.old, next, time.Time{})
 			errorsAre(t, errs, tt.want)
 		})
 	}
@@ -349,7 +349,7 @@ func TestJobStatusWriteKeepsTheSpecAndTakesMetadata(t *testing.T) {
 	next.Spec.Parallelism = ptr.To[int32](9)
 	next.Annotations = map[string]string{"patchedstatus": "true"}
 	next.Status.Active = 1
-	out, errs := updateJobStatus(old, next)
+	out, errs := updateJobStatus(old, next, time.Time{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

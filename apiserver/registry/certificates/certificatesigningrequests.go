@@ -122,9 +122,9 @@ func validate(obj, old runtime.Object) field.ErrorList {
 // updateApproval is Kubernetes' csrApprovalStrategy: the client's
 // metadata and status.conditions, the stored spec and certificate; and
 // approval is the one writer that may add Approved or Denied.
-func updateApproval(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateApproval(cur, next runtime.Object, now time.Time) (runtime.Object, field.ErrorList) {
 	prev, r := cur.(*certificatesv1.CertificateSigningRequest), next.(*certificatesv1.CertificateSigningRequest)
-	stampConditions(r, prev, time.Now())
+	stampConditions(r, prev, now)
 	conditions := r.Status.Conditions
 	r.Spec, r.Status = prev.Spec, prev.Status
 	r.Status.Conditions = conditions
@@ -137,12 +137,12 @@ func updateApproval(cur, next runtime.Object) (runtime.Object, field.ErrorList) 
 // updateStatus is Kubernetes' csrStatusStrategy: the client's metadata
 // and status, except that the Approved and Denied conditions stay as
 // stored, and the stored spec. It may set the certificate once.
-func updateStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateStatus(cur, next runtime.Object, now time.Time) (runtime.Object, field.ErrorList) {
 	prev, r := cur.(*certificatesv1.CertificateSigningRequest), next.(*certificatesv1.CertificateSigningRequest)
 	r.Spec = prev.Spec
 	keepConditions(r, prev, certificatesv1.CertificateApproved)
 	keepConditions(r, prev, certificatesv1.CertificateDenied)
-	stampConditions(r, prev, time.Now())
+	stampConditions(r, prev, now)
 	keepServerMeta(r, prev)
 	opts := optionsFor(r, prev)
 	opts.allowSettingCertificate = true

@@ -52,7 +52,7 @@ const defaultMaxExpirationSeconds = 24 * 60 * 60
 func NewPodCertificateRequests(clk clock.PassiveClock) *apiserver.Resource {
 	return &apiserver.Resource{
 		GroupVersion: certificatesv1.SchemeGroupVersion, Name: "podcertificaterequests", Kind: "PodCertificateRequest", Namespaced: true,
-		Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+		Subresources: []apiserver.Subresource{apiserver.WritesSubresource("status", func(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 			return updatePodCertificateRequestStatus(cur, next, clk.Now())
 		})},
 		New:     func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },

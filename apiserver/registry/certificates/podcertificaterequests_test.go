@@ -265,7 +265,7 @@ func TestAPodCertificateRequestsStatusIsWrittenOnceAsKubernetesChecksIt(t *testi
 			next := stored.DeepCopy()
 			next.Status = tt.next
 			next.Spec.PodName = "the status subresource keeps the spec"
-			out, errs := update(stored, next)
+			out, errs := update(stored, next, time.Time{})
 			f, got := firstError(errs)
 			if f != tt.field || !strings.Contains(got, tt.want) {
 				t.Fatalf("first error %s %q, want %s %q", f, got, tt.field, tt.want)

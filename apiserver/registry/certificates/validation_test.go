@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"testing"
+	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,10 +82,10 @@ func TestWritersOfARequest(t *testing.T) {
 		r.Status.Conditions = append(r.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue})
 		return r
 	}
-	if _, errs := updateApproval(stored.DeepCopy(), approve()); len(errs) > 0 {
+	if _, errs := updateApproval(stored.DeepCopy(), approve(), time.Time{}); len(errs) > 0 {
 		t.Errorf("approval may approve: %v", errs)
 	}
-	if _, errs := updateStatus(stored.DeepCopy(), approve()); len(errs) == 0 || errs[0].Error() != `status.conditions: Forbidden: updates may not add a condition of type "Approved"` {
+	if _, errs := updateStatus(stored.DeepCopy(), approve(), time.Time{}); len(errs) == 0 || errs[0].Error() != `status.conditions: Forbidden: updates may not add a condition of type "Approved"` {
 		t.Errorf("status may not approve, got %v", errs)
 	}
 	if errs := validate(approve(), stored.DeepCopy()); len(errs) == 0 {

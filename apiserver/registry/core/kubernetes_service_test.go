@@ -9,12 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/mkube/mkube/apiserver/app"
 	"github.com/mkube/mkube/apiserver/registry/core"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
 func TestTheKubernetesServiceLeadsToTheSecurePortAndIsKeptInPlace(t *testing.T) {
-	s := testserver.StartServer(t)
+	s := testserver.StartServerWithout(t, []string{app.KubernetesServiceHook}) // this test's KubernetesService instead
 	k := &core.KubernetesService{Services: s.API.StorageFor(core.Services.GroupVersionResource()),
 		Endpoints:      s.API.StorageFor(core.Endpoints.GroupVersionResource()),
 		EndpointSlices: s.API.StorageFor(discoveryv1.SchemeGroupVersion.WithResource("endpointslices")),

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -24,7 +25,7 @@ var ephemeralContainersSubresource = apiserver.WritesSubresource("ephemeralconta
 // ephemeral containers, defaulted and validated. An ephemeral container
 // once added is never changed nor removed. Adding one is a change of the
 // pod's spec: it bumps metadata.generation.
-func updateEphemeralContainers(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateEphemeralContainers(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old, in := cur.(*corev1.Pod), next.(*corev1.Pod)
 	pod := old.DeepCopy()
 	pod.Spec.EphemeralContainers = in.Spec.EphemeralContainers

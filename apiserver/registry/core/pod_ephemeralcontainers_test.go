@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,7 +20,7 @@ func TestUpdateEphemeralContainers(t *testing.T) {
 	}
 	running := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}
 	running.Generation = 1
-	withDebugger, _ := updateEphemeralContainers(running, &corev1.Pod{Spec: corev1.PodSpec{EphemeralContainers: []corev1.EphemeralContainer{debugger()}}})
+	withDebugger, _ := updateEphemeralContainers(running, &corev1.Pod{Spec: corev1.PodSpec{EphemeralContainers: []corev1.EphemeralContainer{debugger()}}}, time.Time{})
 	tests := []struct {
 		name    string
 		cur     *corev1.Pod
@@ -54,7 +55,7 @@ func TestUpdateEphemeralContainers(t *testing.T) {
 			next := tt.cur.DeepCopy()
 			next.Spec.Containers = nil // only the ephemeral containers are the client's to write
 			next.Spec.EphemeralContainers = tt.ecs
-			out, errs := updateEphemeralContainers(tt.cur, next)
+			out, errs := updateEphemeralContainers(tt.cur, next, time.Time{})
 			if tt.wantErr != "" {
 				if !strings.Contains(errs.ToAggregate().Error(), tt.wantErr) {
 					t.Fatalf("errors %v, want %q", errs, tt.wantErr)

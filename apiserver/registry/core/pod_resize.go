@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +24,7 @@ var resizeSubresource = apiserver.WritesSubresource("resize", resizePod)
 
 // resizePod is the stored pod with the client's container resources and
 // resize policies, validated as Kubernetes' ValidatePodResize.
-func resizePod(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func resizePod(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old, in := cur.(*corev1.Pod), next.(*corev1.Pod)
 	spec := field.NewPath("spec")
 	if _, static := old.Annotations[corev1.MirrorPodAnnotationKey]; static {

@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -61,7 +62,7 @@ func TestResizePod(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errs := resizePod(tc.cur, tc.next)
+			out, errs := resizePod(tc.cur, tc.next, time.Time{})
 			if tc.wantErr != "" {
 				if !strings.Contains(errs.ToAggregate().Error(), tc.wantErr) {
 					t.Fatalf("errors %v, want %q", errs, tc.wantErr)

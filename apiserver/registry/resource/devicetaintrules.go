@@ -99,7 +99,7 @@ func validateDeviceTaint(t resourcev1.DeviceTaint, old *resourcev1.DeviceTaint, 
 
 // updateTaintRuleStatus is deviceTaintRuleStatusStrategy: only the
 // conditions change, at most eight, valid as metav1 conditions are.
-func updateTaintRuleStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateTaintRuleStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	out := cur.(*resourcev1.DeviceTaintRule).DeepCopy()
 	out.Status = next.(*resourcev1.DeviceTaintRule).Status
 	conditions := field.NewPath("status", "conditions")

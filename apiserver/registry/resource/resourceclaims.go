@@ -74,7 +74,7 @@ func claimState(c *resourcev1.ResourceClaim) string {
 
 // updateClaimStatus is Kubernetes' resourceclaimStatusStrategy: the spec
 // and metadata stay; the status is judged against the one before.
-func updateClaimStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateClaimStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	prev := cur.(*resourcev1.ResourceClaim)
 	out := prev.DeepCopy()
 	out.Status = next.(*resourcev1.ResourceClaim).Status

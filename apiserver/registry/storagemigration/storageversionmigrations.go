@@ -89,7 +89,7 @@ func phase(m *svmv1.StorageVersionMigration) string {
 // updateStatus is ValidateStorageVersionMigrationStatusUpdate: valid
 // conditions, a resourceVersion that once set stays, and an outcome
 // that, once reached, is not taken back nor contradicted.
-func updateStatus(cur, next runtime.Object) (runtime.Object, field.ErrorList) {
+func updateStatus(cur, next runtime.Object, _ time.Time) (runtime.Object, field.ErrorList) {
 	old := cur.(*svmv1.StorageVersionMigration)
 	out := old.DeepCopy()
 	out.Status = next.(*svmv1.StorageVersionMigration).Status

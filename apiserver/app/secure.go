@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"crypto/tls"
@@ -39,8 +39,8 @@ func servingHosts(bind string) []string {
 // path, and the PKI. TLS asks for a client certificate but does not judge
 // it: the authenticator does, so that a bad one is a 401 Status, as in
 // kube-apiserver, not a failed handshake.
-func secureServing(certDir, bind string, port int) (*tls.Config, string, *pki.PKI, error) {
-	p, err := pki.Ensure(certDir, servingHosts(bind), time.Now())
+func secureServing(certDir, bind string, port int, now time.Time) (*tls.Config, string, *pki.PKI, error) {
+	p, err := pki.Ensure(certDir, servingHosts(bind), now)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("certificates in %s: %w", certDir, err)
 	}
@@ -63,7 +63,7 @@ func secureServing(certDir, bind string, port int) (*tls.Config, string, *pki.PK
 // (the cert dir if empty), naming the API server https://endpoint
 // (127.0.0.1:port if empty), with a kubelet certificate for each of the
 // comma-separated nodes: what each program's --kubeconfig reads.
-func writeComponentKubeconfigs(p *pki.PKI, dir, endpoint string, port int, nodes string) error {
+func writeComponentKubeconfigs(p *pki.PKI, dir, endpoint string, port int, nodes string, now time.Time) error {
 	if dir == "" {
 		dir = p.Dir
 	}
@@ -80,7 +80,7 @@ func writeComponentKubeconfigs(p *pki.PKI, dir, endpoint string, port int, nodes
 		}
 		names = append(names, n)
 	}
-	return p.WriteComponentKubeconfigs(dir, "https://"+endpoint, names, time.Now())
+	return p.WriteComponentKubeconfigs(dir, "https://"+endpoint, names, now)
 }
 
 // advertiseAddress is the --advertise-address, or the host's first

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"log/slog"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Options say how the API server is to run, as kube-apiserver's flags do:
+// cmd/apiserver fills them from its command line, internal/testserver
+// from a test's temp dir and free ports.
+type Options struct {
+	// PlainAddress is where the learner's plain port listens, HOST:PORT
+	// (--insecure-bind-address, --port): plain HTTP, no authentication.
+	// Port 0 takes a free port; "" serves no plain port.
+	PlainAddress string
+	// SecureAddress is where the HTTPS port listens (--bind-address,
+	// --secure-port); port 0 takes a free port; "" serves no secure port,
+	// and so makes no certificates and no kubernetes Service.
+	SecureAddress string
+	// AdvertiseAddress is the address the default/kubernetes Service's
+	// Endpoints give (--advertise-address); "" is the host's first
+	// non-loopback IPv4.
+	AdvertiseAddress string
+	// ControlPlaneEndpoint is HOST:PORT of this server in the components'
+	// kubeconfigs (--control-plane-endpoint); "" is 127.0.0.1:SECURE-PORT.
+	ControlPlaneEndpoint string
+	// CertDir keeps the CA, the certificates and admin.kubeconfig
+	// (--cert-dir); "" is DataDir/pki.
+	CertDir string
+	// KubeconfigDir is where the components' kubeconfigs are written
+	// (--kubeconfig-dir); "" is CertDir.
+	KubeconfigDir string
+	// NodeKubeconfigs are the comma-separated nodes to write a kubelet
+	// kubeconfig for (--node-kubeconfigs).
+	NodeKubeconfigs string
+
+	// DataDir is the embedded etcd's directory (--data-dir).
+	DataDir string
+	// EtcdServers are the comma-separated URLs of an external etcd
+	// (--etcd-servers); "" runs etcd embedded in DataDir.
+	EtcdServers string
+	// EtcdClientURL also serves the embedded etcd there, for etcdctl
+	// (--etcd-client-url).
+	EtcdClientURL string
+	// CompactionInterval is how often etcd's history is compacted
+	// (--compaction-interval); 0 never.
+	CompactionInterval time.Duration
+	// WatchCacheSize is how many recent events each resource keeps for
+	// watchers (--watch-cache-size); 0 is apiserver's default.
+	WatchCacheSize int
+
+	// EnableAdmissionPlugins and DisableAdmissionPlugins change the
+	// default admission chain (--enable-admission-plugins,
+	// --disable-admission-plugins).
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+	// AuthorizationModes are the comma-separated --authorization-mode.
+	AuthorizationModes string
+	Authentication     AuthenticationOptions
+	// Profiling serves Go's profiles at /debug/pprof/ (--profiling).
+	Profiling bool
+
+	Log *slog.Logger
+	// Clock is the time of the certificates, the service-account tokens
+	// and the post-start hooks' controllers; nil is the real clock.
+	Clock clock.WithDelayedExecution
+}
