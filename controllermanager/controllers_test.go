@@ -35,7 +35,7 @@ import (
 func startControllers(t *testing.T) *client.Client {
 	c := client.New(testserver.Start(t), "controllers-test")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
 			GarbageCollector: garbagecollector.Options{Workers: 2}, TaintEviction: tainteviction.Options{Workers: 1},
 			RootCACertPublisher: rootcacertpublisher.Options{CA: []byte(testCA)}})
@@ -292,7 +292,7 @@ func TestWithoutACAEveryNamespaceStillGetsKubeRootCAAndTheLogSaysWhy(t *testing.
 	c := client.New(testserver.Start(t), "controllers-test")
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	testserver.Run(t, func(ctx context.Context) { controllermanager.Run(ctx, c, log, controllermanager.Options{}) })
+	testserver.Background(t, func(ctx context.Context) { controllermanager.Run(ctx, c, log, controllermanager.Options{}) })
 	ctx := context.Background()
 	testserver.Eventually(t, "kube-root-ca.crt is published in default, with an empty ca.crt", func() (bool, string) {
 		var cm corev1.ConfigMap

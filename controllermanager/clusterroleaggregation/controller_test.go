@@ -89,8 +89,8 @@ func TestAggregatedRolesFollowTheRolesTheySelect(t *testing.T) {
 	}
 	d := controller.NewDeps(c, slog.New(slog.DiscardHandler), nil)
 	ctrl := New(d, Options{})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 	verbs := func(name string) []string {
 		r := &rbacv1.ClusterRole{}
 		if err := c.Get(ctx, ClusterRoles, "", name, r); err != nil {

@@ -32,8 +32,8 @@ func TestControllerWakesAtEachScheduleTime(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d := controller.NewDeps(c, log, clk)
 	ctrl := New(d, Options{Workers: 2})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(logs.String())

@@ -43,8 +43,8 @@ func start(t *testing.T, nodes ...*corev1.Node) *cluster {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	d := controller.NewDeps(c, log, nil)
 	ctrl := daemon.New(d, daemon.Options{})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 	return &cluster{t: t, c: c}
 }
 

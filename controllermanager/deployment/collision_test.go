@@ -49,7 +49,7 @@ func TestANameTakenByAnotherReplicaSetBumpsCollisionCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 1}, Deployment: deployment.Options{Workers: 1},
 			GarbageCollector: garbagecollector.Options{Workers: 1}})
 	})

@@ -74,8 +74,8 @@ func watchRevisions(t *testing.T, c *client.Client) *revisions {
 		r.replicaSets[name] = note(r.replicaSets[name], obj)
 	}
 	rsets.AddHandler(client.Handler{OnAdd: onRS, OnUpdate: func(_, obj runtime.Object) { onRS(obj) }})
-	testserver.Run(t, deploys.Run)
-	testserver.Run(t, rsets.Run)
+	testserver.Background(t, deploys.Run)
+	testserver.Background(t, rsets.Run)
 	if !client.WaitForSync(context.Background(), deploys, rsets) {
 		t.Fatal("revision watch did not sync")
 	}
@@ -215,7 +215,7 @@ func reportPodsReady(t *testing.T, c *client.Client) {
 		}
 	}
 	pods.AddHandler(client.Handler{OnAdd: ready, OnUpdate: func(_, obj runtime.Object) { ready(obj) }})
-	testserver.Run(t, pods.Run)
+	testserver.Background(t, pods.Run)
 }
 
 func setImage(t *testing.T, c *client.Client, image string) {
@@ -232,7 +232,7 @@ func TestDeploymentControllerAgainstARealAPIServer(t *testing.T) {
 	revs := watchRevisions(t, c)
 	reportPodsReady(t, c)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
 			GarbageCollector: garbagecollector.Options{Workers: 2}})
 	})
@@ -424,7 +424,7 @@ func TestADeploymentAdoptsAnOrphanReplicaSetAndRollsItOver(t *testing.T) {
 	ctx := context.Background()
 	reportPodsReady(t, c)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
 			GarbageCollector: garbagecollector.Options{Workers: 2}})
 	})

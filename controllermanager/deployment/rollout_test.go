@@ -43,8 +43,8 @@ func startDeploymentController(t *testing.T, c *client.Client) *testserver.LogBu
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	d := controller.NewDeps(c, log, nil)
 	ctrl := deployment.New(d, deployment.Options{Workers: 2})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 	return logs
 }
 
@@ -92,7 +92,7 @@ func startFakePods(t *testing.T, c *client.Client) *fakePods {
 		f.reconcile(obj.(*appsv1.ReplicaSet))
 	}
 	f.inf.AddHandler(client.Handler{OnAdd: on, OnUpdate: func(_, obj runtime.Object) { on(obj) }})
-	testserver.Run(t, f.inf.Run)
+	testserver.Background(t, f.inf.Run)
 	return f
 }
 
@@ -414,7 +414,7 @@ func watchProgressing(t *testing.T, c *client.Client, name string) func() []stri
 		}
 	}
 	inf.AddHandler(client.Handler{OnAdd: note, OnUpdate: func(_, obj runtime.Object) { note(obj) }})
-	testserver.Run(t, inf.Run)
+	testserver.Background(t, inf.Run)
 	if !client.WaitForSync(context.Background(), inf) {
 		t.Fatal("the Deployment watch did not sync")
 	}

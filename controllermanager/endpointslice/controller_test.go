@@ -28,7 +28,7 @@ func TestEndpointSlicesFollowAServicesPodsAndGoWithIt(t *testing.T) {
 	c := client.New(testserver.Start(t), "endpointslice-test")
 	logs := &testserver.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{GarbageCollector: garbagecollector.Options{Workers: 2}})
 	})
 	t.Cleanup(func() {

@@ -24,8 +24,8 @@ func TestACustomEndpointsIsMirrored(t *testing.T) {
 	logs := &testserver.LogBuffer{}
 	d := controller.NewDeps(c, slog.New(slog.NewTextHandler(logs, nil)), nil)
 	ctrl := endpointslicemirroring.New(d, endpointslicemirroring.Options{})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(logs.String())

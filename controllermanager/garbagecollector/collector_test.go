@@ -196,7 +196,7 @@ func watchDeletions(t *testing.T, c testAPI) *deletions {
 			d.rv[res.Name+"/"+m.GetName()] = rv
 			d.mu.Unlock()
 		}})
-		testserver.Run(t, inf.Run)
+		testserver.Background(t, inf.Run)
 		infs = append(infs, inf)
 	}
 	if !client.WaitForSync(context.Background(), infs...) {
@@ -232,7 +232,7 @@ func TestGarbageCollectorAgainstARealAPIServer(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// One collector worker: its queue is then processed in order, which
 	// the last case needs to know an object was looked at and kept.
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c.Client, log, controllermanager.Options{ReplicaSet: replicaset.Options{Workers: 2}, Deployment: deployment.Options{Workers: 2},
 			GarbageCollector: garbagecollector.Options{Workers: 1}})
 	})

@@ -43,7 +43,7 @@ func setup(t *testing.T) *fixture {
 	}
 	revs := client.NewInformer(c, client.ControllerRevisions, "", client.ListOptions{}, slog.New(slog.DiscardHandler))
 	f := &fixture{c: c, h: history.NewHistory(c, revs), revs: revs, parent: ds, canAdpt: func(context.Context) error { return nil }}
-	testserver.Run(t, revs.Run)
+	testserver.Background(t, revs.Run)
 	return f
 }
 

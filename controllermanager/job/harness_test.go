@@ -46,8 +46,8 @@ func newHarness(t *testing.T) *harness {
 	// so that two events of one fake instant do not share a name.
 	d.Recorder = record.New(c, "controller-manager", "", log)
 	h := &harness{t: t, c: c, ctrl: New(d, Options{}), clock: clk}
-	testserver.Run(t, d.Informers.Run) // the informers only: the test syncs
-	testserver.Run(t, d.Recorder.Run)  // events reach the server
+	testserver.Background(t, d.Informers.Run) // the informers only: the test syncs
+	testserver.Background(t, d.Recorder.Run)  // events reach the server
 	if !client.WaitForSync(context.Background(), h.ctrl.jobs, h.ctrl.pods) {
 		t.Fatal("informers did not sync")
 	}

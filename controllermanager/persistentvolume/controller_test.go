@@ -29,7 +29,7 @@ func start(t *testing.T) (*client.Client, string) {
 	root := t.TempDir()
 	c := client.New(testserver.Start(t), "persistentvolume-test")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	testserver.Run(t, func(ctx context.Context) {
+	testserver.Background(t, func(ctx context.Context) {
 		controllermanager.Run(ctx, c, log, controllermanager.Options{PersistentVolume: persistentvolume.Options{
 			NodeRoot: filepath.Join(root, "nodes"), NFSRoot: filepath.Join(root, "nfs")}})
 	})

@@ -51,7 +51,7 @@ func observe(t *testing.T, c *client.Client) *observer {
 		OnAdd:    func(obj runtime.Object) { o.seen(obj, true) },
 		OnUpdate: func(_, obj runtime.Object) { o.seen(obj, false) },
 	})
-	testserver.Run(t, o.inf.Run)
+	testserver.Background(t, o.inf.Run)
 	return o
 }
 
@@ -188,8 +188,8 @@ func TestReplicaSetControllerAgainstARealAPIServer(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	d := controller.NewDeps(c, log, nil)
 	ctrl := replicaset.New(d, replicaset.Options{Workers: 2})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 
 	t.Run("a new ReplicaSet of 3 gets exactly 3 pods, each created once", func(t *testing.T) {
 		s := waitSettled(t, c, "web")

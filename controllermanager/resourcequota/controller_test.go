@@ -69,8 +69,8 @@ func TestTheQuotaControllerCountsAndGivesBack(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	d := controller.NewDeps(c, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})), clk)
 	ctrl := resourcequota.New(d, resourcequota.Options{Workers: 1, SyncPeriod: time.Minute})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 
 	// kubectl create quota compute --hard=pods=2,requests.cpu=1,count/pods=5,count/replicasets.apps=1,resourcequotas=3
 	hard := resources("pods=2", "requests.cpu=1", "count/pods=5", "count/replicasets.apps=1", "resourcequotas=3")

@@ -88,9 +88,9 @@ func startCluster(t *testing.T) *cluster {
 	d := controller.NewDeps(cl.c, log, nil)
 	ctrl := statefulset.New(d, statefulset.Options{Workers: 2})
 	gc := garbagecollector.New(d, garbagecollector.Options{Workers: 2})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
-	testserver.Run(t, gc.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
+	testserver.Background(t, gc.Run)
 
 	pods := client.NewInformer(cl.c, client.Pods, "default", client.ListOptions{}, slog.New(slog.DiscardHandler))
 	pods.AddHandler(client.Handler{
@@ -108,8 +108,8 @@ func startCluster(t *testing.T) *cluster {
 	})
 	claims := client.NewInformer(cl.c, client.PersistentVolumeClaims, "default", client.ListOptions{}, slog.New(slog.DiscardHandler))
 	claims.AddHandler(client.Handler{OnAdd: func(obj runtime.Object) { cl.hist.add("pvc " + obj.(*corev1.PersistentVolumeClaim).Name) }})
-	testserver.Run(t, pods.Run)
-	testserver.Run(t, claims.Run)
+	testserver.Background(t, pods.Run)
+	testserver.Background(t, claims.Run)
 	if !client.WaitForSync(ctx, pods, claims) {
 		t.Fatal("watches did not sync")
 	}

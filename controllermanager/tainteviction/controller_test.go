@@ -152,8 +152,8 @@ func TestTaintEvictionAgainstARealAPIServer(t *testing.T) {
 	// One worker: keys are synced in the order they are queued, which the
 	// last step relies on.
 	ctrl := tainteviction.New(d, tainteviction.Options{Workers: 1})
-	testserver.Run(t, d.Run)
-	testserver.Run(t, ctrl.Run)
+	testserver.Background(t, d.Run)
+	testserver.Background(t, ctrl.Run)
 
 	// kubectl taint node node02 check=mycheck:NoExecute: web-rescued
 	// tolerates it for 60s, so its eviction is scheduled, a first timer.

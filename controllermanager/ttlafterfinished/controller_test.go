@@ -44,7 +44,7 @@ func TestFinishedJobsAreDeletedWhenTheirTTLIsUp(t *testing.T) {
 			clk := clocktesting.NewFakeClock(finishedAt)
 			d := controller.NewDeps(c, slog.New(slog.DiscardHandler), clk)
 			ctrl := New(d, Options{})
-			testserver.Run(t, d.Informers.Run)
+			testserver.Background(t, d.Informers.Run)
 
 			name := fmt.Sprintf("job%d", i)
 			job := createJob(t, c, name, tt.ttl)

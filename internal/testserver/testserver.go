@@ -100,9 +100,10 @@ func (s *Server) DoRequest(req *http.Request, out any) int {
 	return resp.StatusCode
 }
 
-// Run starts f in a goroutine and, when the test ends, cancels its context
-// and waits for it to return, so nothing outlives the test.
-func Run(t testing.TB, f func(ctx context.Context)) {
+// Background runs f in a goroutine and, when the test ends, cancels its
+// context and waits for it to return, so nothing outlives the test. (Not
+// Run: across mkube, Run blocks until its context ends, Start returns.)
+func Background(t testing.TB, f func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { f(ctx) })
