@@ -67,8 +67,10 @@ type Config struct {
 // so), then makes the certificates and kubeconfigs, the authenticator,
 // the audit log and the etcd connection the options ask for. Its errors
 // are *Error, naming the step that failed; on error nothing stays open.
-func NewConfig(o Options) (c *Config, err error) {
-	c = &Config{opts: o, log: o.Log, clock: o.Clock}
+func NewConfig(o Options) (_ *Config, err error) {
+	// c, not the result, is what the deferred Close releases: an error
+	// return sets the result to nil.
+	c := &Config{opts: o, log: o.Log, clock: o.Clock}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
