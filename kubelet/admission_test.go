@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -28,13 +27,6 @@ func admissionPod(name string, opts ...func(*corev1.Pod)) *corev1.Pod {
 func hostPort(port int32, proto corev1.Protocol) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
 		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: proto})
-	}
-}
-
-func requests(cpu, memory string) func(*corev1.Pod) {
-	return func(p *corev1.Pod) {
-		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
 	}
 }
 
