@@ -8,7 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -78,7 +80,21 @@ func New(d controller.Deps, o Options) *Controller {
 		OnUpdate: func(_, obj runtime.Object) { c.claimChanged(obj) },
 		OnDelete: c.claimDeleted,
 	})
+	classes.AddHandler(client.Handler{OnAdd: c.classAdded})
 	return c
+}
+
+// classAdded syncs the Pending claims of a class that has just appeared,
+// so a claim applied together with its class (one kubectl apply) is
+// provisioned now rather than at the next resync; Kubernetes' binder
+// waits for the resync.
+func (c *Controller) classAdded(obj runtime.Object) {
+	name := obj.(*storagev1.StorageClass).Name
+	for _, pvc := range c.binder.claims.list() {
+		if pvc.Status.Phase == corev1.ClaimPending && storagehelpers.GetPersistentVolumeClaimClass(pvc) == name {
+			c.queue.Add(item{claimItem, client.KeyOf(pvc)})
+		}
+	}
 }
 
 // volumeChanged syncs a volume the informer reports, unless the store
