@@ -87,6 +87,20 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		if k.terminating.busy(pod.UID) {
 			return nil // its containers are being stopped; it comes back after
 		}
+		if f, failed := k.status.Failure(pod.UID); failed {
+			// A sync that was under way when the kubelet failed the pod
+			// (an eviction) may have reported it Failed before its
+			// containers were stopped: stop them now with their grace
+			// period and report them, or the API would show a Failed pod
+			// with a running container forever.
+			sb, err := k.runtime.podSandbox(ctx, pod.UID)
+			if err != nil {
+				return err // retried
+			}
+			if sb != nil && anyRunning(sb) {
+				return k.failPod(ctx, pod, sb, f) // deadline.go; its requeue releases the pod
+			}
+		}
 		return k.releasePod(ctx, pod, "pod finished") // an error is retried
 	}
 	return k.runPod(ctx, pod)
