@@ -69,7 +69,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	if f, failed := k.status.Failure(pod.UID); failed {
 		return k.failPod(ctx, pod, sb, f)
 	}
-	if ready, err := k.mountVolumes(ctx, pod, sb); !ready {
+	if ready, err := k.volumes.MountVolumes(ctx, pod, sb); !ready {
 		return err // retried; the containers wait, ContainerCreating
 	}
 	if past, left := k.pastActiveDeadline(pod); past {
@@ -246,7 +246,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		if w != nil || err != nil {
 			return w, err
 		}
-		if w, err := k.ensureVolumeImages(ctx, pod, c); w != nil || err != nil { // imagevolumes.go
+		if w, err := k.volumes.EnsureVolumeImages(ctx, pod, c); w != nil || err != nil { // package volumemanager
 			return w, err
 		}
 		// A restart is a new container, the next attempt: CRI never starts
@@ -259,7 +259,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		// a missing ConfigMap shows after Pulled, as CreateContainerConfigError.
 		env, err := k.containerEnv(ctx, pod, sb, c)
 		if err == nil {
-			err = k.prepareSubPaths(pod, c, env) // subpath.go
+			err = k.volumes.PrepareSubPaths(pod, c, env) // package volumemanager
 		}
 		if err != nil {
 			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry

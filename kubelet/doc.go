@@ -21,15 +21,15 @@
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
-//     (sandbox.go, criconfig.go); volumes (volumes.go, volumes_claims.go,
-//     volumesources.go, subpath.go; their paths, emptyDirs, atomic writes
-//     and memory in kubelet/volumemanager), with the service-account
-//     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
-//     and podcertificates.go); per container its image (kubelet/images),
-//     its environment (envvars.go, expansion.go), /etc/hosts and DNS
-//     (etchosts.go, dns.go), CreateContainer and StartContainer, its
-//     postStart hook (lifecyclehooks.go); then its probes (probes.go,
-//     run by kubelet/prober).
+//     (sandbox.go, criconfig.go); volumes, set up by kubelet/volumemanager
+//     (wired in volumes.go, reading payloads through volumesources.go),
+//     with the service-account tokens of kubelet/token and the
+//     certificates of kubelet/clustertrustbundle and podcertificates.go;
+//     per container its image (kubelet/images), its environment
+//     (envvars.go, expansion.go), /etc/hosts and DNS (etchosts.go,
+//     dns.go), CreateContainer and StartContainer, its postStart hook
+//     (lifecyclehooks.go); then its probes (probes.go, run by
+//     kubelet/prober).
 //  5. Status, step 13: kubelet/status computes the pod's status from
 //     the runtime's view of it (kubelet/container, read in
 //     runtimepod.go) and writes it with PUT pods/NAME/status
@@ -70,7 +70,7 @@
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
-//	volumemanager       volumemanager               volume paths, emptyDirs, atomic writes; pods whose volumes were set up (its own lock)
+//	volumemanager       volumemanager               setting up and tearing down pods' volumes: claims, payloads, subPaths, image volumes (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //
 // # Where things live in this package
@@ -110,11 +110,10 @@
 //	etchosts.go              the kubelet-managed /etc/hosts
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed
-//	volumes.go               setting up and tearing down a pod's volumes, their resync
-//	volumes_claims.go        persistentVolumeClaim volumes: attach, Multi-Attach, nfs
-//	volumesources.go         what configMap, secret, downwardAPI and projected volumes hold
-//	subpath.go               volume subPaths
-//	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
+//	volumes.go               the volume manager wired (kubelet/volumemanager), CRI mounts, the volumes' resync
+//	volumesources.go         where the volume manager reads configMap, secret, downwardAPI and projected volumes
+//	subpath.go               volume subPaths: subPathExpr expanded
+//	imagevolumes.go          image volumes' CRI mounts, and ensureImage (kubelet/images, queued)
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh
 //	podcertificates_node.go  their keys and the node's part in their requests
 //	restore.go               taking back the pods of an earlier kubelet after a restart

@@ -13,24 +13,8 @@ import (
 // which the kubelet pulls as it pulls a container's image, by the
 // volume's pullPolicy, and the runtime mounts read-only at each of the
 // container's volumeMounts of it (cri/imagevolumes.go). A subPath shows
-// one directory of the image.
-
-// ensureVolumeImages pulls the images of the image volumes c mounts, as
-// ensureImage pulls c's own image (Pulling, Pulled, ErrImagePull and its
-// back-off, under c's name): c waits until they are on the node.
-func (k *Kubelet) ensureVolumeImages(ctx context.Context, pod *corev1.Pod, c corev1.Container) (*corev1.ContainerStateWaiting, error) {
-	for _, m := range c.VolumeMounts {
-		v, ok := volumeNamed(pod, m.Name)
-		if !ok || v.Image == nil {
-			continue
-		}
-		pull := corev1.Container{Name: c.Name, Image: v.Image.Reference, ImagePullPolicy: v.Image.PullPolicy}
-		if _, w, err := k.ensureImage(ctx, pod, pull); w != nil || err != nil {
-			return w, err
-		}
-	}
-	return nil, nil
-}
+// one directory of the image. The volume manager has the images pulled
+// (volumemanager.Manager's EnsureVolumeImages, through ensureImage).
 
 // ensureImage has the image manager (package images) make c's image
 // present, and syncs the pod again when it says to (a pull that failed,

@@ -64,7 +64,8 @@ type Config struct {
 	PodLogsDir string
 	// NodeRoot is the directory that stands for the nodes' disks, which
 	// the kubelet shares with its runtime: node N's "/" is NodeRoot/N,
-	// where its pods' volumes are set up (volumes.go). "" sets up none.
+	// where its pods' volumes are set up (kubelet/volumemanager). ""
+	// sets up none.
 	NodeRoot string
 	// ClusterDNS are the nameservers of a ClusterFirst pod, the cluster
 	// DNS Service's IPs (--cluster-dns); nil means DefaultClusterDNS, an
@@ -137,9 +138,10 @@ type Kubelet struct {
 	// by its own goroutine (termination.go), under its own lock.
 	terminating stopping
 
-	// volumes is the volume manager's memory: pods whose volumes were set
-	// up, Multi-Attach errors reported (package volumemanager, its own lock).
-	volumes volumemanager.State
+	// volumes is the volume manager: it sets up and tears down the pods'
+	// volumes, and remembers whose were set up and which Multi-Attach
+	// errors it reported (package volumemanager, its own lock).
+	volumes *volumemanager.Manager
 
 	// nodeState is what the node status heartbeat remembers between beats
 	// (package nodestatus, its own lock).
@@ -201,7 +203,7 @@ func withDefaults(cfg Config) (Config, error) {
 		cfg.EvictionMonitoringPeriod = DefaultEvictionMonitoringPeriod
 	}
 	// Absolute, as the runtime (maybe another process, elsewhere) and the
-	// links an nfs volume makes (volumes.go) need them.
+	// links an nfs volume makes (kubelet/volumemanager) need them.
 	for _, dir := range []*string{&cfg.NodeRoot, &cfg.NFSRoot} {
 		if *dir != "" {
 			abs, err := filepath.Abs(*dir)
@@ -250,6 +252,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	k.volumes = newVolumeManager(k) // volumes.go
 	return k
 }
 

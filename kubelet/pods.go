@@ -130,7 +130,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
 		k.probes.Remove(uid)
-		k.tearDownVolumes(uid)
+		k.volumes.TearDownVolumes(uid)
 		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
 		k.backOff.ForgetPod(string(uid))
 		k.images.Forget(uid)

@@ -48,12 +48,13 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// prepareSubPaths makes the directory a subPathExpr names in a volume on
+// PrepareSubPaths makes the directory a subPathExpr names in a volume on
 // the node's disk, leaves a tmpfs' to the runtime, and the CRI mount is
 // then that directory.
 func TestPrepareSubPathsMakesTheDirectoryTheMountShows(t *testing.T) {
 	root := t.TempDir()
 	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root}, log: slog.New(slog.DiscardHandler)}
+	k.volumes = newVolumeManager(k)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", UID: "u1"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
 		{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
@@ -63,7 +64,7 @@ func TestPrepareSubPathsMakesTheDirectoryTheMountShows(t *testing.T) {
 		{Name: "mem", MountPath: "/mem", SubPathExpr: "$(POD_NAME)"},
 	}}
 	env := []corev1.EnvVar{{Name: "POD_NAME", Value: "web-1"}}
-	if err := k.prepareSubPaths(pod, c, env); err != nil {
+	if err := k.volumes.PrepareSubPaths(pod, c, env); err != nil {
 		t.Fatal(err)
 	}
 	shared := "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/shared/web-1"
@@ -77,7 +78,7 @@ func TestPrepareSubPathsMakesTheDirectoryTheMountShows(t *testing.T) {
 	if len(mounts) != 2 || mounts[0].HostPath != shared || mounts[0].ContainerPath != "/out" {
 		t.Errorf("CRI mounts: %v, want /out from %s", mounts, shared)
 	}
-	if err := k.prepareSubPaths(pod, c, nil); errText(err) != "missing value for POD_NAME" {
+	if err := k.volumes.PrepareSubPaths(pod, c, nil); errText(err) != "missing value for POD_NAME" {
 		t.Errorf("without POD_NAME: %v", err)
 	}
 }

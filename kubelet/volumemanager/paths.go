@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"path"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,4 +45,20 @@ func Dir(uid types.UID, v corev1.Volume) string {
 		return path.Clean("/" + v.HostPath.Path)
 	}
 	return path.Join(PodDir(uid), "volumes", "kubernetes.io~"+Plugin(v), v.Name)
+}
+
+// VolumeNamed is the pod's volume called name.
+func VolumeNamed(pod *corev1.Pod, name string) (corev1.Volume, bool) {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return corev1.Volume{}, false
+}
+
+// OnDisk is where nodePath of node is on the real machine, whose nodes'
+// disks are under root.
+func OnDisk(root, node, nodePath string) string {
+	return filepath.Join(root, node, filepath.FromSlash(nodePath))
 }

@@ -1,4 +1,4 @@
-package kubelet
+package volumemanager
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 // mode.
 func TestVolumesHaveKubernetesModes(t *testing.T) {
 	root := t.TempDir()
-	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root}, log: slog.New(slog.DiscardHandler),
-		clock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC))}
+	k := NewManager(Options{NodeName: "node01", NodeRoot: root, Sources: podNameSource{}, SubPath: plainSubPath, Log: slog.New(slog.DiscardHandler),
+		Clock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC))})
 	podname := corev1.DownwardAPIVolumeFile{Path: "podname", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}
 	withMode := podname
 	withMode.Path, withMode.Mode = "sub/podname", ptr.To[int32](0o400)
@@ -38,7 +38,7 @@ func TestVolumesHaveKubernetesModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "cache", MountPath: "/out", SubPath: "logs/app"}}}
-	if err := k.prepareSubPaths(pod, c, nil); err != nil {
+	if err := k.PrepareSubPaths(pod, c, nil); err != nil {
 		t.Fatal(err)
 	}
 	volumes := "/var/lib/kubelet/pods/u1/volumes/"

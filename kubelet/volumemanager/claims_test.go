@@ -1,4 +1,4 @@
-package kubelet
+package volumemanager
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
-	"github.com/mkube/mkube/kubelet/volumemanager"
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // boundClaim creates the claim name and the volume pv bound to it, both
@@ -50,7 +50,10 @@ func podWithClaim(name, claim string, node string) *corev1.Pod {
 }
 
 func TestClaimVolumes(t *testing.T) {
-	c := testCluster(t)
+	if testing.Short() {
+		t.Skip("starts etcd and an API server")
+	}
+	c := client.New(testserver.Start(t), "kubelet-test")
 	ctx := context.Background()
 	rwo, rwx := corev1.ReadWriteOnce, corev1.ReadWriteMany
 	boundClaim(t, c, "host", pvOf("pv-host", corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data/host"}}, rwo))
@@ -75,8 +78,8 @@ func TestClaimVolumes(t *testing.T) {
 	}
 
 	root, nfs := t.TempDir(), t.TempDir()
-	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, NFSRoot: nfs}, client: c,
-		log: slog.New(slog.DiscardHandler), recorder: record.New(c, "kubelet", "node01", slog.New(slog.DiscardHandler))}
+	k := NewManager(Options{NodeName: "node01", NodeRoot: root, NFSRoot: nfs, Client: c,
+		Log: slog.New(slog.DiscardHandler), Recorder: record.New(c, "kubelet", "node01", slog.New(slog.DiscardHandler))})
 	unprocessed := "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data], failed to process volumes=[data]: "
 	tests := []struct {
 		name     string
@@ -105,7 +108,7 @@ func TestClaimVolumes(t *testing.T) {
 			if tt.wantData == "" {
 				return
 			}
-			link, err := os.Readlink(k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0])))
+			link, err := os.Readlink(k.onDisk(Dir(pod.UID, pod.Spec.Volumes[0])))
 			if err != nil || link != tt.wantData {
 				t.Errorf("the volume directory links to %q (%v), want %q", link, err, tt.wantData)
 			}
@@ -118,17 +121,7 @@ func TestClaimVolumes(t *testing.T) {
 	if err := k.setUpClaims(ctx, podWithClaim("p-single", "single", "node01")); err != nil {
 		t.Errorf("after the other pod went: %v", err)
 	}
-	if !k.volumes.MultiAttachReported("u-p-single") {
+	if !k.state.MultiAttachReported("u-p-single") {
 		t.Error("the Multi-Attach error was not recorded as reported")
-	}
-}
-
-func TestAClaimMountIsReadOnlyIfItsSourceSaysSo(t *testing.T) {
-	pod := podWithClaim("p", "data", "node01")
-	pod.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly = true
-	c := corev1.Container{VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}
-	mounts := volumeMounts(pod, c, nil)
-	if len(mounts) != 1 || !mounts[0].Readonly || mounts[0].HostPath != "/var/lib/kubelet/pods/u-p/volumes/kubernetes.io~csi/data" {
-		t.Errorf("mounts %v", mounts)
 	}
 }

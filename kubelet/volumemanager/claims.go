@@ -1,4 +1,4 @@
-package kubelet
+package volumemanager
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
 // persistentVolumeClaim volumes, seed 003 §五's Using: the pod names a
@@ -25,7 +24,7 @@ import (
 //	local     NodeRoot/<node>/<path>     the same, which must exist (the administrator's disk)
 //	nfs       NFSRoot/<server>/<path>    the same for every node: what mkube.io/hostpath provisions
 //
-// The pod's volume directory (volumemanager.Dir) becomes a link to it, as an nfs
+// The pod's volume directory (Dir) becomes a link to it, as an nfs
 // volume's does, so what one pod writes there is there for the next pod
 // that mounts the claim, on whichever node the volume allows.
 //
@@ -56,9 +55,10 @@ import (
 //  3. mount: link the volume directory to the data.
 //
 // A claim's mount is read-only if the claim source says readOnly
-// (volumeMounts): for a volume of a claim, Kubernetes' volume plugins
-// take read-only-ness from the claim source, not from the volume's own
-// source (the nfs plugin's getVolumeSource), and so does mkube.
+// (package kubelet's volumeMounts): for a volume of a claim, Kubernetes'
+// volume plugins take read-only-ness from the claim source, not from the
+// volume's own source (the nfs plugin's getVolumeSource), and so does
+// mkube.
 
 // claimError is a claim volume that could not be processed, worded as
 // the kubelet's FailedMount event (WaitForAttachAndMount's error).
@@ -99,17 +99,17 @@ type claimVolume struct {
 
 // setUpClaims processes, attaches and mounts the pod's claim volumes not
 // mounted yet (see above).
-func (k *Kubelet) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
+func (m *Manager) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 	var todo []claimVolume
 	failed := &claimError{}
 	for _, v := range pod.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
-		if _, err := os.Readlink(k.onDisk(volumemanager.Dir(pod.UID, v))); err == nil {
+		if _, err := os.Readlink(m.onDisk(Dir(pod.UID, v))); err == nil {
 			continue // mounted before
 		}
-		cv, err := k.processClaim(ctx, pod, v)
+		cv, err := m.processClaim(ctx, pod, v)
 		if err != nil {
 			failed.volumes = append(failed.volumes, v.Name)
 			failed.errs = append(failed.errs, err.Error())
@@ -122,28 +122,28 @@ func (k *Kubelet) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 		return failed
 	}
 	for _, cv := range todo {
-		if err := k.attachClaim(ctx, pod, cv); err != nil {
+		if err := m.attachClaim(ctx, pod, cv); err != nil {
 			return err
 		}
-		data, err := k.claimData(cv.pv)
+		data, err := m.claimData(cv.pv)
 		if err != nil {
 			return err
 		}
-		if err := linkVolume(k.onDisk(volumemanager.Dir(pod.UID, cv.volume)), data); err != nil {
+		if err := linkVolume(m.onDisk(Dir(pod.UID, cv.volume)), data); err != nil {
 			return &mountError{volume: cv.pv.Name, err: err}
 		}
-		k.log.Info("claim mounted", "pod", client.KeyOf(pod), "volume", cv.volume.Name, "claim", cv.claim.Name, "persistentVolume", cv.pv.Name, "data", data)
+		m.opts.Log.Info("claim mounted", "pod", client.KeyOf(pod), "volume", cv.volume.Name, "claim", cv.claim.Name, "persistentVolume", cv.pv.Name, "data", data)
 	}
 	return nil
 }
 
 // processClaim reads the claim and its volume, as the kubelet's
 // desired-state populator does, with its errors.
-func (k *Kubelet) processClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (claimVolume, error) {
+func (m *Manager) processClaim(ctx context.Context, pod *corev1.Pod, v corev1.Volume) (claimVolume, error) {
 	name := v.PersistentVolumeClaim.ClaimName
 	wrap := func(err error) error { return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, name, err) }
 	claim := &corev1.PersistentVolumeClaim{}
-	if err := k.client.Get(ctx, client.PersistentVolumeClaims, pod.Namespace, name, claim); err != nil {
+	if err := m.opts.Client.Get(ctx, client.PersistentVolumeClaims, pod.Namespace, name, claim); err != nil {
 		return claimVolume{}, wrap(fmt.Errorf("failed to fetch PVC from API server: %w", err))
 	}
 	switch {
@@ -156,7 +156,7 @@ func (k *Kubelet) processClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 	}
 	pv := &corev1.PersistentVolume{}
 	pvName := claim.Spec.VolumeName
-	if err := k.client.Get(ctx, client.PersistentVolumes, "", pvName, pv); err != nil {
+	if err := m.opts.Client.Get(ctx, client.PersistentVolumes, "", pvName, pv); err != nil {
 		return claimVolume{}, wrap(fmt.Errorf("failed to fetch PV %s from API server: %w", pvName, err))
 	}
 	switch ref := pv.Spec.ClaimRef; {
@@ -174,13 +174,13 @@ func (k *Kubelet) processClaim(ctx context.Context, pod *corev1.Pod, v corev1.Vo
 // attachClaim refuses a volume that allows one node at a time while a pod
 // on another node uses its claim, recording the Multi-Attach event once
 // per pod.
-func (k *Kubelet) attachClaim(ctx context.Context, pod *corev1.Pod, cv claimVolume) error {
+func (m *Manager) attachClaim(ctx context.Context, pod *corev1.Pod, cv claimVolume) error {
 	if multiAttachAllowed(cv.pv) {
 		return nil
 	}
 	list := &corev1.PodList{}
 	opts := client.ListOptions{FieldSelector: "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)}
-	if err := k.client.List(ctx, client.Pods, pod.Namespace, opts, list); apierrors.IsForbidden(err) {
+	if err := m.opts.Client.List(ctx, client.Pods, pod.Namespace, opts, list); apierrors.IsForbidden(err) {
 		// A kubelet as its own node (the secure port) may list only the
 		// pods bound to it (the Node authorizer): in Kubernetes this
 		// check is the attach/detach controller's, not the kubelet's.
@@ -191,7 +191,7 @@ func (k *Kubelet) attachClaim(ctx context.Context, pod *corev1.Pod, cv claimVolu
 	var users []string
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.UID != pod.UID && p.Spec.NodeName != "" && p.Spec.NodeName != k.cfg.NodeName && usesClaim(p, cv.claim.Name) {
+		if p.UID != pod.UID && p.Spec.NodeName != "" && p.Spec.NodeName != m.opts.NodeName && usesClaim(p, cv.claim.Name) {
 			users = append(users, p.Name)
 		}
 	}
@@ -200,8 +200,8 @@ func (k *Kubelet) attachClaim(ctx context.Context, pod *corev1.Pod, cv claimVolu
 	}
 	slices.Sort(users)
 	err := &attachError{volume: cv.pv.Name, pods: users}
-	if k.volumes.ReportMultiAttach(pod.UID) {
-		k.recorder.WithComponent(attachDetachController).WithHost("").Event(pod, corev1.EventTypeWarning, err.reason(), "%v", err)
+	if m.state.ReportMultiAttach(pod.UID) {
+		m.opts.Recorder.WithComponent(attachDetachController).WithHost("").Event(pod, corev1.EventTypeWarning, err.reason(), "%v", err)
 	}
 	return err
 }
@@ -223,22 +223,22 @@ func usesClaim(pod *corev1.Pod, claim string) bool {
 
 // claimData is the real directory of pv's data on this node (see above),
 // ready to be linked.
-func (k *Kubelet) claimData(pv *corev1.PersistentVolume) (string, error) {
+func (m *Manager) claimData(pv *corev1.PersistentVolume) (string, error) {
 	switch s := pv.Spec.PersistentVolumeSource; {
 	case s.HostPath != nil:
-		dir := k.onDisk(path.Clean("/" + s.HostPath.Path))
+		dir := m.onDisk(path.Clean("/" + s.HostPath.Path))
 		if err := setUpHostPath(dir, s.HostPath); err != nil {
 			return "", &mountError{volume: pv.Name, err: err}
 		}
 		return dir, nil
 	case s.Local != nil:
-		dir := k.onDisk(path.Clean("/" + s.Local.Path))
+		dir := m.onDisk(path.Clean("/" + s.Local.Path))
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return "", &mountError{volume: pv.Name, op: "NewMounter initialization", err: fmt.Errorf("path %q does not exist", s.Local.Path)}
 		}
 		return dir, nil
 	default: // nfs: processClaim let no other source through
-		export, err := k.nfsExport(s.NFS)
+		export, err := m.nfsExport(s.NFS)
 		if err != nil {
 			return "", &mountError{volume: pv.Name, err: err}
 		}
@@ -248,14 +248,14 @@ func (k *Kubelet) claimData(pv *corev1.PersistentVolume) (string, error) {
 
 // nfsExport is the directory of an NFS export, made if missing: the
 // server's directory of NFSRoot, then the path.
-func (k *Kubelet) nfsExport(n *corev1.NFSVolumeSource) (string, error) {
-	if k.cfg.NFSRoot == "" {
+func (m *Manager) nfsExport(n *corev1.NFSVolumeSource) (string, error) {
+	if m.opts.NFSRoot == "" {
 		return "", errors.New("mount failed: this kubelet has no --nfs-root to reach NFS servers")
 	}
 	if n.Server == "" || n.Server == "." || n.Server == ".." || strings.ContainsAny(n.Server, `/\`) {
 		return "", fmt.Errorf("mount failed: %q is not an NFS server name", n.Server)
 	}
-	export := filepath.Join(k.cfg.NFSRoot, n.Server, filepath.Clean("/"+n.Path))
+	export := filepath.Join(m.opts.NFSRoot, n.Server, filepath.Clean("/"+n.Path))
 	return export, os.MkdirAll(export, 0o777)
 }
 
