@@ -25,7 +25,7 @@
 //     volumesources.go, subpath.go; their paths, emptyDirs, atomic writes
 //     and memory in kubelet/volumemanager), with the service-account
 //     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
-//     and podcertificates.go); per container its image (kubelet/images),
+//     and kubelet/podcertificate); per container its image (kubelet/images),
 //     its environment (envvars.go, expansion.go), /etc/hosts and DNS
 //     (etchosts.go, dns.go), CreateContainer and StartContainer, its
 //     postStart hook (lifecyclehooks.go); then its probes (probes.go,
@@ -67,6 +67,7 @@
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
+//	podcertificate      podcertificate              podCertificate projected sources: keys, requests as the node, refresh (its own lock)
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
@@ -115,8 +116,6 @@
 //	volumesources.go         what configMap, secret, downwardAPI and projected volumes hold
 //	subpath.go               volume subPaths
 //	imagevolumes.go          image volumes, and ensureImage (kubelet/images, queued)
-//	podcertificates.go       podCertificate projected sources: keys, requests, refresh
-//	podcertificates_node.go  their keys and the node's part in their requests
 //	restore.go               taking back the pods of an earlier kubelet after a restart
 //	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -22,6 +24,7 @@ import (
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/nodestatus"
+	"github.com/mkube/mkube/kubelet/podcertificate"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 	"github.com/mkube/mkube/kubelet/volumemanager"
@@ -149,6 +152,12 @@ type Kubelet struct {
 	// (staticpods.go; package config, its own lock).
 	static config.StaticPods
 
+	// podCertificateFiles adds the files of a pod's podCertificate
+	// source to a projected volume (volumesources.go): the fleet's
+	// package podcertificate, its requests going as this node.
+	podCertificateFiles func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
+		mode os.FileMode, out map[string]volumemanager.File) error
+
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
 	// reads it starts.
@@ -250,6 +259,11 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.node.UID }, Client: k.client, Recorder: k.recorder}
+	k.podCertificateFiles = func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
+		mode os.FileMode, out map[string]volumemanager.File) error {
+		return f.podCertificates.Files(ctx, certNode, pod, volume, index, src, mode, out)
+	}
 	return k
 }
 
