@@ -257,12 +257,12 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		}
 		// The image first, then the config, as kuberuntime's startContainer:
 		// a missing ConfigMap shows after Pulled, as CreateContainerConfigError.
-		env, err := k.containerEnv(ctx, pod, sb, c)
+		env, err := k.env.ContainerEnv(ctx, pod, sb, c)
 		if err == nil {
 			err = k.prepareSubPaths(pod, c, env) // subpath.go
 		}
 		if err != nil {
-			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
+			return k.env.ConfigError(pod, c, err), nil // retried after package envvars' configErrorRetry
 		}
 		cfg := containerConfig(pod, c, attempt, imageRef, env)
 		mounts, err := k.kubeletMounts(pod, sb, c) // /etc/hosts, the termination log

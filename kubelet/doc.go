@@ -26,7 +26,7 @@
 //     and memory in kubelet/volumemanager), with the service-account
 //     tokens of kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and kubelet/podcertificate); per container its image (kubelet/images),
-//     its environment (envvars.go, expansion.go), /etc/hosts and DNS
+//     its environment (kubelet/envvars), /etc/hosts and DNS
 //     (etchosts.go, dns.go), CreateContainer and StartContainer, its
 //     postStart hook (lifecyclehooks.go); then its probes (probes.go,
 //     run by kubelet/prober).
@@ -67,6 +67,7 @@
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
+//	envvars             envvars (kubelet_pods.go)   a container's environment: env, envFrom, service variables, $(VAR); CreateContainerConfigError
 //	podcertificate      podcertificate              podCertificate projected sources: keys, requests as the node, refresh (its own lock)
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
@@ -106,8 +107,6 @@
 //	criconfig.go             the CRI configs and labels of sandboxes and containers
 //	securitycontext.go       a container's user and privileges, as the runtime is told
 //	terminationmessage.go    a container's termination message, read back into its status
-//	envvars.go               a container's environment: env, envFrom, service variables
-//	expansion.go             $(VAR) expansion in env, command and args
 //	etchosts.go              the kubelet-managed /etc/hosts
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed
@@ -120,6 +119,7 @@
 //	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
+//	forwards.go              the old names of what moved to kubelet/envvars, for files not yet calling it
 //	doc.go                   this map
 //
 // The pod network's node daemons are not the kubelet's: the routes to the

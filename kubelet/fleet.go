@@ -36,7 +36,7 @@ import (
 //     port, one identity, under which each node's own requests go
 //     impersonated as that node (identity.go);
 //   - one Services informer, for the service variables of every
-//     container (envvars.go), and one of its nodes, which admission
+//     container (package envvars), and one of its nodes, which admission
 //     checks pods against (admission.go);
 //   - one watch of the ClusterTrustBundles and one of its nodes'
 //     PodCertificateRequests, for projected volumes
@@ -60,7 +60,7 @@ type Fleet struct {
 	client   *client.Client
 	runtime  *runtimeService
 	informer *client.Informer
-	services *client.Informer // every Service, for containers' env (envvars.go)
+	services *client.Informer // every Service, for containers' env (package envvars)
 	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// routes keeps the runtime's routes to the other nodes' pods, from
 	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a

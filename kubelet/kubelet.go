@@ -20,6 +20,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/config"
+	"github.com/mkube/mkube/kubelet/envvars"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
@@ -133,6 +134,7 @@ type Kubelet struct {
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
 	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
 	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	env       *envvars.Builder         // the containers' environments, and their CreateContainerConfigError (package envvars)
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
 
@@ -259,6 +261,17 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	k.env = &envvars.Builder{NodeIP: cfg.NodeIP.String(), Allocatable: cfg.Capacity,
+		Services: func() []*corev1.Service {
+			var services []*corev1.Service
+			for _, obj := range f.services.Cache().List() {
+				services = append(services, obj.(*corev1.Service))
+			}
+			return services
+		},
+		ConfigMap: k.configMap, Secret: k.secret, // objects.go
+		PodField: podField, ResourceField: resourceField, // criconfig.go
+		Recorder: k.recorder, Retry: k.queue.AddAfter, Log: log}
 	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.node.UID }, Client: k.client, Recorder: k.recorder}
 	k.podCertificateFiles = func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
 		mode os.FileMode, out map[string]volumemanager.File) error {
