@@ -127,7 +127,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	stored, err := k.reportStatus(ctx, pod, sb, waiting)
 	if stored != nil {
-		k.syncProbes(ctx, stored, sb) // probes.go
+		k.probes.SyncSandbox(ctx, stored, sb) // package prober
 	}
 	return err
 }

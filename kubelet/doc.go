@@ -28,8 +28,7 @@
 //     and kubelet/podcertificate); per container its image (kubelet/images),
 //     its environment (kubelet/envvars), /etc/hosts and DNS
 //     (etchosts.go, dns.go), CreateContainer and StartContainer, its
-//     postStart hook (lifecyclehooks.go); then its probes (probes.go,
-//     run by kubelet/prober).
+//     postStart hook (lifecyclehooks.go); then its probes (kubelet/prober).
 //  5. Status, step 13: kubelet/status computes the pod's status from
 //     the runtime's view of it (kubelet/container, read in
 //     runtimepod.go) and writes it with PUT pods/NAME/status
@@ -63,7 +62,7 @@
 //	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
 //	images              images                      pulls, pull policy, pull back-off and errors (its own lock)
 //	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
-//	prober              prober                      one worker per probe, their results
+//	prober              prober                      one worker per probe, how a probe runs (exec, httpGet, tcpSocket, grpc), what its result does
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
@@ -101,8 +100,6 @@
 //	admission.go             the node admission judges against; writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
-//	probes.go                how a probe runs (exec, httpGet, tcpSocket) and what its result does
-//	probes_grpc.go           grpc probes
 //	sandbox.go               RunPodSandbox: the pod's sandbox and IP
 //	criconfig.go             the CRI configs and labels of sandboxes and containers
 //	securitycontext.go       a container's user and privileges, as the runtime is told
@@ -119,7 +116,7 @@
 //	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
-//	forwards.go              the old names of what moved to kubelet/envvars, for files not yet calling it
+//	forwards.go              the old names of what moved to kubelet/envvars and kubelet/prober, for files not yet calling them
 //	doc.go                   this map
 //
 // The pod network's node daemons are not the kubelet's: the routes to the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/config"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/envvars"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
@@ -133,7 +135,7 @@ type Kubelet struct {
 	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
 	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
-	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (package prober)
 	env       *envvars.Builder         // the containers' environments, and their CreateContainerConfigError (package envvars)
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
@@ -153,6 +155,10 @@ type Kubelet struct {
 	// static are the static pods of PodManifestPath and their mirrors
 	// (staticpods.go; package config, its own lock).
 	static config.StaticPods
+
+	// probeClient is an HTTP client to a pod's IP, without keep-alives
+	// (package prober's): httpGet probes, and lifecyclehooks.go's hooks.
+	probeClient func(timeout time.Duration) *http.Client
 
 	// podCertificateFiles adds the files of a pod's podCertificate
 	// source to a projected volume (volumesources.go): the fleet's
@@ -259,8 +265,14 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
-	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
-		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
+		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {
+			return k.killContainer(ctx, pod, spec, cur, gracePeriod(grace)) // prestop.go
+		},
+		Resync: k.queue.Add, Recorder: k.recorder, Log: log}
+	k.probes = prober.NewManager(prober.Options{Runner: probes, OnChange: probes.OnChange,
+		OnFailedRun: probes.OnFailedRun, Clock: cfg.Clock, Log: log})
+	k.probeClient = probes.HTTPClient
 	k.env = &envvars.Builder{NodeIP: cfg.NodeIP.String(), Allocatable: cfg.Capacity,
 		Services: func() []*corev1.Service {
 			var services []*corev1.Service
