@@ -127,7 +127,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	stored, err := k.reportStatus(ctx, pod, sb, waiting)
 	if stored != nil {
-		k.syncProbes(ctx, stored, sb) // probes.go
+		k.probes.SyncSandbox(ctx, stored, sb) // package prober
 	}
 	return err
 }
@@ -257,12 +257,12 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		}
 		// The image first, then the config, as kuberuntime's startContainer:
 		// a missing ConfigMap shows after Pulled, as CreateContainerConfigError.
-		env, err := k.containerEnv(ctx, pod, sb, c)
+		env, err := k.env.ContainerEnv(ctx, pod, sb, c)
 		if err == nil {
 			err = k.volumes.PrepareSubPaths(pod, c, env) // package volumemanager
 		}
 		if err != nil {
-			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
+			return k.env.ConfigError(pod, c, err), nil // retried after package envvars' configErrorRetry
 		}
 		cfg := containerConfig(pod, c, attempt, imageRef, env)
 		mounts, err := k.kubeletMounts(pod, sb, c) // /etc/hosts, the termination log

@@ -24,12 +24,11 @@
 //     (sandbox.go, criconfig.go); volumes, set up by kubelet/volumemanager
 //     (wired in volumes.go, reading payloads through volumesources.go),
 //     with the service-account tokens of kubelet/token and the
-//     certificates of kubelet/clustertrustbundle and podcertificates.go;
+//     certificates of kubelet/clustertrustbundle and kubelet/podcertificate;
 //     per container its image (kubelet/images), its environment
-//     (envvars.go, expansion.go), /etc/hosts and DNS (etchosts.go,
-//     dns.go), CreateContainer and StartContainer, its postStart hook
-//     (lifecyclehooks.go); then its probes (probes.go, run by
-//     kubelet/prober).
+//     (kubelet/envvars), /etc/hosts and DNS (etchosts.go, dns.go),
+//     CreateContainer and StartContainer, its postStart hook
+//     (lifecyclehooks.go); then its probes (kubelet/prober).
 //  5. Status, step 13: kubelet/status computes the pod's status from
 //     the runtime's view of it (kubelet/container, read in
 //     runtimepod.go) and writes it with PUT pods/NAME/status
@@ -63,10 +62,12 @@
 //	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
 //	images              images                      pulls, pull policy, pull back-off and errors (its own lock)
 //	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
-//	prober              prober                      one worker per probe, their results
+//	prober              prober                      one worker per probe, how a probe runs (exec, httpGet, tcpSocket, grpc), what its result does
 //	status              status                      step 13's writes, and the failures the kubelet decided
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
+//	envvars             envvars (kubelet_pods.go)   a container's environment: env, envFrom, service variables, $(VAR); CreateContainerConfigError
+//	podcertificate      podcertificate              podCertificate projected sources: keys, requests as the node, refresh (its own lock)
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
 //	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
@@ -99,14 +100,10 @@
 //	admission.go             the node admission judges against; writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
-//	probes.go                how a probe runs (exec, httpGet, tcpSocket) and what its result does
-//	probes_grpc.go           grpc probes
 //	sandbox.go               RunPodSandbox: the pod's sandbox and IP
 //	criconfig.go             the CRI configs and labels of sandboxes and containers
 //	securitycontext.go       a container's user and privileges, as the runtime is told
 //	terminationmessage.go    a container's termination message, read back into its status
-//	envvars.go               a container's environment: env, envFrom, service variables
-//	expansion.go             $(VAR) expansion in env, command and args
 //	etchosts.go              the kubelet-managed /etc/hosts
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed
@@ -114,12 +111,11 @@
 //	volumesources.go         where the volume manager reads configMap, secret, downwardAPI and projected volumes
 //	subpath.go               volume subPaths: subPathExpr expanded
 //	imagevolumes.go          image volumes' CRI mounts, and ensureImage (kubelet/images, queued)
-//	podcertificates.go       podCertificate projected sources: keys, requests, refresh
-//	podcertificates_node.go  their keys and the node's part in their requests
 //	restore.go               taking back the pods of an earlier kubelet after a restart
 //	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
+//	forwards.go              the old names of what moved to kubelet/envvars and kubelet/prober, for files not yet calling them
 //	doc.go                   this map
 //
 // The pod network's node daemons are not the kubelet's: the routes to the

@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/pleg"
+	"github.com/mkube/mkube/kubelet/podcertificate"
 	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/token"
 	"github.com/mkube/mkube/network/podnetwork"
@@ -35,11 +36,11 @@ import (
 //     port, one identity, under which each node's own requests go
 //     impersonated as that node (identity.go);
 //   - one Services informer, for the service variables of every
-//     container (envvars.go), and one of its nodes, which admission
+//     container (package envvars), and one of its nodes, which admission
 //     checks pods against (admission.go);
 //   - one watch of the ClusterTrustBundles and one of its nodes'
 //     PodCertificateRequests, for projected volumes
-//     (package clustertrustbundle, podcertificates.go);
+//     (packages clustertrustbundle and podcertificate);
 //   - one container runtime, whose sandboxes carry their node's name
 //     (labelNodeName), and one container-event stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
@@ -59,7 +60,7 @@ type Fleet struct {
 	client   *client.Client
 	runtime  *runtimeService
 	informer *client.Informer
-	services *client.Informer // every Service, for containers' env (envvars.go)
+	services *client.Informer // every Service, for containers' env (package envvars)
 	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// routes keeps the runtime's routes to the other nodes' pods, from
 	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a
@@ -86,11 +87,11 @@ type Fleet struct {
 	byName    map[string]*Kubelet // read-only once NewFleet returns
 
 	// trustBundles and podCertificates make clusterTrustBundle and
-	// podCertificate projected sources (package clustertrustbundle,
-	// podcertificates.go), the latter from certificateRequests, the
+	// podCertificate projected sources (packages clustertrustbundle and
+	// podcertificate), the latter from certificateRequests, the
 	// PodCertificateRequests naming the fleet's nodes.
 	trustBundles        *clustertrustbundle.Manager
-	podCertificates     *podCertificates
+	podCertificates     *podcertificate.Manager
 	certificateRequests *client.Informer
 
 	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
@@ -187,8 +188,8 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
 		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
 		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
-	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
-	f.watchPodCertificates(selector, base.Clock, log)
+	// The PodCertificateRequests of its nodes, as its pods (package podcertificate).
+	f.podCertificates, f.certificateRequests = podcertificate.Watch(c, selector, f.informer, f.route, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
 		f.configMaps = client.NewInformer(c, client.ConfigMaps, "", client.ListOptions{}, log)
 		f.secrets = client.NewInformer(c, client.Secrets, "", client.ListOptions{}, log)

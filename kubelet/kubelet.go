@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
@@ -18,10 +21,13 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/config"
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/envvars"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/nodestatus"
+	"github.com/mkube/mkube/kubelet/podcertificate"
 	"github.com/mkube/mkube/kubelet/prober"
 	"github.com/mkube/mkube/kubelet/status"
 	"github.com/mkube/mkube/kubelet/volumemanager"
@@ -130,7 +136,8 @@ type Kubelet struct {
 	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
 	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
-	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (package prober)
+	env       *envvars.Builder         // the containers' environments, and their CreateContainerConfigError (package envvars)
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
 
@@ -150,6 +157,16 @@ type Kubelet struct {
 	// static are the static pods of PodManifestPath and their mirrors
 	// (staticpods.go; package config, its own lock).
 	static config.StaticPods
+
+	// probeClient is an HTTP client to a pod's IP, without keep-alives
+	// (package prober's): httpGet probes, and lifecyclehooks.go's hooks.
+	probeClient func(timeout time.Duration) *http.Client
+
+	// podCertificateFiles adds the files of a pod's podCertificate
+	// source to a projected volume (volumesources.go): the fleet's
+	// package podcertificate, its requests going as this node.
+	podCertificateFiles func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
+		mode os.FileMode, out map[string]volumemanager.File) error
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -250,8 +267,30 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
-	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
-		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
+		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {
+			return k.killContainer(ctx, pod, spec, cur, gracePeriod(grace)) // prestop.go
+		},
+		Resync: k.queue.Add, Recorder: k.recorder, Log: log}
+	k.probes = prober.NewManager(prober.Options{Runner: probes, OnChange: probes.OnChange,
+		OnFailedRun: probes.OnFailedRun, Clock: cfg.Clock, Log: log})
+	k.probeClient = probes.HTTPClient
+	k.env = &envvars.Builder{NodeIP: cfg.NodeIP.String(), Allocatable: cfg.Capacity,
+		Services: func() []*corev1.Service {
+			var services []*corev1.Service
+			for _, obj := range f.services.Cache().List() {
+				services = append(services, obj.(*corev1.Service))
+			}
+			return services
+		},
+		ConfigMap: k.configMap, Secret: k.secret, // objects.go
+		PodField: podField, ResourceField: resourceField, // criconfig.go
+		Recorder: k.recorder, Retry: k.queue.AddAfter, Log: log}
+	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.node.UID }, Client: k.client, Recorder: k.recorder}
+	k.podCertificateFiles = func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
+		mode os.FileMode, out map[string]volumemanager.File) error {
+		return f.podCertificates.Files(ctx, certNode, pod, volume, index, src, mode, out)
+	}
 	k.volumes = newVolumeManager(k) // volumes.go
 	return k
 }

@@ -131,7 +131,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		}
 		k.probes.Remove(uid)
 		k.volumes.TearDownVolumes(uid)
-		k.fleet.podCertificates.forget(uid) // podcertificates.go: its keys, in memory only
+		k.fleet.podCertificates.Forget(uid) // package podcertificate: its keys, in memory only
 		k.backOff.ForgetPod(string(uid))
 		k.images.Forget(uid)
 		k.status.Forget(uid)

@@ -16,7 +16,7 @@ import (
 // status) if it changed. It returns the pod as now stored, or nil if the
 // pod is gone or was replaced by a new pod of the same name.
 func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
-	k.applyProbeResults(pod, sb)
+	k.probes.UpdatePodStatus(pod, sb)
 	return k.status.Report(ctx, pod, func(pod *corev1.Pod) corev1.PodStatus {
 		st := status.GeneratePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
 		alloc, pendingResize := k.admission.Allocation(pod)

@@ -164,7 +164,7 @@ func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32, 
 // ConfigMap was deleted since), only the image's.
 func (k *Kubelet) restoredEnv(ctx context.Context, pod *corev1.Pod) func(corev1.Container) []corev1.EnvVar {
 	return func(c corev1.Container) []corev1.EnvVar {
-		env, err := k.containerEnv(ctx, pod, &kubecontainer.PodSandbox{IP: pod.Status.PodIP}, c)
+		env, err := k.env.ContainerEnv(ctx, pod, &kubecontainer.PodSandbox{IP: pod.Status.PodIP}, c)
 		if err != nil {
 			k.log.Warn("restored container runs without its environment", "pod", client.KeyOf(pod), "container", c.Name, "err", err)
 			return nil

@@ -93,13 +93,13 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		changed := f.takeChanged()
 		f.tokens.ForgetExpired()
 		bundles := f.trustBundles.TakeChanged()
-		if len(changed) == 0 && f.tokens.Empty() && !bundles && f.podCertificates.empty() {
+		if len(changed) == 0 && f.tokens.Empty() && !bundles && f.podCertificates.Empty() {
 			continue
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
 			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
-				bundles && clustertrustbundle.MountsTrustBundles(pod) || f.podCertificates.refreshDue(pod)) {
+				bundles && clustertrustbundle.MountsTrustBundles(pod) || f.podCertificates.RefreshDue(pod)) {
 				f.route(pod) // package token: a token is renewed when 80% of its life has passed
 			}
 		}

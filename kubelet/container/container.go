@@ -40,7 +40,7 @@ type Container struct {
 	Previous *Container
 	Older    []string
 	// NotStarted and NotReady are what its probes say of a running
-	// instance (probes.go): its startup probe has not succeeded yet; its
+	// instance (package prober): its startup probe has not succeeded yet; its
 	// readiness probe has not succeeded, or it has not started.
 	NotStarted, NotReady bool
 	// Resources are its cgroup settings as the runtime has them now

@@ -8,7 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // Kind is which of a container's probes a worker runs.
@@ -122,6 +125,36 @@ func (m *Manager) Sync(ctx context.Context, pod *corev1.Pod, running map[string]
 			}
 			w.setContainer(pod, cur)
 		}
+	}
+}
+
+// SyncSandbox is Sync with the containers of sb that run now (after a
+// sync of pod), so that the workers probe their current instances.
+func (m *Manager) SyncSandbox(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox) {
+	running := map[string]Container{}
+	if sb != nil {
+		for name, rc := range sb.Containers {
+			if rc.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				running[name] = Container{ID: rc.RawID, StartedAt: rc.StartedAt}
+			}
+		}
+	}
+	m.Sync(ctx, pod, running)
+}
+
+// UpdatePodStatus marks sb's running containers with what their probes
+// say, for the status the kubelet reports.
+func (m *Manager) UpdatePodStatus(pod *corev1.Pod, sb *kubecontainer.PodSandbox) {
+	if sb == nil {
+		return
+	}
+	for _, c := range Probed(pod) {
+		rc := sb.Containers[c.Name]
+		if rc == nil || rc.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		started, ready := m.Status(pod.UID, c, rc.RawID)
+		rc.NotStarted, rc.NotReady = !started, !ready
 	}
 }
 

@@ -1,4 +1,4 @@
-package kubelet
+package envvars
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// expandVars is Kubernetes' $(VAR) expansion, which the kubelet applies
+// Expand is Kubernetes' $(VAR) expansion, which the kubelet applies
 // to env[].value (against the variables defined before it and the
 // service variables) and to command and args (against the container's
 // final environment). The API documents the rules:
@@ -23,8 +23,8 @@ import (
 // and `args: ['$(HOME)']` both work. A name ends at the first ")", so
 // references do not nest.
 //
-//	expandVars("$(A)-$$(A)-$(B)", {A: "x"}) = "x-$(A)-$(B)"
-func expandVars(s string, lookup func(name string) (string, bool)) string {
+//	Expand("$(A)-$$(A)-$(B)", {A: "x"}) = "x-$(A)-$(B)"
+func Expand(s string, lookup func(name string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s // the common case: nothing to expand
 	}
@@ -72,11 +72,11 @@ func lookupIn(maps ...map[string]string) func(string) (string, bool) {
 	}
 }
 
-// expandArgs is a container's command or args with $(VAR) expanded
+// ExpandArgs is a container's command or args with $(VAR) expanded
 // against its final environment (the kubelet's
 // ExpandContainerCommandAndArgs): `args: ['echo $(SPECIAL_LEVEL_KEY)']`
 // runs `echo very`.
-func expandArgs(args []string, env []corev1.EnvVar) []string {
+func ExpandArgs(args []string, env []corev1.EnvVar) []string {
 	if len(args) == 0 {
 		return args
 	}
@@ -86,7 +86,7 @@ func expandArgs(args []string, env []corev1.EnvVar) []string {
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = expandVars(a, lookupIn(vars))
+		out[i] = Expand(a, lookupIn(vars))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package kubelet
+package envvars
 
 import (
 	"slices"
@@ -36,8 +36,8 @@ func TestExpandVars(t *testing.T) {
 		{"a $ before an ordinary character is kept", "$a$(VAR_A)", "$aA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := expandVars(tc.in, lookupIn(vars)); got != tc.want {
-				t.Errorf("expandVars(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := Expand(tc.in, lookupIn(vars)); got != tc.want {
+				t.Errorf("Expand(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -57,12 +57,12 @@ func TestLookupInPrefersTheFirstMap(t *testing.T) {
 
 func TestExpandArgsUsesTheFinalEnvironment(t *testing.T) {
 	env := []corev1.EnvVar{{Name: "SPECIAL_LEVEL_KEY", Value: "very"}, {Name: "KUBERNETES_SERVICE_HOST", Value: "10.96.0.1"}}
-	got := expandArgs([]string{"echo $(SPECIAL_LEVEL_KEY) $(KUBERNETES_SERVICE_HOST)", "$$(SPECIAL_LEVEL_KEY)", "$(MISSING)"}, env)
+	got := ExpandArgs([]string{"echo $(SPECIAL_LEVEL_KEY) $(KUBERNETES_SERVICE_HOST)", "$$(SPECIAL_LEVEL_KEY)", "$(MISSING)"}, env)
 	want := []string{"echo very 10.96.0.1", "$(SPECIAL_LEVEL_KEY)", "$(MISSING)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("expandArgs = %q, want %q", got, want)
 	}
-	if got := expandArgs(nil, env); got != nil {
-		t.Errorf("expandArgs(nil) = %q, want nil: no command means the image's", got)
+	if got := ExpandArgs(nil, env); got != nil {
+		t.Errorf("ExpandArgs(nil) = %q, want nil: no command means the image's", got)
 	}
 }

@@ -1,7 +1,7 @@
-package kubelet
+package podcertificate
 
 // The pod certificates' keys and the node's part in their requests
-// (podcertificates.go).
+// (manager.go).
 
 import (
 	"bytes"
@@ -18,9 +18,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mkube/mkube/client"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
 )
 
 // generateKeyAndStub is a new private key of keyType and the empty
@@ -69,35 +71,43 @@ func cleanChain(chain string) []byte {
 	}
 }
 
-// certificateNode is what a projection needs of the node it is for:
-// *Kubelet, each node speaking for itself.
-type certificateNode interface {
+// Node is what a projection needs of the node it is for: ClientNode,
+// each node speaking for itself (and a fake in the tests).
+type Node interface {
 	nodeRef() (types.NodeName, types.UID)
 	serviceAccountUID(ctx context.Context, namespace, name string) (types.UID, error)
 	createRequest(ctx context.Context, r *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error)
 	warn(pod *corev1.Pod, reason, format string, args ...any)
 }
 
-// The node's part (certificateNode): its requests go as the node, which
-// NodeRestriction holds to its own pods.
-
-func (k *Kubelet) nodeRef() (types.NodeName, types.UID) {
-	return types.NodeName(k.cfg.NodeName), k.node.UID
+// ClientNode is the node's part (Node): its requests go as the node,
+// which NodeRestriction holds to its own pods.
+type ClientNode struct {
+	Name string
+	// UID is the registered Node's uid, known once it registered (before
+	// any pod's volumes are set up).
+	UID      func() types.UID
+	Client   *client.Client // as the node
+	Recorder *record.Recorder
 }
 
-func (k *Kubelet) serviceAccountUID(ctx context.Context, ns, name string) (types.UID, error) {
+func (n *ClientNode) nodeRef() (types.NodeName, types.UID) {
+	return types.NodeName(n.Name), n.UID()
+}
+
+func (n *ClientNode) serviceAccountUID(ctx context.Context, ns, name string) (types.UID, error) {
 	sa := &corev1.ServiceAccount{}
-	if err := k.client.Get(ctx, client.ServiceAccounts, ns, name, sa); err != nil {
+	if err := n.Client.Get(ctx, client.ServiceAccounts, ns, name, sa); err != nil {
 		return "", fmt.Errorf("while fetching service account: %w", err)
 	}
 	return sa.UID, nil
 }
 
-func (k *Kubelet) createRequest(ctx context.Context, r *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
+func (n *ClientNode) createRequest(ctx context.Context, r *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
 	out := &certificatesv1.PodCertificateRequest{}
-	return out, k.client.Create(ctx, client.PodCertificateRequests, r.Namespace, r, out)
+	return out, n.Client.Create(ctx, client.PodCertificateRequests, r.Namespace, r, out)
 }
 
-func (k *Kubelet) warn(pod *corev1.Pod, reason, format string, args ...any) {
-	k.recorder.Event(pod, corev1.EventTypeWarning, reason, format, args...)
+func (n *ClientNode) warn(pod *corev1.Pod, reason, format string, args ...any) {
+	n.Recorder.Event(pod, corev1.EventTypeWarning, reason, format, args...)
 }

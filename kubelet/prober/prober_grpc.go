@@ -1,4 +1,4 @@
-package kubelet
+package prober
 
 import (
 	"context"
@@ -13,21 +13,19 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mkube/mkube/kubelet/prober"
 )
 
 // grpc: the gRPC Health Checking Protocol's Check, on the pod's IP;
 // SERVING is success (Kubernetes' grpc probe, pkg/probe/grpc).
-func (r probeRunner) grpc(ctx context.Context, pod *corev1.Pod, h *corev1.GRPCAction, timeout time.Duration) (prober.Result, string) {
+func (r *Prober) grpc(ctx context.Context, pod *corev1.Pod, h *corev1.GRPCAction, timeout time.Duration) (Result, string) {
 	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(h.Port)))
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUserAgent(probeUserAgent),
-		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return r.k.dialPodAddr(ctx, addr) }))
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return r.dialPodAddr(ctx, addr) }))
 	if err != nil {
-		return prober.Failure, err.Error()
+		return Failure, err.Error()
 	}
 	defer conn.Close()
 	service := ""
@@ -36,12 +34,12 @@ func (r probeRunner) grpc(ctx context.Context, pod *corev1.Pod, h *corev1.GRPCAc
 	}
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 	if err != nil {
-		return prober.Failure, grpcFailure(err, addr, timeout)
+		return Failure, grpcFailure(err, addr, timeout)
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		return prober.Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus())
+		return Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus())
 	}
-	return prober.Success, ""
+	return Success, ""
 }
 
 // grpcFailure words a failed Check as Kubernetes' probe does. Kubernetes

@@ -1,4 +1,4 @@
-package kubelet
+package podcertificate
 
 import (
 	"context"
@@ -110,8 +110,8 @@ func certPod(src *corev1.PodCertificateProjection) *corev1.Pod {
 			Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{PodCertificate: src}}}}}}}}
 }
 
-func testPodCertificates(clk *clocktesting.FakePassiveClock, node *fakeCertNode) *podCertificates {
-	m := newPodCertificates(node.get, clk, slog.New(slog.DiscardHandler))
+func testPodCertificates(clk *clocktesting.FakePassiveClock, node *fakeCertNode) *Manager {
+	m := NewManager(node.get, clk, slog.New(slog.DiscardHandler))
 	m.jitter = func() time.Duration { return 0 }
 	return m
 }
@@ -183,11 +183,11 @@ func TestAPodCertificateSourceWaitsForItsSignerThenHoldsItsKeyAndChain(t *testin
 	// 4. At beginRefreshAt it asks again, serving the old credentials
 	// until the new ones come.
 	clk.SetTime(clk.Now().Add(39 * time.Minute))
-	if m.refreshDue(pod) {
+	if m.RefreshDue(pod) {
 		t.Error("due for refresh before beginRefreshAt")
 	}
 	clk.SetTime(clk.Now().Add(time.Minute))
-	if !m.refreshDue(pod) {
+	if !m.RefreshDue(pod) {
 		t.Error("not due for refresh at beginRefreshAt")
 	}
 	if k, _, err := m.credentials(ctx, node, pod, "tls", 0, src); err != nil || string(k) != string(key) || len(node.created) != 2 {
@@ -204,8 +204,8 @@ func TestAPodCertificateSourceWaitsForItsSignerThenHoldsItsKeyAndChain(t *testin
 	}
 
 	// 5. The pod gone, its credentials go.
-	m.forget(pod.UID)
-	if !m.empty() {
+	m.Forget(pod.UID)
+	if !m.Empty() {
 		t.Error("credentials kept after the pod was forgotten")
 	}
 }

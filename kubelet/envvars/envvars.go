@@ -1,23 +1,16 @@
-package kubelet
+package envvars
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/mkube/mkube/client"
-	"github.com/mkube/mkube/internal/seedstep"
-	kubecontainer "github.com/mkube/mkube/kubelet/container"
 )
 
 // A container's environment is built when the container is created, as
@@ -29,7 +22,8 @@ import (
 //  2. env, in order: a value with its $(VAR) references expanded against
 //     the variables so far and the service variables (expansion.go), or
 //     a valueFrom resolved: a ConfigMap's or Secret's key, a pod field, a
-//     resource (criconfig.go). A name set twice keeps the later value,
+//     resource (the kubelet's criconfig.go, as Builder's PodField and
+//     ResourceField). A name set twice keeps the later value,
 //     which is how env wins over envFrom;
 //  3. the service variables (serviceEnv) whose names are still free.
 //
@@ -56,6 +50,10 @@ type envSources struct {
 	// allocatable is the node's: the limit of a container that sets none,
 	// for resourceFieldRefs.
 	allocatable corev1.ResourceList
+	// podField and resourceField resolve a fieldRef and a
+	// resourceFieldRef (Builder's PodField and ResourceField).
+	podField      func(pod *corev1.Pod, path, hostIP, podIP string) (string, error)
+	resourceField func(pod *corev1.Pod, c corev1.Container, sel *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error)
 }
 
 // envList is a container's variables in the order of their first
@@ -92,7 +90,7 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 		switch {
 		case from.ConfigMapRef != nil:
 			cm, err := configMap(from.ConfigMapRef.Name)
-			if apierrors.IsNotFound(err) && isOptional(from.ConfigMapRef.Optional) {
+			if apierrors.IsNotFound(err) && IsOptional(from.ConfigMapRef.Optional) {
 				continue
 			}
 			if err != nil {
@@ -101,7 +99,7 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 			data = cm.Data
 		case from.SecretRef != nil:
 			s, err := secret(from.SecretRef.Name)
-			if apierrors.IsNotFound(err) && isOptional(from.SecretRef.Optional) {
+			if apierrors.IsNotFound(err) && IsOptional(from.SecretRef.Optional) {
 				continue
 			}
 			if err != nil {
@@ -121,18 +119,18 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 	for _, e := range c.Env {
 		value := e.Value
 		if value != "" || e.ValueFrom == nil {
-			env.set(e.Name, expandVars(value, lookupIn(env.values, serviceVars)))
+			env.set(e.Name, Expand(value, lookupIn(env.values, serviceVars)))
 			continue
 		}
 		switch vf := e.ValueFrom; {
 		case vf.FieldRef != nil:
-			v, err := podField(pod, vf.FieldRef.FieldPath, src.hostIP, src.podIP)
+			v, err := src.podField(pod, vf.FieldRef.FieldPath, src.hostIP, src.podIP)
 			if err != nil {
 				return nil, err
 			}
 			value = v
 		case vf.ResourceFieldRef != nil:
-			v, err := resourceField(pod, c, vf.ResourceFieldRef, src.allocatable)
+			v, err := src.resourceField(pod, c, vf.ResourceFieldRef, src.allocatable)
 			if err != nil {
 				return nil, err
 			}
@@ -140,14 +138,14 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 		case vf.ConfigMapKeyRef != nil:
 			ref := vf.ConfigMapKeyRef
 			cm, err := configMap(ref.Name)
-			if apierrors.IsNotFound(err) && isOptional(ref.Optional) {
+			if apierrors.IsNotFound(err) && IsOptional(ref.Optional) {
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
 			v, ok := cm.Data[ref.Key]
-			if !ok && isOptional(ref.Optional) {
+			if !ok && IsOptional(ref.Optional) {
 				continue
 			}
 			if !ok {
@@ -157,14 +155,14 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 		case vf.SecretKeyRef != nil:
 			ref := vf.SecretKeyRef
 			s, err := secret(ref.Name)
-			if apierrors.IsNotFound(err) && isOptional(ref.Optional) {
+			if apierrors.IsNotFound(err) && IsOptional(ref.Optional) {
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
 			v, ok := s.Data[ref.Key]
-			if !ok && isOptional(ref.Optional) {
+			if !ok && IsOptional(ref.Optional) {
 				continue
 			}
 			if !ok {
@@ -188,7 +186,9 @@ func makeEnv(pod *corev1.Pod, c corev1.Container, src envSources) ([]corev1.EnvV
 	return out, nil
 }
 
-func isOptional(optional *bool) bool { return optional != nil && *optional }
+// IsOptional: a reference marked optional, whose object or key may be
+// missing (the volume sources' too).
+func IsOptional(optional *bool) bool { return optional != nil && *optional }
 
 // readOnce reads each object once per container, however many variables
 // refer to it, as the kubelet does. A failed read is tried again.
@@ -288,63 +288,4 @@ func serviceVars(svc *corev1.Service) []corev1.EnvVar {
 // with "-" as "_" ("redis-primary" → REDIS_PRIMARY).
 func envVarName(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
-}
-
-// containerEnv is container c's environment as this node sees it: the
-// ConfigMaps, Secrets and Services from the fleet's informers, the pod's
-// IP from its sandbox sb.
-func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, c corev1.Container) ([]corev1.EnvVar, error) {
-	hostIP, podIP := k.cfg.NodeIP.String(), sb.IP
-	if pod.Spec.HostNetwork {
-		podIP = hostIP
-	}
-	var services []*corev1.Service
-	for _, obj := range k.fleet.services.Cache().List() {
-		services = append(services, obj.(*corev1.Service))
-	}
-	return makeEnv(pod, c, envSources{
-		configMap: func(name string) (*corev1.ConfigMap, error) { return k.configMap(ctx, pod.Namespace, name) }, // objects.go
-		secret:    func(name string) (*corev1.Secret, error) { return k.secret(ctx, pod.Namespace, name) },
-		services:  services, hostIP: hostIP, podIP: podIP, allocatable: k.cfg.Capacity,
-	})
-}
-
-// kubeletNotFound words a NotFound as the kubelet's ConfigMap and Secret
-// managers do, in the singular: `configmap "x" not found`, where the API
-// server says `configmaps "x" not found`.
-func kubeletNotFound(resource, name string, err error) error {
-	if apierrors.IsNotFound(err) {
-		return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
-	}
-	return err
-}
-
-// reasonCreateContainerConfigError is the waiting reason of a container
-// whose config the kubelet could not make (kuberuntime's
-// ErrCreateContainerConfig), most often for a missing ConfigMap or Secret.
-const reasonCreateContainerConfigError = "CreateContainerConfigError"
-
-// configErrorRetry is how often a pod whose container config failed is
-// synced again: the kubelet's pod workers retry a failed sync after
-// their backOffPeriod, 10 s, and the retry is what starts the container
-// once the ConfigMap exists, without anything touching the pod. It is
-// not the crash-loop back-off: nothing ran.
-const configErrorRetry = 10 * time.Second
-
-// createContainerConfigError reports that container c cannot be created
-// for err, as kuberuntime's startContainer does: a Warning event Failed
-// with "Error: <err>", and the waiting state to report; the pod is synced
-// again after configErrorRetry.
-//
-// Every sync that fails asks for its own retry, and this kubelet also
-// syncs a pod when its own status write comes back through the informer
-// (a real one ignores status-only updates), so the Failed event's count
-// grows a few times faster than on a real node.
-func (k *Kubelet) createContainerConfigError(pod *corev1.Pod, c corev1.Container, err error) *corev1.ContainerStateWaiting {
-	key, msg := client.KeyOf(pod), err.Error()
-	k.recorder.Event(pod, corev1.EventTypeWarning, "Failed", "Error: %s", msg)
-	k.log.Warn("cannot create container: its config refers to what is missing (CreateContainerConfigError)", seedstep.Key, seedstep.KubeletStartsPod,
-		"pod", key, "container", c.Name, "err", msg, "retryIn", configErrorRetry)
-	k.queue.AddAfter(key, configErrorRetry)
-	return &corev1.ContainerStateWaiting{Reason: reasonCreateContainerConfigError, Message: msg}
 }

@@ -1,4 +1,4 @@
-package kubelet
+package podcertificate
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -23,8 +22,8 @@ import (
 	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
-// podCertificates is the kubelet's pod certificate manager (Kubernetes'
-// pkg/kubelet/podcertificate). For each podCertificate projected source
+// Manager is the kubelet's pod certificate manager (Kubernetes'
+// pkg/kubelet/podcertificate), one for the fleet. For each podCertificate projected source
 // of each pod (by pod uid, volume and source index) it keeps a private
 // key, in memory only, and the certificate chain a signer issued for it:
 //
@@ -54,7 +53,7 @@ import (
 //	initial ──► wait ──► fresh ──► waitRefresh ──► fresh ...
 //	             │                     │
 //	             └──► denied / failed ◄┘
-type podCertificates struct {
+type Manager struct {
 	// get reads a request from the watch's cache (namespace, name).
 	get    func(namespace, name string) (*certificatesv1.PodCertificateRequest, bool)
 	clock  clock.PassiveClock
@@ -118,60 +117,18 @@ const (
 // errNotIssued is a volume whose certificate is still being asked for.
 var errNotIssued = errors.New("credential bundle is not issued yet")
 
-func newPodCertificates(get func(namespace, name string) (*certificatesv1.PodCertificateRequest, bool), clk clock.PassiveClock, log *slog.Logger) *podCertificates {
-	return &podCertificates{get: get, clock: clk, log: log, projections: map[projectionKey]*projection{},
+// NewManager returns a Manager reading the requests with get, from the
+// fleet's watch of the requests naming its nodes.
+func NewManager(get func(namespace, name string) (*certificatesv1.PodCertificateRequest, bool), clk clock.PassiveClock, log *slog.Logger) *Manager {
+	return &Manager{get: get, clock: clk, log: log, projections: map[projectionKey]*projection{},
 		jitter: func() time.Duration { return time.Duration(mathrand.Int64N(int64(maxJitter))) }}
 }
 
-// watchPodCertificates is the fleet's watch of the requests naming its
-// nodes (one node: spec.nodeName=<node>, which the Node authorizer
-// allows; a fleet: spec.nodeName!=, as its pod watch). A request's
-// answer syncs the pod it is for: an issuance starts its containers at
-// once, not at the next retry.
-func (f *Fleet) watchPodCertificates(selector string, clk clock.PassiveClock, log *slog.Logger) {
-	f.certificateRequests = client.NewInformer(f.client, client.PodCertificateRequests, "", client.ListOptions{FieldSelector: selector}, log)
-	get := func(ns, name string) (*certificatesv1.PodCertificateRequest, bool) {
-		obj, ok := f.certificateRequests.Cache().Get(ns + "/" + name)
-		if !ok {
-			return nil, false
-		}
-		return obj.(*certificatesv1.PodCertificateRequest), true
-	}
-	f.podCertificates = newPodCertificates(get, clk, log)
-	// Only an answer syncs the pod: the kubelet made the request itself,
-	// and a request gone is noticed at the volume resync (refreshDue).
-	answered := func(old, obj runtime.Object) {
-		r := obj.(*certificatesv1.PodCertificateRequest)
-		if requestState(old.(*certificatesv1.PodCertificateRequest)) != "" || requestState(r) == "" {
-			return
-		}
-		if pod, ok := f.informer.Cache().Get(r.Namespace + "/" + r.Spec.PodName); ok && pod.(*corev1.Pod).UID == r.Spec.PodUID {
-			f.route(pod)
-		}
-	}
-	f.certificateRequests.AddHandler(client.Handler{OnUpdate: answered})
-}
-
-// requestState is the request's True terminal condition (Issued, Denied,
-// Failed), or "" while it is pending.
-func requestState(r *certificatesv1.PodCertificateRequest) string {
-	for _, c := range r.Status.Conditions {
-		switch c.Type {
-		case certificatesv1.PodCertificateRequestConditionTypeIssued, certificatesv1.PodCertificateRequestConditionTypeDenied,
-			certificatesv1.PodCertificateRequestConditionTypeFailed:
-			if c.Status == metav1.ConditionTrue {
-				return c.Type
-			}
-		}
-	}
-	return ""
-}
-
-// podCertificateFiles adds the files of pod's podCertificate source
-// (volume's source number index) to out.
-func (k *Kubelet) podCertificateFiles(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
+// Files adds the files of pod's podCertificate source (volume's source
+// number index) to out, its requests going as node n.
+func (m *Manager) Files(ctx context.Context, n Node, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
 	mode os.FileMode, out map[string]volumemanager.File) error {
-	key, chain, err := k.fleet.podCertificates.credentials(ctx, k, pod, volume, index, src)
+	key, chain, err := m.credentials(ctx, n, pod, volume, index, src)
 	if err != nil {
 		return err
 	}
@@ -197,7 +154,7 @@ func certificateFiles(src *corev1.PodCertificateProjection, key, chain []byte, m
 // credentials are the source's private key and certificate chain, PEM,
 // once issued; asking for them moves the projection along (the type's
 // doc). Credentials already issued are served even if asking anew fails.
-func (m *podCertificates) credentials(ctx context.Context, n certificateNode, pod *corev1.Pod, volume string, index int,
+func (m *Manager) credentials(ctx context.Context, n Node, pod *corev1.Pod, volume string, index int,
 	src *corev1.PodCertificateProjection) (key, chain []byte, err error) {
 	p := m.projection(projectionKey{pod.UID, volume, index})
 	p.mu.Lock()
@@ -221,7 +178,7 @@ func (m *podCertificates) credentials(ctx context.Context, n certificateNode, po
 	return nil, nil, errNotIssued
 }
 
-func (m *podCertificates) projection(key projectionKey) *projection {
+func (m *Manager) projection(key projectionKey) *projection {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.projections[key]
@@ -234,7 +191,7 @@ func (m *podCertificates) projection(key projectionKey) *projection {
 
 // advance takes p one step, if it can: a request created, or the
 // request out answered, or a refresh begun.
-func (m *podCertificates) advance(ctx context.Context, n certificateNode, pod *corev1.Pod, src *corev1.PodCertificateProjection, p *projection) error {
+func (m *Manager) advance(ctx context.Context, n Node, pod *corev1.Pod, src *corev1.PodCertificateProjection, p *projection) error {
 	now := m.clock.Now()
 	log := m.log.With("pod", client.KeyOf(pod), "signer", src.SignerName)
 	switch p.state {
@@ -277,7 +234,7 @@ func (m *podCertificates) advance(ctx context.Context, n certificateNode, pod *c
 }
 
 // answered moves p along once its request r has a terminal condition.
-func (m *podCertificates) answered(n certificateNode, pod *corev1.Pod, r *certificatesv1.PodCertificateRequest, p *projection, now time.Time, log *slog.Logger) {
+func (m *Manager) answered(n Node, pod *corev1.Pod, r *certificatesv1.PodCertificateRequest, p *projection, now time.Time, log *slog.Logger) {
 	name := r.Namespace + "/" + r.Name
 	for _, c := range r.Status.Conditions {
 		if c.Status != metav1.ConditionTrue {
@@ -311,7 +268,7 @@ func (m *podCertificates) answered(n certificateNode, pod *corev1.Pod, r *certif
 
 // warnIfLate records, once each, that the credentials are overdue for
 // refresh (10 minutes past beginRefreshAt) or expired.
-func (m *podCertificates) warnIfLate(n certificateNode, pod *corev1.Pod, p *projection, now time.Time) {
+func (m *Manager) warnIfLate(n Node, pod *corev1.Pod, p *projection, now time.Time) {
 	if now.After(p.beginRefreshAt.Add(refreshOverdue)) && !p.warnedOverdue {
 		n.warn(pod, "CertificateOverdueForRefresh", "PodCertificate refresh overdue")
 		p.warnedOverdue = true
@@ -324,7 +281,7 @@ func (m *podCertificates) warnIfLate(n certificateNode, pod *corev1.Pod, p *proj
 
 // request generates a key and creates the request for it, recording both
 // in p.
-func (m *podCertificates) request(ctx context.Context, n certificateNode, pod *corev1.Pod, src *corev1.PodCertificateProjection, p *projection) error {
+func (m *Manager) request(ctx context.Context, n Node, pod *corev1.Pod, src *corev1.PodCertificateProjection, p *projection) error {
 	saUID, err := n.serviceAccountUID(ctx, pod.Namespace, pod.Spec.ServiceAccountName)
 	if err != nil {
 		return err
@@ -354,10 +311,10 @@ func (m *podCertificates) request(ctx context.Context, n certificateNode, pod *c
 	return nil
 }
 
-// refreshDue: one of pod's sources is due to ask again (beginRefreshAt
+// RefreshDue: one of pod's sources is due to ask again (beginRefreshAt
 // passed) or to give up on a request never seen, so the volume resync
 // syncs the pod.
-func (m *podCertificates) refreshDue(pod *corev1.Pod) bool {
+func (m *Manager) RefreshDue(pod *corev1.Pod) bool {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -375,16 +332,16 @@ func (m *podCertificates) refreshDue(pod *corev1.Pod) bool {
 	return false
 }
 
-// empty: no pod has a podCertificate source, so none is due.
-func (m *podCertificates) empty() bool {
+// Empty: no pod has a podCertificate source, so none is due.
+func (m *Manager) Empty() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.projections) == 0
 }
 
-// forget drops a pod's credentials: the pod is gone (Kubernetes'
+// Forget drops a pod's credentials: the pod is gone (Kubernetes'
 // ForgetPod). Its requests go with it, by their owner reference.
-func (m *podCertificates) forget(uid types.UID) {
+func (m *Manager) Forget(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for key := range m.projections {
