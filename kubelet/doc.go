@@ -38,8 +38,7 @@
 //     events and syncs the pod of a container that started or died
 //     (fleet_pleg.go).
 //  7. Limits: an active deadline (deadline.go) or the eviction manager
-//     (eviction.go, eviction_usage.go) fail the pod; kubelet/status keeps
-//     that verdict.
+//     (kubelet/eviction) fail the pod; kubelet/status keeps that verdict.
 //  8. Termination: a deletion stops the containers with their grace
 //     period, preStop hooks first (termination.go, prestop.go), reports
 //     them, deletes the pod, then StopPodSandbox and RemovePodSandbox
@@ -65,6 +64,7 @@
 //	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
 //	prober              prober                      one worker per probe, their results
 //	status              status                      step 13's writes, and the failures the kubelet decided
+//	eviction            eviction                    the eviction manager: pods' local storage measured, those over a limit evicted
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
@@ -93,9 +93,7 @@
 //	prestop.go               killContainer: the preStop hook, then StopContainer
 //	lifecyclehooks.go        postStart and preStop hooks (exec, httpGet, sleep)
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
-//	deadline.go              activeDeadlineSeconds: failing a pod that outlived it
-//	eviction.go              the eviction manager: local storage over its limits
-//	eviction_usage.go        what the eviction manager measures of a pod's local storage
+//	deadline.go              activeDeadlineSeconds: failing a pod that outlived it, a failed pod's grace period
 //	admission.go             the node admission judges against; writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status

@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
+	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/token"
@@ -255,6 +256,24 @@ func (f *Fleet) kubeletOf(key string, sandboxLabels map[string]string) *Kubelet 
 	return f.byName[sandboxLabels[labelNodeName]]
 }
 
+// pods are all the fleet's pods.
+func (f *Fleet) pods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, obj := range f.informer.Cache().List() {
+		out = append(out, obj.(*corev1.Pod))
+	}
+	return out
+}
+
+// evictionManagerOf is the eviction manager of node, if it is one of the
+// fleet's.
+func (f *Fleet) evictionManagerOf(node string) *eviction.Manager {
+	if k := f.byName[node]; k != nil {
+		return k.eviction
+	}
+	return nil
+}
+
 // podsOf are the fleet's pods bound to node.
 func (f *Fleet) podsOf(node string) []*corev1.Pod {
 	var out []*corev1.Pod
@@ -283,7 +302,7 @@ const registerConcurrency = 16
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
 // server, the pod and Services informers, the container-event watch
-// (package pleg), the eviction manager (eviction.go) and, per node, the
+// (package pleg), the eviction manager (package eviction) and, per node, the
 // heartbeat loop, the static pods' reader and Workers pod workers
 // (stopped by shutting down the node's queue once ctx ends). Run returns
 // after all of them have.
@@ -329,7 +348,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	wg.Go(func() { f.proxy.Run(ctx) })
 	wg.Go(func() { pleg.New(f.runtime.runtime, fleetEvents{f}, f.clock, f.log).Run(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
-	wg.Go(func() { f.runEvictionManager(ctx) })
+	wg.Go(func() { eviction.Run(ctx, f.clock, f.cfg.EvictionMonitoringPeriod, f.pods, f.evictionManagerOf) })
 	for _, k := range f.kubelets {
 		k.run(ctx, &wg)
 	}

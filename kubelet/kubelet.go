@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/config"
+	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
@@ -88,7 +89,7 @@ type Config struct {
 	SyncFrequency time.Duration
 	// EvictionMonitoringPeriod is how often the eviction manager measures
 	// the pods' local storage (emptyDir sizeLimit, ephemeral-storage
-	// limits) and evicts those over their limits (eviction.go); 0 means
+	// limits) and evicts those over their limits (package eviction); 0 means
 	// Kubernetes' 10 s.
 	EvictionMonitoringPeriod time.Duration
 	// Address and Port are where the kubelet serves its API (container
@@ -130,6 +131,7 @@ type Kubelet struct {
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
 	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
 	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
+	eviction  *eviction.Manager        // evicts the pods over their local storage limits (package eviction)
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
 
@@ -250,7 +252,23 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
+	k.eviction = newEvictionManager(k)
 	return k
+}
+
+// newEvictionManager is k's eviction manager, which finds a pod's
+// containers in the runtime by the labels of criconfig.go, on k's node.
+func newEvictionManager(k *Kubelet) *eviction.Manager {
+	o := eviction.Options{Runtime: k.runtime.runtime, ContainerLabel: labelContainerName,
+		Selector: func(pod *corev1.Pod) map[string]string {
+			return map[string]string{labelPodUID: string(pod.UID), labelNodeName: k.cfg.NodeName}
+		},
+		LogDir:   func(pod *corev1.Pod) string { return podLogDirectory(k.cfg.PodLogsDir, pod) },
+		Failures: k.status, Recorder: k.recorder, Enqueue: k.queue.Add, Log: k.log}
+	if k.cfg.NodeRoot != "" {
+		o.OnDisk = k.onDisk
+	}
+	return eviction.NewManager(o)
 }
 
 // register registers the node, writes its CSINode and creates its lease.
@@ -299,3 +317,7 @@ const (
 	DefaultBackOffInitial = backoff.DefaultInitial
 	DefaultBackOffMax     = backoff.DefaultMax
 )
+
+// DefaultEvictionMonitoringPeriod is how often the eviction manager
+// measures the pods' local storage (package eviction).
+const DefaultEvictionMonitoringPeriod = eviction.DefaultMonitoringPeriod
