@@ -16,7 +16,7 @@
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
 //     pods.go); the static pods of --pod-manifest-path, with their mirror
-//     pods (staticpods.go, remembered in kubelet/config). Step 12 begins.
+//     pods (kubelet/config). Step 12 begins.
 //  3. Admission: kubelet/lifecycle lets the pod in or rejects it
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
@@ -56,7 +56,7 @@
 // # The sub-packages
 //
 //	package             upstream (pkg/kubelet/...)  what it owns
-//	config              config                      the static pods read, their mirrors' UIDs, mirrors deleted (its own lock)
+//	config              config, pod (mirror client) the static pods: manifests read, synced with their mirrors, mirrors' UIDs (its own lock)
 //	container           container (kubecontainer)   the runtime's view of a pod: sandbox, container instances
 //	types               types (kubetypes)           mirror annotations, RuntimeUID, sidecars, PodGVK
 //	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
@@ -77,6 +77,7 @@
 //
 //	file                     what it holds
 //	kubelet.go               Config, the Kubelet: its managers, wired; register and run
+//	managers.go              the managers that act through the Kubelet's pod worker and runtime, given it
 //	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
 //	fleet_server.go          the fleet's side of the HTTP API (server.Host)
@@ -116,7 +117,6 @@
 //	podcertificates.go       podCertificate projected sources: keys, requests, refresh
 //	podcertificates_node.go  their keys and the node's part in their requests
 //	restore.go               taking back the pods of an earlier kubelet after a restart
-//	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
 //	doc.go                   this map

@@ -148,8 +148,9 @@ type Kubelet struct {
 	nodeState *nodestatus.State
 
 	// static are the static pods of PodManifestPath and their mirrors
-	// (staticpods.go; package config, its own lock).
-	static config.StaticPods
+	// (package config, its own lock), which staticPods reads and syncs.
+	static     config.StaticPods
+	staticPods *config.Manager
 
 	// node names the registered Node (kind, name, uid) for events and as
 	// the lease's owner. registerNode sets it before any goroutine that
@@ -253,22 +254,8 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
 	k.eviction = newEvictionManager(k)
+	k.staticPods = newStaticPodManager(k)
 	return k
-}
-
-// newEvictionManager is k's eviction manager, which finds a pod's
-// containers in the runtime by the labels of criconfig.go, on k's node.
-func newEvictionManager(k *Kubelet) *eviction.Manager {
-	o := eviction.Options{Runtime: k.runtime.runtime, ContainerLabel: labelContainerName,
-		Selector: func(pod *corev1.Pod) map[string]string {
-			return map[string]string{labelPodUID: string(pod.UID), labelNodeName: k.cfg.NodeName}
-		},
-		LogDir:   func(pod *corev1.Pod) string { return podLogDirectory(k.cfg.PodLogsDir, pod) },
-		Failures: k.status, Recorder: k.recorder, Enqueue: k.queue.Add, Log: k.log}
-	if k.cfg.NodeRoot != "" {
-		o.OnDisk = k.onDisk
-	}
-	return eviction.NewManager(o)
 }
 
 // register registers the node, writes its CSINode and creates its lease.
@@ -298,7 +285,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 	k.restorePods(ctx)
 	if k.cfg.PodManifestPath != "" {
-		wg.Go(func() { k.runStaticPods(ctx) })
+		wg.Go(func() { k.staticPods.Run(ctx) })
 	}
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", len(k.fleet.podsOf(k.cfg.NodeName)), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
@@ -317,6 +304,10 @@ const (
 	DefaultBackOffInitial = backoff.DefaultInitial
 	DefaultBackOffMax     = backoff.DefaultMax
 )
+
+// DefaultFileCheckFrequency is the kubelet's --file-check-frequency
+// (package config).
+const DefaultFileCheckFrequency = config.DefaultFileCheckFrequency
 
 // DefaultEvictionMonitoringPeriod is how often the eviction manager
 // measures the pods' local storage (package eviction).
