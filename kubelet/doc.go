@@ -9,10 +9,9 @@
 // In the order a pod meets them:
 //
 //  1. Registration: the Node (capacity, labels, taints, addresses,
-//     podCIDR, Ready=True), its CSINode and its Lease (node.go,
-//     csinode.go, kubelet/nodelease); then two heartbeats, the node status every
-//     StatusInterval and the cheaper Lease (nodestatus.go, remembering
-//     between beats in kubelet/nodestatus).
+//     podCIDR, Ready=True), its CSINode and its Lease (kubelet/nodestatus,
+//     kubelet/nodelease); then two heartbeats, the node status every
+//     StatusInterval and the cheaper Lease (kubelet/nodestatus).
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
 //     pods.go); the static pods of --pod-manifest-path, with their mirror
@@ -68,7 +67,7 @@
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
-//	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
+//	nodestatus          nodestatus                  registering the Node (kubelet_node_status.go), its CSINode, the status heartbeat and its memory (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               volume paths, emptyDirs, atomic writes; pods whose volumes were set up (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
@@ -77,7 +76,7 @@
 //
 //	file                     what it holds
 //	kubelet.go               Config, the Kubelet: its managers, wired; register and run
-//	managers.go              the managers that act through the Kubelet's pod worker and runtime, given it
+//	managers.go              the node status, eviction and static pod managers, given the Kubelet's parts
 //	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
 //	fleet_server.go          the fleet's side of the HTTP API (server.Host)
@@ -85,9 +84,6 @@
 //	options.go               command-line values turned into Config (capacity, node IPs)
 //	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
 //	runtimepod.go            a pod as the runtime has it, read by labels (kubecontainer.PodSandbox)
-//	node.go                  registering the Node
-//	nodestatus.go            the node status heartbeat, runtime health, memory pressure, images
-//	csinode.go               the node's CSINode (volume limits)
 //	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
 //	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts
 //	termination.go           stopping a pod's containers, in the background, and deleting it

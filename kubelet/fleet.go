@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/token"
@@ -94,10 +95,9 @@ type Fleet struct {
 	podCertificates     *podCertificates
 	certificateRequests *client.Informer
 
-	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
-	imagesCache    []corev1.ContainerImage
-	imagesAt       time.Time
-	imagesFetching bool
+	// nodeImages are the runtime's images, which every node's status
+	// lists: asked for once for all (package nodestatus).
+	nodeImages *nodestatus.Images
 }
 
 // FleetPodCIDR is where the nodes of a fleet of more than one get their
@@ -185,9 +185,10 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
-		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
-		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
-		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
+		services:   client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
+		nodes:      client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
+		nodeImages: nodestatus.NewImages(rt.images, base.Clock),
+		changed:    map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (podcertificates.go).
 	f.watchPodCertificates(selector, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
@@ -320,7 +321,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	}
 	for i, k := range f.kubelets {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
-		wg.Go(func() { k.runHeartbeats(ctx, offset) })
+		wg.Go(func() { k.nodeStatus.Run(ctx, offset) })
 	}
 	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.Informer, f.certificateRequests}
 	if f.configMaps != nil {

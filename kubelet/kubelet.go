@@ -40,7 +40,7 @@ type Config struct {
 	Taints   []corev1.Taint    // set when the node registers
 	// MaxVolumes is how many volumes of mkube's provisioner the node can
 	// have attached: the allocatable.count of the driver in its CSINode
-	// (csinode.go), which the scheduler's NodeVolumeLimits counts against
+	// (kubelet/nodestatus), which the scheduler's NodeVolumeLimits counts against
 	// (--max-volumes). 0 is no limit.
 	MaxVolumes int32
 
@@ -129,11 +129,14 @@ type Kubelet struct {
 	images    *images.Manager          // pulls the containers' images (package images)
 	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
-	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
-	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (probes.go)
-	eviction  *eviction.Manager        // evicts the pods over their local storage limits (package eviction)
-	clock     clock.WithTickerAndDelayedExecution
-	log       *slog.Logger
+	// nodeStatus registers the Node and keeps its status fresh (package
+	// nodestatus): the Node's name and uid are its, once registered.
+	nodeStatus *nodestatus.Manager
+	status     *status.Manager   // writes the pod statuses, keeps the failures the kubelet decided
+	probes     *prober.Manager   // the containers' liveness, readiness and startup probes (probes.go)
+	eviction   *eviction.Manager // evicts the pods over their local storage limits (package eviction)
+	clock      clock.WithTickerAndDelayedExecution
+	log        *slog.Logger
 
 	// terminating holds the pods whose containers are being stopped, each
 	// by its own goroutine (termination.go), under its own lock.
@@ -143,19 +146,10 @@ type Kubelet struct {
 	// up, Multi-Attach errors reported (package volumemanager, its own lock).
 	volumes volumemanager.State
 
-	// nodeState is what the node status heartbeat remembers between beats
-	// (package nodestatus, its own lock).
-	nodeState *nodestatus.State
-
 	// static are the static pods of PodManifestPath and their mirrors
 	// (package config, its own lock), which staticPods reads and syncs.
 	static     config.StaticPods
 	staticPods *config.Manager
-
-	// node names the registered Node (kind, name, uid) for events and as
-	// the lease's owner. registerNode sets it before any goroutine that
-	// reads it starts.
-	node *corev1.Node
 }
 
 // New returns a kubelet for cfg, talking to the API server through c: a
@@ -243,13 +237,13 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:   workqueue.New[string](cfg.Clock),
 		backOff: backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		// The runtime answered Version when the fleet connected.
-		nodeState: nodestatus.NewState(cfg.Clock, cfg.NodeStatusReportFrequency),
 	}
 	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
-		f.imagesChanged, k.recorder, cfg.Clock, log)
+		f.nodeImages.Changed, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
-	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
+	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.nodeStatus.Node() }, cfg.Clock, log)
+	// The runtime answered Version when the fleet connected.
+	k.nodeStatus = newNodeStatusManager(k)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
@@ -258,25 +252,13 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	return k
 }
 
-// register registers the node, writes its CSINode and creates its lease.
+// register writes the node's files, then registers the node, writes its
+// CSINode and creates its lease (package nodestatus).
 func (k *Kubelet) register(ctx context.Context) error {
 	if err := k.ensureNodeFiles(); err != nil { // etchosts.go
 		return fmt.Errorf("node files: %w", err)
 	}
-	if err := k.registerNode(ctx); err != nil {
-		return err
-	}
-	// The CSINode is owned by the Node, so it comes once the Node has its
-	// uid. Without it the node limits no volumes: the node still runs.
-	if err := k.syncCSINode(ctx); err != nil && ctx.Err() == nil {
-		k.log.Warn("CSINode not written: the node's volumes are not limited", "err", err)
-	}
-	// Registration wrote the node status; the lease comes at once too, not
-	// after the first StatusInterval.
-	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
-		k.log.Warn("node lease creation failed", "err", err)
-	}
-	return nil
+	return k.nodeStatus.Register(ctx)
 }
 
 // run is the node's part of Run once its pods are listed: it takes back

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mkube/mkube/kubelet/config"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/nodestatus"
 )
 
 // The managers that act through the Kubelet's own pod worker, runtime
@@ -33,7 +34,7 @@ func newEvictionManager(k *Kubelet) *eviction.Manager {
 func newStaticPodManager(k *Kubelet) *config.Manager {
 	return config.NewManager(config.Options{NodeName: k.cfg.NodeName, ManifestPath: k.cfg.PodManifestPath,
 		FileCheckFrequency: k.cfg.FileCheckFrequency, Pods: &k.static, Client: k.client,
-		Node: func() *corev1.Node { return k.node },
+		Node: k.nodeStatus.Node,
 		Mirror: func(key string) (*corev1.Pod, bool) {
 			obj, ok := k.informer.Cache().Get(key)
 			if !ok {
@@ -50,4 +51,19 @@ func newStaticPodManager(k *Kubelet) *config.Manager {
 			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 		},
 		ForgetPod: k.forgetPod, ReleasePod: k.releasePod, RunPod: k.runPod, Clock: k.clock, Log: k.log})
+}
+
+// newNodeStatusManager is k's node status manager: the node k's Config
+// says it is, and k's runtime, images and lease.
+func newNodeStatusManager(k *Kubelet) *nodestatus.Manager {
+	cfg := k.cfg
+	return nodestatus.NewManager(nodestatus.Options{
+		Config: nodestatus.Config{NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, PodCIDR: cfg.PodCIDR, Capacity: cfg.Capacity,
+			Labels: cfg.Labels, Taints: cfg.Taints, MaxVolumes: cfg.MaxVolumes, Port: cfg.Port,
+			StatusInterval: cfg.StatusInterval, NodeStatusReportFrequency: cfg.NodeStatusReportFrequency},
+		Client: k.client, Recorder: k.recorder, Runtime: k.runtime.runtime,
+		RuntimeVersion: k.runtime.version, PeerAddress: k.runtime.peerAddress,
+		NodeContainers: map[string]string{labelNodeName: cfg.NodeName},
+		Images:         k.fleet.nodeImages.List, RestoreImages: k.restoreImages,
+		Lease: k.lease, Clock: k.clock, Log: k.log})
 }

@@ -82,7 +82,7 @@ type certificateNode interface {
 // NodeRestriction holds to its own pods.
 
 func (k *Kubelet) nodeRef() (types.NodeName, types.UID) {
-	return types.NodeName(k.cfg.NodeName), k.node.UID
+	return types.NodeName(k.cfg.NodeName), k.nodeStatus.Node().UID
 }
 
 func (k *Kubelet) serviceAccountUID(ctx context.Context, ns, name string) (types.UID, error) {
