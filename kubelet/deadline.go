@@ -6,9 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/status"
 )
 
@@ -44,7 +46,7 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontaine
 	}
 	if sb != nil && anyRunning(sb) {
 		k.inBackground(ctx, pod, "stopping a failed pod", func() error {
-			if err := k.stopContainers(ctx, pod, sb, failureGracePeriod(f, pod)); err != nil { // eviction.go
+			if err := k.stopContainers(ctx, pod, sb, failureGracePeriod(f, pod)); err != nil {
 				return err
 			}
 			// Report the stopped containers; the requeue then releases it.
@@ -58,6 +60,16 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontaine
 	}
 	_, err := k.reportStatus(ctx, pod, sb, nil)
 	return err
+}
+
+// failureGracePeriod is the StopContainer timeout of the failed pod's
+// containers: the pod's own, but eviction.GracePeriodSeconds for an
+// evicted pod (the kubelet's minimum still applies).
+func failureGracePeriod(f status.Failure, pod *corev1.Pod) int64 {
+	if f.Reason == eviction.Reason {
+		return gracePeriod(ptr.To[int64](eviction.GracePeriodSeconds))
+	}
+	return gracePeriod(pod.Spec.TerminationGracePeriodSeconds)
 }
 
 func anyRunning(sb *kubecontainer.PodSandbox) bool {

@@ -9,14 +9,13 @@
 // In the order a pod meets them:
 //
 //  1. Registration: the Node (capacity, labels, taints, addresses,
-//     podCIDR, Ready=True), its CSINode and its Lease (node.go,
-//     csinode.go, kubelet/nodelease); then two heartbeats, the node status every
-//     StatusInterval and the cheaper Lease (nodestatus.go, remembering
-//     between beats in kubelet/nodestatus).
+//     podCIDR, Ready=True), its CSINode and its Lease (kubelet/nodestatus,
+//     kubelet/nodelease); then two heartbeats, the node status every
+//     StatusInterval and the cheaper Lease (kubelet/nodestatus).
 //  2. Pod sources: the API server's pods bound to the node, list-watched
 //     with fieldSelector spec.nodeName=NAME and queued by key (fleet.go,
 //     pods.go); the static pods of --pod-manifest-path, with their mirror
-//     pods (staticpods.go, remembered in kubelet/config). Step 12 begins.
+//     pods (kubelet/config). Step 12 begins.
 //  3. Admission: kubelet/lifecycle lets the pod in or rejects it
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
@@ -37,8 +36,7 @@
 //     events and syncs the pod of a container that started or died
 //     (fleet_pleg.go).
 //  7. Limits: an active deadline (deadline.go) or the eviction manager
-//     (eviction.go, eviction_usage.go) fail the pod; kubelet/status keeps
-//     that verdict.
+//     (kubelet/eviction) fail the pod; kubelet/status keeps that verdict.
 //  8. Termination: a deletion stops the containers with their grace
 //     period, preStop hooks first (termination.go, prestop.go), reports
 //     them, deletes the pod, then StopPodSandbox and RemovePodSandbox
@@ -56,7 +54,7 @@
 // # The sub-packages
 //
 //	package             upstream (pkg/kubelet/...)  what it owns
-//	config              config                      the static pods read, their mirrors' UIDs, mirrors deleted (its own lock)
+//	config              config, pod (mirror client) the static pods: manifests read, synced with their mirrors, mirrors' UIDs (its own lock)
 //	container           container (kubecontainer)   the runtime's view of a pod: sandbox, container instances
 //	types               types (kubetypes)           mirror annotations, RuntimeUID, sidecars, PodGVK
 //	lifecycle           lifecycle, allocation       admission and the allocated resources (its own locks)
@@ -64,12 +62,13 @@
 //	backoff             (flowcontrol.Backoff)       the crash-loop and image-pull delays
 //	prober              prober                      one worker per probe, how a probe runs (exec, httpGet, tcpSocket, grpc), what its result does
 //	status              status                      step 13's writes, and the failures the kubelet decided
+//	eviction            eviction                    the eviction manager: pods' local storage measured, those over a limit evicted
 //	pleg                pleg                        the runtime's container events
 //	clustertrustbundle  clustertrustbundle          clusterTrustBundle projected sources, from an informer
 //	envvars             envvars (kubelet_pods.go)   a container's environment: env, envFrom, service variables, $(VAR); CreateContainerConfigError
 //	podcertificate      podcertificate              podCertificate projected sources: keys, requests as the node, refresh (its own lock)
 //	nodelease           nodelease                   the node's Lease in kube-node-lease, the cheap heartbeat
-//	nodestatus          nodestatus                  the node status heartbeat's memory: last status written, runtime, memory stats (its own lock)
+//	nodestatus          nodestatus                  registering the Node (kubelet_node_status.go), its CSINode, the status heartbeat and its memory (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               setting up and tearing down pods' volumes: claims, payloads, subPaths, image volumes (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
@@ -78,6 +77,7 @@
 //
 //	file                     what it holds
 //	kubelet.go               Config, the Kubelet: its managers, wired; register and run
+//	managers.go              the node status, eviction and static pod managers, given the Kubelet's parts
 //	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
 //	fleet_server.go          the fleet's side of the HTTP API (server.Host)
@@ -85,18 +85,13 @@
 //	options.go               command-line values turned into Config (capacity, node IPs)
 //	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
 //	runtimepod.go            a pod as the runtime has it, read by labels (kubecontainer.PodSandbox)
-//	node.go                  registering the Node
-//	nodestatus.go            the node status heartbeat, runtime health, memory pressure, images
-//	csinode.go               the node's CSINode (volume limits)
 //	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
 //	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts
 //	termination.go           stopping a pod's containers, in the background, and deleting it
 //	prestop.go               killContainer: the preStop hook, then StopContainer
 //	lifecyclehooks.go        postStart and preStop hooks (exec, httpGet, sleep)
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
-//	deadline.go              activeDeadlineSeconds: failing a pod that outlived it
-//	eviction.go              the eviction manager: local storage over its limits
-//	eviction_usage.go        what the eviction manager measures of a pod's local storage
+//	deadline.go              activeDeadlineSeconds: failing a pod that outlived it, a failed pod's grace period
 //	admission.go             the node admission judges against; writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
@@ -112,7 +107,6 @@
 //	subpath.go               volume subPaths: subPathExpr expanded
 //	imagevolumes.go          image volumes' CRI mounts, and ensureImage (kubelet/images, queued)
 //	restore.go               taking back the pods of an earlier kubelet after a restart
-//	staticpods.go            static pods and their mirror pods
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
 //	forwards.go              the old names of what moved to kubelet/envvars and kubelet/prober, for files not yet calling them

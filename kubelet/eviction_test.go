@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
@@ -38,68 +39,6 @@ func storagePod(sizeLimit, appLimit, sideLimit string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
 		Spec: corev1.PodSpec{NodeName: "node01", Containers: []corev1.Container{container("app", appLimit), container("side", sideLimit)},
 			Volumes: []corev1.Volume{cache, {Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}},
-	}
-}
-
-func TestLocalStorageEviction(t *testing.T) {
-	usage := func(cache, config, app, side int64) storageUsage {
-		return storageUsage{volumes: map[string]int64{"cache": cache, "config": config},
-			containers: map[string]int64{"app": app, "side": side}}
-	}
-	for _, tc := range []struct {
-		name  string
-		pod   *corev1.Pod
-		usage storageUsage
-		want  string // "" for no eviction
-	}{
-		{"an emptyDir within its sizeLimit is fine", storagePod("1Ki", "", ""), usage(1024, 0, 0, 0), ""},
-		{"an emptyDir one byte over its sizeLimit evicts the pod, in Kubernetes' words and trailing space",
-			storagePod("1Ki", "", ""), usage(1025, 0, 0, 0), `Usage of EmptyDir volume "cache" exceeds the limit "1Ki". `},
-		{"an emptyDir without a sizeLimit may hold anything", storagePod("", "", ""), usage(1<<30, 0, 0, 0), ""},
-		{"the pod's limit is the sum of its containers' and counts its volumes",
-			storagePod("", "1Ki", "1Ki"), usage(1000, 1000, 10, 100), `Pod ephemeral local storage usage exceeds the total limit of containers 2Ki. `},
-		{"a container over its own limit evicts the pod, naming the container",
-			storagePod("", "1Ki", "10Ki"), usage(0, 0, 2000, 0), `Container app exceeded its local ephemeral storage limit "1Ki". `},
-		{"a container without a limit only counts toward the pod's",
-			storagePod("", "", "10Ki"), usage(0, 0, 8000, 0), ""},
-		{"the emptyDir is checked first, as Kubernetes does",
-			storagePod("1Ki", "1Ki", ""), usage(5000, 0, 5000, 0), `Usage of EmptyDir volume "cache" exceeds the limit "1Ki". `},
-		{"the pod's total is checked before each container's",
-			storagePod("", "1Ki", "1Ki"), usage(0, 0, 3000, 0), `Pod ephemeral local storage usage exceeds the total limit of containers 2Ki. `},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			msg, over := localStorageEviction(tc.pod, tc.usage)
-			if msg != tc.want || over != (tc.want != "") {
-				t.Errorf("got %q, %v; want %q", msg, over, tc.want)
-			}
-		})
-	}
-}
-
-func TestEvictable(t *testing.T) {
-	memory := storagePod("1Ki", "", "")
-	memory.Spec.Volumes[0].EmptyDir.Medium = corev1.StorageMediumMemory
-	failed := storagePod("1Ki", "", "")
-	failed.Status.Phase = corev1.PodFailed
-	mirror := storagePod("1Ki", "", "")
-	mirror.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "hash"}
-	for _, tc := range []struct {
-		name string
-		pod  *corev1.Pod
-		want bool
-	}{
-		{"a running pod with an emptyDir sizeLimit is watched", storagePod("1Ki", "", ""), true},
-		{"a running pod with a container's ephemeral-storage limit is watched", storagePod("", "", "1Ki"), true},
-		{"a pod that limits nothing is not", storagePod("", "", ""), false},
-		{"a tmpfs emptyDir's sizeLimit is its size, not watched", memory, false},
-		{"a finished pod is not", failed, false},
-		{"a static pod is never evicted", mirror, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := evictable(tc.pod); got != tc.want {
-				t.Errorf("evictable = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
@@ -131,21 +70,21 @@ func TestLocalStorageUsageMeasuresVolumesLayersAndLogs(t *testing.T) {
 	must(t, err)
 	startContainer(t, rs, pod, sb.GetPodSandboxId(), pod.Spec.Containers[0], 0)
 
-	var u storageUsage
+	var u eviction.Usage
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if u, err = k.localStorageUsage(ctx, pod); err != nil {
+		if u, err = newEvictionManager(k).LocalStorageUsage(ctx, pod); err != nil {
 			t.Fatal(err)
 		}
-		if u.containers["app"] > 6 || time.Now().After(deadline) {
+		if u.Containers["app"] > 6 || time.Now().After(deadline) {
 			break // the container has written its file and its log line
 		}
 	}
-	if u.volumes["cache"] != 1500 || u.volumes["config"] != 5 {
-		t.Errorf("volumes: %v, want cache 1500 and config 5 bytes", u.volumes)
+	if u.Volumes["cache"] != 1500 || u.Volumes["config"] != 5 {
+		t.Errorf("volumes: %v, want cache 1500 and config 5 bytes", u.Volumes)
 	}
 	// The writable layer's 6 bytes, and the log line as CRI writes it:
 	// "<RFC 3339 time> stdout F logged\n".
-	if got, min := u.containers["app"], int64(6+len(" stdout F logged\n")+20); got < min {
+	if got, min := u.Containers["app"], int64(6+len(" stdout F logged\n")+20); got < min {
 		t.Errorf("container app: %d bytes, want its layer's 6 and its log's at least %d", got, min-6)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
+	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/podcertificate"
 	"github.com/mkube/mkube/kubelet/server"
@@ -94,10 +96,9 @@ type Fleet struct {
 	podCertificates     *podcertificate.Manager
 	certificateRequests *client.Informer
 
-	imagesMu       sync.Mutex // guards the runtime's images, shared (nodestatus.go)
-	imagesCache    []corev1.ContainerImage
-	imagesAt       time.Time
-	imagesFetching bool
+	// nodeImages are the runtime's images, which every node's status
+	// lists: asked for once for all (package nodestatus).
+	nodeImages *nodestatus.Images
 }
 
 // FleetPodCIDR is where the nodes of a fleet of more than one get their
@@ -185,9 +186,10 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
 		// sees default/kubernetes.
-		services: client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
-		nodes:    client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
-		changed:  map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
+		services:   client.NewInformer(c, client.Services, "", client.ListOptions{}, log),
+		nodes:      client.NewInformer(c, client.Nodes, "", client.ListOptions{FieldSelector: nodeSelector}, log),
+		nodeImages: nodestatus.NewImages(rt.images, base.Clock),
+		changed:    map[string]bool{}, tokens: token.NewManager(c, base.Clock, log), trustBundles: clustertrustbundle.NewManager(c, log)}
 	// The PodCertificateRequests of its nodes, as its pods (package podcertificate).
 	f.podCertificates, f.certificateRequests = podcertificate.Watch(c, selector, f.informer, f.route, base.Clock, log)
 	if !readsEachObject(c) { // a node's own certificate may not list them (identity.go)
@@ -256,6 +258,24 @@ func (f *Fleet) kubeletOf(key string, sandboxLabels map[string]string) *Kubelet 
 	return f.byName[sandboxLabels[labelNodeName]]
 }
 
+// pods are all the fleet's pods.
+func (f *Fleet) pods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, obj := range f.informer.Cache().List() {
+		out = append(out, obj.(*corev1.Pod))
+	}
+	return out
+}
+
+// evictionManagerOf is the eviction manager of node, if it is one of the
+// fleet's.
+func (f *Fleet) evictionManagerOf(node string) *eviction.Manager {
+	if k := f.byName[node]; k != nil {
+		return k.eviction
+	}
+	return nil
+}
+
 // podsOf are the fleet's pods bound to node.
 func (f *Fleet) podsOf(node string) []*corev1.Pod {
 	var out []*corev1.Pod
@@ -284,7 +304,7 @@ const registerConcurrency = 16
 //
 // Goroutines, all stopped by ctx: the event recorder, the kubelet API
 // server, the pod and Services informers, the container-event watch
-// (package pleg), the eviction manager (eviction.go) and, per node, the
+// (package pleg), the eviction manager (package eviction) and, per node, the
 // heartbeat loop, the static pods' reader and Workers pod workers
 // (stopped by shutting down the node's queue once ctx ends). Run returns
 // after all of them have.
@@ -302,7 +322,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	}
 	for i, k := range f.kubelets {
 		offset := k.cfg.StatusInterval * time.Duration(i) / time.Duration(len(f.kubelets))
-		wg.Go(func() { k.runHeartbeats(ctx, offset) })
+		wg.Go(func() { k.nodeStatus.Run(ctx, offset) })
 	}
 	informers := []*client.Informer{f.informer, f.services, f.nodes, f.trustBundles.Informer, f.certificateRequests}
 	if f.configMaps != nil {
@@ -330,7 +350,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	wg.Go(func() { f.proxy.Run(ctx) })
 	wg.Go(func() { pleg.New(f.runtime.runtime, fleetEvents{f}, f.clock, f.log).Run(ctx) })
 	wg.Go(func() { f.resyncVolumes(ctx) })
-	wg.Go(func() { f.runEvictionManager(ctx) })
+	wg.Go(func() { eviction.Run(ctx, f.clock, f.cfg.EvictionMonitoringPeriod, f.pods, f.evictionManagerOf) })
 	for _, k := range f.kubelets {
 		k.run(ctx, &wg)
 	}

@@ -19,7 +19,7 @@ func (e fleetEvents) OnContainerEvent(ev *runtimeapi.ContainerEventResponse) {
 	if k == nil {
 		return // another kubelet's, or a pod gone
 	}
-	k.nodeState.ContainersChanged()
+	k.nodeStatus.ContainersChanged()
 	switch ev.GetContainerEventType() {
 	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
 		k.log.Info("PLEG: container died: syncing its pod", "pod", key, "containerID", k.runtime.containerID(ev.GetContainerId()))

@@ -23,6 +23,7 @@ import (
 	"github.com/mkube/mkube/kubelet/config"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/envvars"
+	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
@@ -45,7 +46,7 @@ type Config struct {
 	Taints   []corev1.Taint    // set when the node registers
 	// MaxVolumes is how many volumes of mkube's provisioner the node can
 	// have attached: the allocatable.count of the driver in its CSINode
-	// (csinode.go), which the scheduler's NodeVolumeLimits counts against
+	// (kubelet/nodestatus), which the scheduler's NodeVolumeLimits counts against
 	// (--max-volumes). 0 is no limit.
 	MaxVolumes int32
 
@@ -95,7 +96,7 @@ type Config struct {
 	SyncFrequency time.Duration
 	// EvictionMonitoringPeriod is how often the eviction manager measures
 	// the pods' local storage (emptyDir sizeLimit, ephemeral-storage
-	// limits) and evicts those over their limits (eviction.go); 0 means
+	// limits) and evicts those over their limits (package eviction); 0 means
 	// Kubernetes' 10 s.
 	EvictionMonitoringPeriod time.Duration
 	// Address and Port are where the kubelet serves its API (container
@@ -135,11 +136,15 @@ type Kubelet struct {
 	images    *images.Manager          // pulls the containers' images (package images)
 	admission *lifecycle.Admitter      // the pods let in, their allocated resources (package lifecycle)
 	lease     *nodelease.Controller    // the node's Lease, the cheap heartbeat (package nodelease)
-	status    *status.Manager          // writes the pod statuses, keeps the failures the kubelet decided
-	probes    *prober.Manager          // the containers' liveness, readiness and startup probes (package prober)
-	env       *envvars.Builder         // the containers' environments, and their CreateContainerConfigError (package envvars)
-	clock     clock.WithTickerAndDelayedExecution
-	log       *slog.Logger
+	// nodeStatus registers the Node and keeps its status fresh (package
+	// nodestatus): the Node's name and uid are its, once registered.
+	nodeStatus *nodestatus.Manager
+	status     *status.Manager   // writes the pod statuses, keeps the failures the kubelet decided
+	probes     *prober.Manager   // the containers' liveness, readiness and startup probes (package prober)
+	env        *envvars.Builder  // the containers' environments, and their CreateContainerConfigError (package envvars)
+	eviction   *eviction.Manager // evicts the pods over their local storage limits (package eviction)
+	clock      clock.WithTickerAndDelayedExecution
+	log        *slog.Logger
 
 	// terminating holds the pods whose containers are being stopped, each
 	// by its own goroutine (termination.go), under its own lock.
@@ -150,13 +155,10 @@ type Kubelet struct {
 	// errors it reported (package volumemanager, its own lock).
 	volumes *volumemanager.Manager
 
-	// nodeState is what the node status heartbeat remembers between beats
-	// (package nodestatus, its own lock).
-	nodeState *nodestatus.State
-
 	// static are the static pods of PodManifestPath and their mirrors
-	// (staticpods.go; package config, its own lock).
-	static config.StaticPods
+	// (package config, its own lock), which staticPods reads and syncs.
+	static     config.StaticPods
+	staticPods *config.Manager
 
 	// probeClient is an HTTP client to a pod's IP, without keep-alives
 	// (package prober's): httpGet probes, and lifecyclehooks.go's hooks.
@@ -167,11 +169,6 @@ type Kubelet struct {
 	// package podcertificate, its requests going as this node.
 	podCertificateFiles func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
 		mode os.FileMode, out map[string]volumemanager.File) error
-
-	// node names the registered Node (kind, name, uid) for events and as
-	// the lease's owner. registerNode sets it before any goroutine that
-	// reads it starts.
-	node *corev1.Node
 }
 
 // New returns a kubelet for cfg, talking to the API server through c: a
@@ -259,13 +256,13 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		recorder: f.recorder.WithHost(cfg.NodeName), informer: f.informer,
 		queue:   workqueue.New[string](cfg.Clock),
 		backOff: backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
-		// The runtime answered Version when the fleet connected.
-		nodeState: nodestatus.NewState(cfg.Clock, cfg.NodeStatusReportFrequency),
 	}
 	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
-		f.imagesChanged, k.recorder, cfg.Clock, log)
+		f.nodeImages.Changed, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
-	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
+	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.nodeStatus.Node() }, cfg.Clock, log)
+	// The runtime answered Version when the fleet connected.
+	k.nodeStatus = newNodeStatusManager(k)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
 		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {
@@ -286,34 +283,24 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		ConfigMap: k.configMap, Secret: k.secret, // objects.go
 		PodField: podField, ResourceField: resourceField, // criconfig.go
 		Recorder: k.recorder, Retry: k.queue.AddAfter, Log: log}
-	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.node.UID }, Client: k.client, Recorder: k.recorder}
+	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.nodeStatus.Node().UID }, Client: k.client, Recorder: k.recorder}
 	k.podCertificateFiles = func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
 		mode os.FileMode, out map[string]volumemanager.File) error {
 		return f.podCertificates.Files(ctx, certNode, pod, volume, index, src, mode, out)
 	}
 	k.volumes = newVolumeManager(k) // volumes.go
+	k.eviction = newEvictionManager(k)
+	k.staticPods = newStaticPodManager(k)
 	return k
 }
 
-// register registers the node, writes its CSINode and creates its lease.
+// register writes the node's files, then registers the node, writes its
+// CSINode and creates its lease (package nodestatus).
 func (k *Kubelet) register(ctx context.Context) error {
 	if err := k.ensureNodeFiles(); err != nil { // etchosts.go
 		return fmt.Errorf("node files: %w", err)
 	}
-	if err := k.registerNode(ctx); err != nil {
-		return err
-	}
-	// The CSINode is owned by the Node, so it comes once the Node has its
-	// uid. Without it the node limits no volumes: the node still runs.
-	if err := k.syncCSINode(ctx); err != nil && ctx.Err() == nil {
-		k.log.Warn("CSINode not written: the node's volumes are not limited", "err", err)
-	}
-	// Registration wrote the node status; the lease comes at once too, not
-	// after the first StatusInterval.
-	if err := k.lease.Renew(ctx); err != nil && ctx.Err() == nil {
-		k.log.Warn("node lease creation failed", "err", err)
-	}
-	return nil
+	return k.nodeStatus.Register(ctx)
 }
 
 // run is the node's part of Run once its pods are listed: it takes back
@@ -322,7 +309,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 	k.restorePods(ctx)
 	if k.cfg.PodManifestPath != "" {
-		wg.Go(func() { k.runStaticPods(ctx) })
+		wg.Go(func() { k.staticPods.Run(ctx) })
 	}
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", len(k.fleet.podsOf(k.cfg.NodeName)), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
@@ -341,3 +328,11 @@ const (
 	DefaultBackOffInitial = backoff.DefaultInitial
 	DefaultBackOffMax     = backoff.DefaultMax
 )
+
+// DefaultFileCheckFrequency is the kubelet's --file-check-frequency
+// (package config).
+const DefaultFileCheckFrequency = config.DefaultFileCheckFrequency
+
+// DefaultEvictionMonitoringPeriod is how often the eviction manager
+// measures the pods' local storage (package eviction).
+const DefaultEvictionMonitoringPeriod = eviction.DefaultMonitoringPeriod

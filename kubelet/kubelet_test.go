@@ -19,7 +19,10 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/testserver"
+	"github.com/mkube/mkube/kubelet/nodestatus"
 )
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // testCluster is an API server on embedded etcd, as cmd/apiserver runs it.
 func testCluster(t *testing.T) *client.Client {
@@ -127,7 +130,7 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 		if err := c.Get(ctx, client.Nodes, "", "node01", node); err != nil {
 			return false, err.Error()
 		}
-		return nodeReady(node.Status), fmt.Sprintf("conditions %v", node.Status.Conditions)
+		return nodestatus.NodeReady(node.Status), fmt.Sprintf("conditions %v", node.Status.Conditions)
 	})
 	if node.Labels["disktype"] != "ssd" || node.Labels[corev1.LabelHostname] != "node01" || len(node.Spec.Taints) != 1 || node.Spec.PodCIDR != "10.244.1.0/24" {
 		t.Errorf("node labels %v taints %v podCIDR %q", node.Labels, node.Spec.Taints, node.Spec.PodCIDR)

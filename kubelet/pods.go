@@ -63,7 +63,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) error {
 		if ok {
 			mirror = obj.(*corev1.Pod).DeepCopy()
 		}
-		return k.syncStatic(ctx, key, sp, mirror) // staticpods.go
+		return k.staticPods.Sync(ctx, key, sp, mirror) // package config
 	}
 	if !ok {
 		// The pod was deleted from the API server: forget it. A runtime

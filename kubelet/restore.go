@@ -97,9 +97,7 @@ func (k *Kubelet) restorePod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // podFinished: nothing of the pod runs any more, and nothing will.
-func podFinished(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
+func podFinished(pod *corev1.Pod) bool { return kubetypes.PodFinished(pod) }
 
 // ranHere: the pod got a sandbox (an IP) or a container from an earlier
 // kubelet.

@@ -20,7 +20,7 @@ const (
 	// standard's (apiserver/registry/storage).
 	HostPathProvisioner = "mkube.io/hostpath"
 	// HostPathDriver is the CSI driver it stands for, the name in each
-	// node's CSINode (kubelet/csinode.go).
+	// node's CSINode (kubelet/nodestatus/csinode.go).
 	HostPathDriver = "hostpath.csi.mkube.io"
 )
 

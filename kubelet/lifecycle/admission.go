@@ -31,7 +31,7 @@ import (
 //	a hostPort another pod holds   reason NodePorts     "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
 //	a NoExecute taint untolerated  reason TaintToleration
 //
-// Static pods, the node's own, are not admitted here (staticpods.go).
+// Static pods, the node's own, are not admitted here (kubelet/config).
 //
 // A rejected pod never runs: it is Failed at once, with that reason and
 // the message "Pod was rejected: ...", and its controller (a ReplicaSet,

@@ -8,6 +8,6 @@
 // Where things live:
 //
 //	file     what it holds
-//	pod.go   PodGVK, the config.* annotations, IsMirrorPod, RuntimeUID, IsSidecar, AllContainers
+//	pod.go   PodGVK, the config.* annotations, IsMirrorPod, RuntimeUID, IsSidecar, AllContainers, PodFinished
 //	doc.go   this map
 package types

@@ -75,3 +75,8 @@ func ReportedWaiting(pod *corev1.Pod, name string) string {
 	}
 	return ""
 }
+
+// PodFinished: nothing of the pod runs any more, and nothing will.
+func PodFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}

@@ -22,7 +22,7 @@ import (
 // (allocatable.count), which the scheduler's NodeVolumeLimits counts
 // against. mkube's kubelet writes one with the driver its provisioner
 // mkube.io/hostpath stands for, hostpath.csi.mkube.io (a driver's name
-// may have no "/": package internal/csitranslation; kubelet/csinode.go).
+// may have no "/": package internal/csitranslation; kubelet/nodestatus/csinode.go).
 var CSINodes = &apiserver.Resource{
 	GroupVersion: storagev1.SchemeGroupVersion, Name: "csinodes", Kind: "CSINode",
 	// Kubernetes serves csinodes/status (storageHealth, behind the alpha

@@ -1,4 +1,4 @@
-package kubelet
+package nodestatus
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package kubelet
+package eviction
 
 import (
 	"context"
@@ -17,25 +17,25 @@ import (
 // logs), in bytes of the files: Kubernetes counts disk blocks (du), which
 // makes a 10-byte file 4 KiB; bytes keep a learner's arithmetic exact.
 
-// storageUsage is a pod's local storage use, in bytes.
-type storageUsage struct {
-	// volumes are its local ephemeral volumes (Kubernetes'
+// Usage is a pod's local storage use, in bytes.
+type Usage struct {
+	// Volumes are its local ephemeral volumes (Kubernetes'
 	// IsLocalEphemeralVolume: an emptyDir on the disk, a configMap), by
 	// name.
-	volumes map[string]int64
-	// containers are its running containers' writable layers and logs,
+	Volumes map[string]int64
+	// Containers are its running containers' writable layers and logs,
 	// by name.
-	containers map[string]int64
+	Containers map[string]int64
 }
 
 // total is what the pod uses in all: Kubernetes' pod ephemeral storage,
 // its containers and its local ephemeral volumes.
-func (u storageUsage) total() int64 {
+func (u Usage) total() int64 {
 	var n int64
-	for _, b := range u.volumes {
+	for _, b := range u.Volumes {
 		n += b
 	}
-	for _, b := range u.containers {
+	for _, b := range u.Containers {
 		n += b
 	}
 	return n
@@ -46,31 +46,31 @@ func localEphemeral(v corev1.Volume) bool {
 	return (v.EmptyDir != nil && !volumemanager.IsMemory(v)) || v.ConfigMap != nil
 }
 
-// localStorageUsage measures pod: its volumes on the node's disk, and,
+// LocalStorageUsage measures pod: its volumes on the node's disk, and,
 // if it has ephemeral-storage limits to check them against, its running
 // containers' writable layers (the runtime's ContainerStats) and log
 // directories.
-func (k *Kubelet) localStorageUsage(ctx context.Context, pod *corev1.Pod) (storageUsage, error) {
-	u := storageUsage{volumes: map[string]int64{}, containers: map[string]int64{}}
-	if k.cfg.NodeRoot != "" {
+func (m *Manager) LocalStorageUsage(ctx context.Context, pod *corev1.Pod) (Usage, error) {
+	u := Usage{Volumes: map[string]int64{}, Containers: map[string]int64{}}
+	if m.o.OnDisk != nil {
 		for _, v := range pod.Spec.Volumes {
 			if localEphemeral(v) {
-				u.volumes[v.Name] = dirBytes(k.onDisk(volumemanager.Dir(pod.UID, v)))
+				u.Volumes[v.Name] = dirBytes(m.o.OnDisk(volumemanager.Dir(pod.UID, v)))
 			}
 		}
 	}
 	if !hasEphemeralStorageLimit(pod) {
 		return u, nil
 	}
-	resp, err := k.runtime.runtime.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{
-		LabelSelector: map[string]string{labelPodUID: string(pod.UID), labelNodeName: k.cfg.NodeName}}})
+	resp, err := m.o.Runtime.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{
+		LabelSelector: m.o.Selector(pod)}})
 	if err != nil {
 		return u, fmt.Errorf("list container stats: %w", err)
 	}
-	logs := podLogDirectory(k.cfg.PodLogsDir, pod)
+	logs := m.o.LogDir(pod)
 	for _, st := range resp.GetStats() {
-		name := st.GetAttributes().GetLabels()[labelContainerName]
-		u.containers[name] = int64(st.GetWritableLayer().GetUsedBytes().GetValue()) + dirBytes(filepath.Join(logs, name))
+		name := st.GetAttributes().GetLabels()[m.o.ContainerLabel]
+		u.Containers[name] = int64(st.GetWritableLayer().GetUsedBytes().GetValue()) + dirBytes(filepath.Join(logs, name))
 	}
 	return u, nil
 }

@@ -1,4 +1,4 @@
-package kubelet
+package nodestatus
 
 import (
 	"context"
@@ -89,43 +89,61 @@ func hasTaint(taints []corev1.Taint, t corev1.Taint) bool {
 	return false
 }
 
+// Register registers the node, writes its CSINode and creates its lease.
+func (m *Manager) Register(ctx context.Context) error {
+	if err := m.registerNode(ctx); err != nil {
+		return err
+	}
+	// The CSINode is owned by the Node, so it comes once the Node has its
+	// uid. Without it the node limits no volumes: the node still runs.
+	if err := m.syncCSINode(ctx); err != nil && ctx.Err() == nil {
+		m.o.Log.Warn("CSINode not written: the node's volumes are not limited", "err", err)
+	}
+	// Registration wrote the node status; the lease comes at once too, not
+	// after the first StatusInterval.
+	if err := m.o.Lease.Renew(ctx); err != nil && ctx.Err() == nil {
+		m.o.Log.Warn("node lease creation failed", "err", err)
+	}
+	return nil
+}
+
 // registerNode creates this node's Node object (POST /api/v1/nodes) or, if
 // an earlier run created it, brings it up to date. Like the kubelet's
 // registerWithAPIServer it retries until it succeeds or ctx ends.
-func (k *Kubelet) registerNode(ctx context.Context) error {
+func (m *Manager) registerNode(ctx context.Context) error {
 	backoff := registerInitialBackoff
 	for {
-		err := k.tryRegisterNode(ctx)
+		err := m.tryRegisterNode(ctx)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("register node %s: %w", k.cfg.NodeName, ctx.Err())
+			return fmt.Errorf("register node %s: %w", m.o.NodeName, ctx.Err())
 		}
-		k.log.Warn("node registration failed, retrying", "err", err, "after", backoff)
+		m.o.Log.Warn("node registration failed, retrying", "err", err, "after", backoff)
 		select {
 		case <-ctx.Done():
-		case <-k.clock.After(backoff):
+		case <-m.o.Clock.After(backoff):
 		}
 		backoff = min(2*backoff, registerMaxBackoff)
 	}
 }
 
-func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
-	rt, err := k.runtimeInfo(ctx)
+func (m *Manager) tryRegisterNode(ctx context.Context) error {
+	rt, err := m.runtimeInfo(ctx)
 	if err != nil {
 		return err
 	}
-	want := newNode(k.cfg, rt, k.clock.Now())
-	podnetwork.SetPeerAnnotation(want, k.runtime.peerAddress) // network/podnetwork
+	want := newNode(m.o.Config, rt, m.o.Clock.Now())
+	podnetwork.SetPeerAnnotation(want, m.o.PeerAddress) // network/podnetwork
 	created := &corev1.Node{}
-	err = k.client.Create(ctx, client.Nodes, "", want, created)
+	err = m.o.Client.Create(ctx, client.Nodes, "", want, created)
 	if err == nil {
-		k.setNode(created)
-		k.log.Info("registered node", "internalIP", k.cfg.NodeIP.String(), "podCIDR", created.Spec.PodCIDR,
+		m.setNode(created)
+		m.o.Log.Info("registered node", "internalIP", m.o.NodeIP.String(), "podCIDR", created.Spec.PodCIDR,
 			"capacity", resourceSummary(created.Status.Capacity), "taints", len(created.Spec.Taints))
-		k.recorder.Event(k.node, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
-		k.recorder.Event(k.node, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", k.cfg.NodeName)
+		m.o.Recorder.Event(m.node, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+		m.o.Recorder.Event(m.node, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", m.o.NodeName)
 		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
@@ -133,23 +151,23 @@ func (k *Kubelet) tryRegisterNode(ctx context.Context) error {
 	}
 
 	existing := &corev1.Node{}
-	if err := k.client.Get(ctx, client.Nodes, "", k.cfg.NodeName, existing); err != nil {
+	if err := m.o.Client.Get(ctx, client.Nodes, "", m.o.NodeName, existing); err != nil {
 		return fmt.Errorf("get node: %w", err)
 	}
-	k.restoreImages(existing.Status.Images)
+	m.o.RestoreImages(existing.Status.Images)
 	updated := &corev1.Node{}
-	if err := k.client.Update(ctx, client.Nodes, "", k.cfg.NodeName, mergeNode(existing, want), updated); err != nil {
+	if err := m.o.Client.Update(ctx, client.Nodes, "", m.o.NodeName, mergeNode(existing, want), updated); err != nil {
 		return fmt.Errorf("update node: %w", err) // a conflict is retried by registerNode
 	}
-	k.setNode(updated)
-	k.log.Info("node was registered before: updated its labels and taints", "internalIP", k.cfg.NodeIP.String(),
+	m.setNode(updated)
+	m.o.Log.Info("node was registered before: updated its labels and taints", "internalIP", m.o.NodeIP.String(),
 		"podCIDR", updated.Spec.PodCIDR, "images", len(existing.Status.Images))
-	k.recorder.Event(k.node, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
-	return k.updateNodeStatus(ctx)
+	m.o.Recorder.Event(m.node, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	return m.updateNodeStatus(ctx)
 }
 
-func (k *Kubelet) setNode(n *corev1.Node) {
-	k.node = &corev1.Node{TypeMeta: nodeTypeMeta, ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID}}
+func (m *Manager) setNode(n *corev1.Node) {
+	m.node = &corev1.Node{TypeMeta: nodeTypeMeta, ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID}}
 }
 
 // resourceSummary prints a resource list compactly for the log.

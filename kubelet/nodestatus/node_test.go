@@ -1,4 +1,4 @@
-package kubelet
+package nodestatus
 
 import (
 	"net/netip"
@@ -13,8 +13,19 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// capacity is what package kubelet's Capacity makes of cpu, memory and
+// pods: the node's resources and a typical root disk.
+func capacity(cpu, memory string, pods int64) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse(cpu),
+		corev1.ResourceMemory:           resource.MustParse(memory),
+		corev1.ResourcePods:             *resource.NewQuantity(pods, resource.DecimalSI),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+}
+
 func testConfig() Config {
-	capacity, _ := Capacity("4", "8Gi", 110)
+	capacity := capacity("4", "8Gi", 110)
 	return Config{
 		NodeName: "node01", NodeIP: netip.MustParseAddr("10.240.1.1"), PodCIDR: netip.MustParsePrefix("10.244.1.0/24"),
 		Capacity: capacity, Labels: map[string]string{"disktype": "ssd", corev1.LabelArchStable: "arm64"}, Port: 10250,
@@ -162,10 +173,7 @@ func findNodeCondition(cs []corev1.NodeCondition, t corev1.NodeConditionType) *c
 // the kubelet's status updates, and is allocatable; the kubelet's own
 // resources are set to what it has.
 func TestNodeStatusKeepsExtendedResources(t *testing.T) {
-	capacity, err := Capacity("4", "8Gi", 110)
-	if err != nil {
-		t.Fatal(err)
-	}
+	capacity := capacity("4", "8Gi", 110)
 	old := corev1.NodeStatus{Capacity: corev1.ResourceList{
 		"example.com/dongle": resource.MustParse("4"),
 		corev1.ResourceCPU:   resource.MustParse("64"), // wrong: the kubelet's own
@@ -182,7 +190,7 @@ func TestNodeStatusKeepsExtendedResources(t *testing.T) {
 }
 
 func TestMemoryPressure(t *testing.T) {
-	capacity, _ := Capacity("4", "1Gi", 110)
+	capacity := capacity("4", "1Gi", 110)
 	for used, want := range map[int64]bool{0: false, 900 << 20: false, 950 << 20: true, 2 << 30: true} {
 		if got := memoryPressure(capacity, used); got != want {
 			t.Errorf("%d bytes of 1Gi used: pressure %v, want %v", used, got, want)

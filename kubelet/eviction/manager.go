@@ -1,15 +1,20 @@
-package kubelet
+package eviction
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
-	"k8s.io/utils/ptr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/kubelet/status"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 	"github.com/mkube/mkube/kubelet/volumemanager"
@@ -18,7 +23,7 @@ import (
 // The kubelet's eviction manager, its local-storage part (Kubernetes'
 // LocalStorageCapacityIsolation, localStorageEviction): every
 // EvictionMonitoringPeriod it measures the local storage of each running
-// pod that limits it (eviction_usage.go), and evicts a pod that uses more
+// pod that limits it (usage.go), and evicts a pod that uses more
 // than a limit. The checks, in Kubernetes' order, the first that fails
 // deciding the message:
 //
@@ -40,28 +45,69 @@ import (
 // critical), nor is an emptyDir of medium Memory measured: its tmpfs is
 // sized to its sizeLimit and refuses to grow past it (kubelet/volumemanager).
 
-// DefaultEvictionMonitoringPeriod is Kubernetes' evictionMonitoringPeriod,
+// DefaultMonitoringPeriod is Kubernetes' evictionMonitoringPeriod,
 // how often its eviction manager runs: a pod may run over a limit for
 // that long before it is evicted.
-const DefaultEvictionMonitoringPeriod = 10 * time.Second
+const DefaultMonitoringPeriod = 10 * time.Second
 
 // The eviction manager's reason and messages (pkg/kubelet/eviction).
 const (
-	reasonEvicted                       = "Evicted"
+	Reason                              = "Evicted"
 	emptyDirMessageFmt                  = "Usage of EmptyDir volume %q exceeds the limit %q. "
 	podEphemeralStorageMessageFmt       = "Pod ephemeral local storage usage exceeds the total limit of containers %s. "
 	containerEphemeralStorageMessageFmt = "Container %s exceeded its local ephemeral storage limit %q. "
 )
 
-// evictionGracePeriod is Kubernetes' immediateEvictionGracePeriodSeconds:
+// GracePeriodSeconds is Kubernetes' immediateEvictionGracePeriodSeconds:
 // a pod over a local storage limit is not given its own grace period.
-const evictionGracePeriod = 1
+const GracePeriodSeconds = 1
 
-// runEvictionManager checks every EvictionMonitoringPeriod the local
-// storage of the fleet's pods, until ctx ends. One loop for the fleet, as
-// its nodes' pods are in one informer: 5,000 nodes do not each walk it.
-func (f *Fleet) runEvictionManager(ctx context.Context) {
-	t := f.clock.NewTicker(f.cfg.EvictionMonitoringPeriod)
+// StatsLister is the runtime's side the manager needs: the containers'
+// writable layers (CRI ListContainerStats).
+type StatsLister interface {
+	ListContainerStats(ctx context.Context, in *runtimeapi.ListContainerStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error)
+}
+
+// Failures are the failures the kubelet decided (package status): an
+// evicted pod is one.
+type Failures interface {
+	Failure(uid types.UID) (status.Failure, bool)
+	Fail(uid types.UID, f status.Failure) (known bool)
+}
+
+// Options are what a node's Manager is given by its kubelet.
+type Options struct {
+	// OnDisk is where a node path is on the real machine; nil when the
+	// node has no disk (no NodeRoot): its volumes are then not measured.
+	OnDisk func(nodePath string) string
+	// LogDir is the pod's log directory.
+	LogDir func(pod *corev1.Pod) string
+	// Runtime lists the containers' stats; Selector is the label
+	// selector of the pod's containers on this node, ContainerLabel the
+	// label naming a container.
+	Runtime        StatsLister
+	Selector       func(pod *corev1.Pod) map[string]string
+	ContainerLabel string
+	Failures       Failures
+	Recorder       *record.Recorder
+	// Enqueue queues the sync of the pod named key, which stops an
+	// evicted pod's containers.
+	Enqueue func(key string)
+	Log     *slog.Logger
+}
+
+// Manager is one node's eviction manager.
+type Manager struct{ o Options }
+
+// NewManager returns the eviction manager of a node.
+func NewManager(o Options) *Manager { return &Manager{o: o} }
+
+// Run checks every period the local storage of the pods, until ctx
+// ends, each by the Manager of its node (managerOf: nil for a node that
+// is none of the caller's). One loop for a fleet, as its nodes' pods are
+// in one informer: 5,000 nodes do not each walk it.
+func Run(ctx context.Context, clk clock.WithTicker, period time.Duration, pods func() []*corev1.Pod, managerOf func(node string) *Manager) {
+	t := clk.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -69,10 +115,9 @@ func (f *Fleet) runEvictionManager(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		for _, obj := range f.informer.Cache().List() {
-			pod := obj.(*corev1.Pod)
-			if k := f.byName[pod.Spec.NodeName]; k != nil && evictable(pod) {
-				k.checkLocalStorage(ctx, pod)
+		for _, pod := range pods() {
+			if m := managerOf(pod.Spec.NodeName); m != nil && evictable(pod) {
+				m.CheckLocalStorage(ctx, pod)
 			}
 		}
 	}
@@ -81,7 +126,7 @@ func (f *Fleet) runEvictionManager(ctx context.Context) {
 // evictable: the pod runs here (it is not done nor being deleted), is no
 // static pod's mirror, and limits its local storage.
 func evictable(pod *corev1.Pod) bool {
-	if podFinished(pod) || pod.DeletionTimestamp != nil || kubetypes.IsMirrorPod(pod) {
+	if kubetypes.PodFinished(pod) || pod.DeletionTimestamp != nil || kubetypes.IsMirrorPod(pod) {
 		return false
 	}
 	for _, v := range pod.Spec.Volumes {
@@ -103,22 +148,22 @@ func hasEphemeralStorageLimit(pod *corev1.Pod) bool {
 	return false
 }
 
-// checkLocalStorage evicts pod (the informer's: read, never changed) if
+// CheckLocalStorage evicts pod (the informer's: read, never changed) if
 // it is over a local storage limit. A pod that cannot be measured now is
 // measured again next period.
-func (k *Kubelet) checkLocalStorage(ctx context.Context, pod *corev1.Pod) {
-	if _, failed := k.status.Failure(pod.UID); failed {
+func (m *Manager) CheckLocalStorage(ctx context.Context, pod *corev1.Pod) {
+	if _, failed := m.o.Failures.Failure(pod.UID); failed {
 		return // evicted already, or failed for another reason
 	}
-	usage, err := k.localStorageUsage(ctx, pod)
+	usage, err := m.LocalStorageUsage(ctx, pod)
 	if err != nil {
 		if ctx.Err() == nil {
-			k.log.Warn("eviction manager: cannot measure the pod's local storage", "pod", client.KeyOf(pod), "err", err)
+			m.o.Log.Warn("eviction manager: cannot measure the pod's local storage", "pod", client.KeyOf(pod), "err", err)
 		}
 		return
 	}
 	if message, over := localStorageEviction(pod, usage); over {
-		k.evict(pod, message)
+		m.evict(pod, message)
 	}
 }
 
@@ -127,9 +172,9 @@ func (k *Kubelet) checkLocalStorage(ctx context.Context, pod *corev1.Pod) {
 //
 //	emptyDir "cache" sizeLimit 1Ki holding 1500 bytes:
 //	  `Usage of EmptyDir volume "cache" exceeds the limit "1Ki". `
-func localStorageEviction(pod *corev1.Pod, u storageUsage) (string, bool) {
+func localStorageEviction(pod *corev1.Pod, u Usage) (string, bool) {
 	for _, v := range pod.Spec.Volumes {
-		used, measured := u.volumes[v.Name]
+		used, measured := u.Volumes[v.Name]
 		if v.EmptyDir == nil || !measured {
 			continue
 		}
@@ -144,7 +189,7 @@ func localStorageEviction(pod *corev1.Pod, u storageUsage) (string, bool) {
 	}
 	for _, c := range pod.Spec.Containers {
 		limit := c.Resources.Limits.StorageEphemeral()
-		if used, measured := u.containers[c.Name]; measured && limit.Value() != 0 && used > limit.Value() {
+		if used, measured := u.Containers[c.Name]; measured && limit.Value() != 0 && used > limit.Value() {
 			return fmt.Sprintf(containerEphemeralStorageMessageFmt, c.Name, limit.String()), true
 		}
 	}
@@ -155,24 +200,14 @@ func localStorageEviction(pod *corev1.Pod, u storageUsage) (string, bool) {
 // here is the pod's own worker. The event and the failure are recorded
 // now; the worker, which the pod is queued for, stops its containers and
 // reports it Failed (runPod → failPod).
-func (k *Kubelet) evict(pod *corev1.Pod, message string) {
-	if known := k.status.Fail(pod.UID, status.Failure{Reason: reasonEvicted, Message: message}); known {
+func (m *Manager) evict(pod *corev1.Pod, message string) {
+	if known := m.o.Failures.Fail(pod.UID, status.Failure{Reason: Reason, Message: message}); known {
 		return
 	}
 	key := client.KeyOf(pod)
 	evicted := pod.DeepCopy() // the informer's copy is never changed
 	evicted.SetGroupVersionKind(kubetypes.PodGVK)
-	k.recorder.Event(evicted, corev1.EventTypeWarning, reasonEvicted, "%s", message)
-	k.log.Info("eviction manager: evicting pod: "+message, "pod", key, "reason", reasonEvicted)
-	k.queue.Add(key)
-}
-
-// failureGracePeriod is the StopContainer timeout of the failed pod's
-// containers: the pod's own, but evictionGracePeriod for an evicted pod
-// (the kubelet's minimum still applies).
-func failureGracePeriod(f status.Failure, pod *corev1.Pod) int64 {
-	if f.Reason == reasonEvicted {
-		return gracePeriod(ptr.To[int64](evictionGracePeriod))
-	}
-	return gracePeriod(pod.Spec.TerminationGracePeriodSeconds)
+	m.o.Recorder.Event(evicted, corev1.EventTypeWarning, Reason, "%s", message)
+	m.o.Log.Info("eviction manager: evicting pod: "+message, "pod", key, "reason", Reason)
+	m.o.Enqueue(key)
 }

@@ -1,4 +1,4 @@
-package kubelet
+package nodestatus
 
 import (
 	"context"
@@ -14,7 +14,17 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/csitranslation"
+	"github.com/mkube/mkube/internal/testserver"
 )
+
+// testCluster is an API server on embedded etcd, as cmd/apiserver runs it.
+func testCluster(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts etcd and an API server")
+	}
+	return client.New(testserver.Start(t), "kubelet-test")
+}
 
 func TestTheCSINodeChangeTheKubeletMakes(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node01", UID: "uid-1"}}

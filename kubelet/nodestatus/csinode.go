@@ -1,4 +1,4 @@
-package kubelet
+package nodestatus
 
 import (
 	"context"
@@ -114,11 +114,11 @@ func withDriver(n *storagev1.CSINode, want storagev1.CSINodeDriver) *storagev1.C
 
 // syncCSINode writes the node's CSINode for mkube's driver: creates it,
 // updates it if its count differs, or replaces it if it is an earlier
-// Node's. It runs as the node (k.client: a fleet's impersonates it), whom
+// Node's. It runs as the node (Options.Client: a fleet's impersonates it), whom
 // the Node authorizer lets get, create, update and delete its own CSINode
 // only, and tries csiNodeAttempts times.
-func (k *Kubelet) syncCSINode(ctx context.Context) error {
-	return ensureCSINode(ctx, k.client, k.node, k.cfg.MaxVolumes, k.clock, k.log)
+func (m *Manager) syncCSINode(ctx context.Context) error {
+	return ensureCSINode(ctx, m.o.Client, m.node, m.o.MaxVolumes, m.o.Clock, m.o.Log)
 }
 
 func ensureCSINode(ctx context.Context, c *client.Client, node *corev1.Node, maxVolumes int32, clk clock.Clock, log *slog.Logger) error {

@@ -1,0 +1,69 @@
+package kubelet
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/kubelet/config"
+	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/nodestatus"
+)
+
+// The managers that act through the Kubelet's own pod worker, runtime
+// and labels are given them here, as func fields and small interfaces:
+// they cannot import this package.
+
+// newEvictionManager is k's eviction manager, which finds a pod's
+// containers in the runtime by the labels of criconfig.go, on k's node.
+func newEvictionManager(k *Kubelet) *eviction.Manager {
+	o := eviction.Options{Runtime: k.runtime.runtime, ContainerLabel: labelContainerName,
+		Selector: func(pod *corev1.Pod) map[string]string {
+			return map[string]string{labelPodUID: string(pod.UID), labelNodeName: k.cfg.NodeName}
+		},
+		LogDir:   func(pod *corev1.Pod) string { return podLogDirectory(k.cfg.PodLogsDir, pod) },
+		Failures: k.status, Recorder: k.recorder, Enqueue: k.queue.Add, Log: k.log}
+	if k.cfg.NodeRoot != "" {
+		o.OnDisk = k.onDisk
+	}
+	return eviction.NewManager(o)
+}
+
+// newStaticPodManager is k's static pod manager: a static pod goes
+// through k's pod worker as any pod, under its hash's UID.
+func newStaticPodManager(k *Kubelet) *config.Manager {
+	return config.NewManager(config.Options{NodeName: k.cfg.NodeName, ManifestPath: k.cfg.PodManifestPath,
+		FileCheckFrequency: k.cfg.FileCheckFrequency, Pods: &k.static, Client: k.client,
+		Node: k.nodeStatus.Node,
+		Mirror: func(key string) (*corev1.Pod, bool) {
+			obj, ok := k.informer.Cache().Get(key)
+			if !ok {
+				return nil, false
+			}
+			return obj.(*corev1.Pod), true
+		},
+		Queue: k.queue, Stopping: k.terminating.busy, InBackground: k.inBackground,
+		StopContainers: func(ctx context.Context, pod *corev1.Pod) error {
+			sb, err := k.runtime.podSandbox(ctx, pod.UID)
+			if err != nil || sb == nil {
+				return err
+			}
+			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
+		},
+		ForgetPod: k.forgetPod, ReleasePod: k.releasePod, RunPod: k.runPod, Clock: k.clock, Log: k.log})
+}
+
+// newNodeStatusManager is k's node status manager: the node k's Config
+// says it is, and k's runtime, images and lease.
+func newNodeStatusManager(k *Kubelet) *nodestatus.Manager {
+	cfg := k.cfg
+	return nodestatus.NewManager(nodestatus.Options{
+		Config: nodestatus.Config{NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, PodCIDR: cfg.PodCIDR, Capacity: cfg.Capacity,
+			Labels: cfg.Labels, Taints: cfg.Taints, MaxVolumes: cfg.MaxVolumes, Port: cfg.Port,
+			StatusInterval: cfg.StatusInterval, NodeStatusReportFrequency: cfg.NodeStatusReportFrequency},
+		Client: k.client, Recorder: k.recorder, Runtime: k.runtime.runtime,
+		RuntimeVersion: k.runtime.version, PeerAddress: k.runtime.peerAddress,
+		NodeContainers: map[string]string{labelNodeName: cfg.NodeName},
+		Images:         k.fleet.nodeImages.List, RestoreImages: k.restoreImages,
+		Lease: k.lease, Clock: k.clock, Log: k.log})
+}
