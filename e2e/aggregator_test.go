@@ -20,6 +20,7 @@ import (
 // through the API server, which proxies each request as the user it
 // authenticated; without the APIService, the group is gone.
 func TestAnAggregatedAPIServerServesItsGroupThroughTheAPIServer(t *testing.T) {
+	t.Parallel()
 	// The sample-apiserver reaches the API server through
 	// kubernetes.default.svc, whose endpoint is the host's address (an
 	// EndpointSlice may not hold a loopback one), and the components run

@@ -48,6 +48,7 @@ spec:
 // unavailable while nothing serves its Service (aggregator_test.go has
 // one that serves).
 func TestAPIServices(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 

@@ -10,6 +10,7 @@ import (
 // are ever read: mkube has no metrics API and no HPA controller), and
 // autoscaling/v1 and v2 are two views of the same object.
 func TestHorizontalPodAutoscalers(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "create", "deployment", "web", "--image=nginx")

@@ -24,6 +24,7 @@ import (
 // manager with the cluster's CA; the certificate is jane's, and the API
 // server takes it for her. A request signed by nobody's key is refused.
 func TestACertificateSigningRequestIsApprovedAndSigned(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	dir := t.TempDir()
@@ -95,6 +96,7 @@ spec: {request: %s, signerName: kubernetes.io/kube-apiserver-client, usages: [cl
 // are there from the start, with Kubernetes' printers; a FlowSchema that
 // names no priority level is refused.
 func TestFlowSchemasAndPriorityLevels(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	schemas := parseTable(t, k.mustKubectl(t, "get", "flowschemas"))
@@ -125,6 +127,7 @@ spec: {priorityLevelConfiguration: {name: ""}, matchingPrecedence: 500}
 // signer, listed with it, and refused, in Kubernetes' words, when it
 // holds no CA or is misnamed.
 func TestClusterTrustBundles(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -82,6 +82,7 @@ func restConfig(c *cluster, log *requestLog) *rest.Config {
 }
 
 func TestClientGo(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	testserver.EventuallyWithin(t, 30*time.Second, "node01 is registered", func() (bool, string) {
 		code := c.do("GET", "/api/v1/nodes/node01", "", nil, nil)

@@ -100,6 +100,7 @@ var fullID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // shell would: pull, runp, create, start, ps, pods, inspect, logs, stop,
 // rm, stopp, rmp.
 func TestCrictlAgainstTheRuntime(t *testing.T) {
+	t.Parallel()
 	dir, err := os.MkdirTemp("", "mkube-crictl") // short: a socket path has at most 108 bytes
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ spec:
 `
 
 func TestCronJobs(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "node01 is Ready", func() (bool, string) {

@@ -56,6 +56,7 @@ driverName: ebs.csi.aws.com
 `
 
 func TestCSIKindsWithKubectl(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "csi.yaml", csiKinds))

@@ -50,6 +50,7 @@ spec:
 // one; its schema defaults, prunes and validates; deleting the definition
 // deletes its objects and stops serving the kind.
 func TestCustomResourceDefinitionsServeTheirKinds(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "widgets.yaml", widgetsCRD))
@@ -117,6 +118,7 @@ func TestCustomResourceDefinitionsServeTheirKinds(t *testing.T) {
 // objects, each converted; with the webhook gone, reads at the other
 // version fail in Kubernetes' words.
 func TestACustomResourceConvertsThroughItsWebhook(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	ca, cert, key := webhookCertificates(t, "e2e-test-crd-conversion-webhook.default.svc")

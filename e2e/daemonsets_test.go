@@ -62,6 +62,7 @@ var daemonRolloutLine = regexp.MustCompile(`^(Waiting for daemon set spec update
 	`|daemon set "agent" successfully rolled out)$`)
 
 func TestDaemonSets(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02", "node03")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows 3 Ready nodes", func() (bool, string) {

@@ -17,6 +17,7 @@ import (
 // cluster, one per file, so a doc that no longer says what mkube prints
 // fails the tests.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
 	}
@@ -200,6 +201,7 @@ func (s *docShell) waitForNodes(t *testing.T, n int) {
 // TestDocsTranscriptFormat checks the reader of the transcripts and the
 // matching of outputs, without a cluster.
 func TestDocsTranscriptFormat(t *testing.T) {
+	t.Parallel()
 	doc := filepath.Join(t.TempDir(), "doc.md")
 	os.WriteFile(doc, []byte("text\n\n```console\n$ k get pods \\\n    -o wide\nNAME READY\nweb-5d9f7dd658-x8wd2 1/1\n$ k apply -f x.yaml\n$ kubectl apply -f - <<EOF\nkind: Pod\n$ not a command\nEOF\npod/x created\n```\n\n```text\n$ docker compose up\n```\n\n```\nno commands\n```\n"), 0o644)
 	blocks, err := readTranscripts(doc)

@@ -81,6 +81,7 @@ spec:
 `
 
 func TestDynamicResourceAllocationKindsWithKubectl(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "--server-side", "-f", k.manifest(t, "dra.yaml", draKinds))

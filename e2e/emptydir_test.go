@@ -95,6 +95,7 @@ spec:
 // subPathExpr mounts the pod's own subdirectory, made for it, and one
 // that climbs out of the volume fails the container.
 func TestEmptyDir(t *testing.T) {
+	t.Parallel()
 	fast := []string{"--eviction-monitoring-period", "1s"}
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: fast})
 	k := newKubectl(t, c)

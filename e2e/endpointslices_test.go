@@ -59,6 +59,7 @@ spec:
 var describeEndpoints = regexp.MustCompile(`(?m)^Endpoints:\s+(.*)$`)
 
 func TestEndpointSlicesFollowReadiness(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 

@@ -223,6 +223,7 @@ spec:
 // Services, expands $(VAR), and holds a container whose ConfigMap or
 // Secret is missing in CreateContainerConfigError until it exists.
 func TestContainerEnv(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "create", "configmap", "special-config", "--from-literal=special.how=very", "--from-literal=special.type=charm")

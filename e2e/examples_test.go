@@ -36,6 +36,7 @@ import (
 // 003-02/003-03, 003-04/003-05, 003-08/003-10, 003-09/003-11) are applied
 // one after the other, the first deleted first, as the README says.
 func TestSeedExamples(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, seedNodes...)
 	x := &examplesRun{seedRun{c: c, k: newKubectl(t, c)}}
 	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows the master and three workers Ready", func() (bool, string) {

@@ -74,6 +74,7 @@ spec:
 `
 
 func TestKubectlExecAttachCpAndPortForward(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "node01 is Ready", func() (bool, string) {
@@ -296,6 +297,7 @@ func TestKubectlExecAttachCpAndPortForward(t *testing.T) {
 // server as a node's admin does, with the real crictl: `crictl exec` of a
 // command, its exit code, and `crictl exec -it` of a shell on a terminal.
 func TestCrictlExecAgainstAStandaloneRuntime(t *testing.T) {
+	t.Parallel()
 	dir, err := os.MkdirTemp("", "mkube-cexec") // short: a socket path has at most 108 bytes
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // write through either is seen, and watched, through the other: etcd, not
 // the API server, is the source of truth.
 func TestTwoAPIServersShareOneEtcd(t *testing.T) {
+	t.Parallel()
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	a := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}}
 	a.startAPIServer(filepath.Join(t.TempDir(), "etcd"), "--etcd-client-url", etcdURL)

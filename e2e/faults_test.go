@@ -15,6 +15,7 @@ import (
 // and watches the kubelet restart the container each time as it would
 // after a real crash: RESTARTS grows and lastState says how it ended.
 func TestMkubeCrashAndOOM(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01",
 		flags: []string{"--crash-loop-backoff-initial", "1s", "--crash-loop-backoff-max", "4s"}})
 	k := newKubectl(t, c)
@@ -91,6 +92,7 @@ func TestMkubeCrashAndOOM(t *testing.T) {
 // answer (`mkube freeze`), the kubelet reports its node not Ready,
 // "container runtime is down"; thawed, it is Ready again.
 func TestAFrozenRuntimeMakesTheNodeNotReady(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--status-interval", "500ms"}})
 	k := newKubectl(t, c)
 	ready := func() string {
@@ -122,6 +124,7 @@ func TestAFrozenRuntimeMakesTheNodeNotReady(t *testing.T) {
 // it less than the kubelet's eviction threshold (100Mi available): the
 // node reports MemoryPressure; once they are gone it does not.
 func TestMemoryPressure(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--memory", "1Gi", "--status-interval", "500ms"}})
 	k := newKubectl(t, c)
 	pressure := func() string {
@@ -148,6 +151,7 @@ func TestMemoryPressure(t *testing.T) {
 // runs fail, whatever their kind: a ready pod turns unready for as many
 // runs as the readiness probe's failureThreshold needs, then ready again.
 func TestMkubeFailProbes(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01"})
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "ready.yaml", `apiVersion: v1

@@ -12,6 +12,7 @@ import (
 // three nodes, fake-1 to fake-3, each with its Node, Lease and pods,
 // from one process sharing one runtime.
 func TestOneKubeletRunsManyNodes(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "fake", flags: []string{"--nodes", "3"}})
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "3 Ready nodes fake-1..fake-3 with their leases", func() (bool, string) {

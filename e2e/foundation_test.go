@@ -70,6 +70,7 @@ func podStates(pods []corev1.Pod) string {
 }
 
 func TestFoundationPodLifecycleThroughHTTP(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, []string{"--compaction-interval", "2s"}, "node01", "node02")
 	testserver.EventuallyWithin(t, 30*time.Second, "both nodes are Ready", func() (bool, string) {
 		var nodes corev1.NodeList

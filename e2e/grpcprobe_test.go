@@ -63,6 +63,7 @@ spec:
 // its /make-not-serving and /make-serving, reached through kubectl
 // port-forward, as are etcd's gRPC and HTTP on one port.
 func TestGRPCProbes(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "grpc.yaml", grpcProbePods))

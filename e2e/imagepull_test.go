@@ -13,6 +13,7 @@ import (
 // ImagePullBackOff while the kubelet waits to try again, with the events
 // `kubectl describe` shows on a real cluster; fixing the image runs it.
 func TestImagePullBackOff(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01",
 		flags: []string{"--crash-loop-backoff-initial", "1s", "--crash-loop-backoff-max", "4s"}})
 	k := newKubectl(t, c)

@@ -73,6 +73,7 @@ spec:
 // (Init:CrashLoopBackOff); a sidecar keeps running beside the app and
 // does not keep a finished pod from Succeeded.
 func TestInitContainers(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01",
 		flags: []string{"--crash-loop-backoff-initial", "1s", "--crash-loop-backoff-max", "4s"}})
 	k := newKubectl(t, c)

@@ -106,6 +106,7 @@ spec:
 `
 
 func TestJobs(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "the node is Ready", func() (bool, string) {

@@ -87,6 +87,7 @@ spec:
 `
 
 func TestKubectl(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02", "node03")
 	k := newKubectl(t, c)
 

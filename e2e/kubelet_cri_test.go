@@ -21,6 +21,7 @@ import (
 // then in that runtime for crictl to see, under the kubelet's labels, and
 // `kubectl logs` reads the log file the runtime wrote.
 func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
+	t.Parallel()
 	dir, err := os.MkdirTemp("", "mkube-kcri") // short: a socket path has at most 108 bytes
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +130,7 @@ var timestamped = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z `
 // A kubelet whose runtime does not answer exits at once, saying why,
 // rather than wait for the API server or hang.
 func TestAKubeletWithoutItsRuntimeExitsSayingWhy(t *testing.T) {
+	t.Parallel()
 	endpoint := "unix://" + filepath.Join(t.TempDir(), "nobody.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -143,6 +145,7 @@ func TestAKubeletWithoutItsRuntimeExitsSayingWhy(t *testing.T) {
 // A kubelet whose port is taken exits at once, saying why, before it
 // waits for the API server.
 func TestAKubeletWhosePortIsTakenExitsSayingWhy(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +166,7 @@ func TestAKubeletWhosePortIsTakenExitsSayingWhy(t *testing.T) {
 // as the Kubernetes docs advertise one, survives the kubelet's heartbeats
 // and is allocatable to pods.
 func TestExtendedResourcesSurviveHeartbeats(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: []string{"--status-interval", "200ms"}})
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "node01 registered", func() (bool, string) {

@@ -65,6 +65,7 @@ spec:
 // only the default roles of their identities, under Node,RBAC and
 // NodeRestriction; and the clusterrole-aggregation controller at work.
 func TestComponentsRunWithLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
 	}

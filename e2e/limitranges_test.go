@@ -36,6 +36,7 @@ spec:
 `
 
 func TestLimitRangeDefaultsAndBoundsPods(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 
@@ -92,6 +93,7 @@ template:
 `
 
 func TestPodTemplatesAreStoredPrintedAndValidated(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 

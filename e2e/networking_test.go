@@ -78,6 +78,7 @@ spec:
 `
 
 func TestIngressesIngressClassesAndServiceCIDRs(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 

@@ -392,6 +392,7 @@ spec:
 `
 
 func TestKubeletContainerFiles(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	jsonpath := func(t *testing.T, pod, path string) string {

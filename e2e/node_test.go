@@ -71,6 +71,7 @@ handler: Kata_QEMU
 `
 
 func TestRuntimeClasses(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "runtimeclasses.yaml", runtimeClassManifests))

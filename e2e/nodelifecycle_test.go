@@ -18,6 +18,7 @@ import (
 // comes back, the taints go. The grace periods are shortened by flag
 // (Kubernetes: a 50s grace period and a 300s default toleration).
 func TestNodeLifecycleAKubeletDiesAndItsPodsMove(t *testing.T) {
+	t.Parallel()
 	node02 := kubeletNode{name: "node02", flags: []string{"--status-interval", "500ms"}}
 	c := startClusterWith(t, clusterFlags{controllerManager: []string{"--node-monitor-period", "500ms", "--node-monitor-grace-period", "3s"}},
 		kubeletNode{name: "node01", flags: []string{"--status-interval", "500ms"}}, node02)

@@ -170,6 +170,7 @@ spec:
 // mounts; a changed bundle reaches the file; a denied request keeps its
 // pod from starting; a node may ask only for its own pods.
 func TestPodCertificatesAndClusterTrustBundlesInAProjectedVolume(t *testing.T) {
+	t.Parallel()
 	c := startClusterWith(t, clusterFlags{secure: true}, kubeletNode{name: "node01", flags: []string{"--sync-frequency", "2s"}})
 	k := newKubectl(t, c)
 	const signer = "example.com/e2e"

@@ -16,6 +16,7 @@ import (
 // Kubernetes' conformance suite read it: each message a piece of the log,
 // and the stream closed at its end.
 func TestAPodsLogOverWebSocket(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "run", "alive", "--image", "busybox:1.36", "--restart", "Never", "--command", "--", "sh", "-c", "echo container is alive; sleep 3600")

@@ -46,6 +46,7 @@ spec:
 // logs` shows on a real cluster; a port nothing listens on is refused
 // with Go's own words.
 func TestPodNetworkProbesShowInNginxsAccessLog(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "pods.yaml", podNetworkPods))
@@ -110,6 +111,7 @@ spec:
 // as flannel's daemon does. The kubelets here have their nodes' own
 // identities, which may read every Node by mkube:pod-network.
 func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
+	t.Parallel()
 	c := startClusterWith(t, clusterFlags{secure: true}, kubeletNode{name: "node01"}, kubeletNode{name: "node02"})
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "pods.yaml", podNetworkAcrossNodes))

@@ -117,6 +117,7 @@ spec:
 // with Kubernetes' events; readiness decides the container's ready, the
 // pod's Ready condition and where its IP is in the Service's endpoints.
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "probes.yaml", probePods))

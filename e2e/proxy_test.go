@@ -71,6 +71,7 @@ spec:
 // node (kubelet/podnetwork_route.go): `kubectl get --raw`, and any method
 // over plain HTTP, with Kubernetes' redirect, port choice and errors.
 func TestProxySubresourcesReachPods(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "proxy.yaml", proxyManifest))

@@ -23,6 +23,7 @@ import (
 // check the server's health and nothing else; and a user may not grant
 // what it does not hold.
 func TestRBACDecidesWhatEachUserMay(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
 	}

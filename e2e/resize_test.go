@@ -14,6 +14,7 @@ import (
 // Infeasible and changes nothing, and a memory resize of a container
 // whose resizePolicy says RestartContainer restarts it with the new limit.
 func TestAPodIsResizedInPlace(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01") // 4 CPUs, 8Gi
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "web.yaml", `apiVersion: v1

@@ -65,6 +65,7 @@ spec:
 `
 
 func TestResourceQuotaWithKubectl(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 

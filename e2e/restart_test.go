@@ -37,6 +37,7 @@ func restartPod(name, policy string, scripts ...string) string {
 // restart policy, as `kubectl get pods` shows it. The kubelet's back-off
 // starts at 1 s here (Kubernetes: 10 s) so restarts come fast.
 func TestRestartPolicies(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01",
 		flags: []string{"--crash-loop-backoff-initial", "1s", "--crash-loop-backoff-max", "4s"}})
 	k := newKubectl(t, c)
@@ -110,6 +111,7 @@ func TestRestartPolicies(t *testing.T) {
 // its last exit in lastState; `kubectl logs --previous` reads the
 // instance before.
 func TestCrashLoopBackOff(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01",
 		flags: []string{"--crash-loop-backoff-initial", "1s", "--crash-loop-backoff-max", "4s"}})
 	k := newKubectl(t, c)
@@ -142,6 +144,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 // activeDeadlineSeconds is stopped and Failed, reason DeadlineExceeded,
 // whatever its restart policy.
 func TestActiveDeadlineSeconds(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "deadline.yaml", `apiVersion: v1
@@ -177,6 +180,7 @@ spec:
 // stopped. A sleeping PID 1, which ignores SIGTERM, is killed when the
 // grace period ends.
 func TestPreStopAndGracePeriod(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "prestop.yaml", `apiVersion: v1
@@ -240,6 +244,7 @@ spec:
 // network carries the sidecar's connection across nodes. (Kubernetes'
 // "prestop http hook" conformance spec, with kubectl.)
 func TestSidecarsStopAfterTheAppContainersPreStop(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "handler.yaml", `apiVersion: v1

@@ -49,6 +49,7 @@ var rolloutStatusLine = regexp.MustCompile(`^(Waiting for deployment spec update
 	`|deployment "roll" successfully rolled out)$`)
 
 func TestRollout(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "kubectl get nodes shows 2 Ready nodes", func() (bool, string) {

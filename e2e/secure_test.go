@@ -34,6 +34,7 @@ func (c *cluster) startAPIServer(dataDir string, flags ...string) int {
 // kubectl. A second server on the same --cert-dir (a restart) keeps the CA
 // and certificates, so kubeconfigs stay good.
 func TestTheSecurePortServesKubectlWithTheAdminKubeconfig(t *testing.T) {
+	t.Parallel()
 	certDir := filepath.Join(t.TempDir(), "pki")
 	kubeconfig := filepath.Join(certDir, "admin.kubeconfig")
 	var firstCA []byte

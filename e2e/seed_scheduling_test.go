@@ -371,6 +371,7 @@ spec:
 `
 
 func TestSeedScheduling(t *testing.T) {
+	t.Parallel()
 	c := startClusterWithNodes(t, nil, seedNodes...)
 	s := &seedRun{c: c, k: newKubectl(t, c)}
 

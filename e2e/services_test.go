@@ -96,6 +96,7 @@ spec:
 // without endpoints refuses. A pod verifies its token by the issuer's
 // OIDC discovery, through the same Service.
 func TestServicesByNameAndClusterIP(t *testing.T) {
+	t.Parallel()
 	// The secure port on every interface: the kubernetes Service's
 	// endpoint is the host's address (--advertise-address's default), as
 	// an EndpointSlice may not hold a loopback one.

@@ -167,6 +167,7 @@ func historyRevisions(t *testing.T, k *kubectlRunner) string {
 }
 
 func TestStatefulSets(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
 	testserver.EventuallyWithin(t, 30*time.Second, "two Ready nodes", func() (bool, string) {

@@ -15,6 +15,7 @@ import (
 // deleting the mirror deletes nothing that runs and the mirror comes
 // back; changing the file restarts the pod; removing it stops the pod.
 func TestStaticPods(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "static-web.yaml")
 	write := func(image string) {

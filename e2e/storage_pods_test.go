@@ -92,6 +92,7 @@ volumeBindingMode: WaitForFirstConsumer
 `
 
 func TestPodsMountClaims(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01", "node02")
 	k := newKubectl(t, c)
 	s := &seedRun{c: c, k: k}

@@ -180,6 +180,7 @@ spec:
 `
 
 func TestStorage(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "apply", "-f", k.manifest(t, "static.yaml", staticVolumes))

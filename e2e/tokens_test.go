@@ -23,6 +23,7 @@ import (
 // server believes until the pod is deleted; and the audit log says who
 // did each.
 func TestServiceAccountTokensAndTheAuditLog(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"kubectl", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool + " is not on PATH")
@@ -131,6 +132,7 @@ spec:
 // --anonymous-auth=false: no credential is 401, even for /healthz; a bad
 // --token-auth-file stops the start, saying why.
 func TestAnonymousAuthFalseAndABadTokenFile(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not on PATH")
 	}

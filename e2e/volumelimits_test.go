@@ -14,6 +14,7 @@ import (
 // count of 1, and the scheduler then puts no second pod with a volume of
 // its own on that node until the first one goes.
 func TestANodeTakesNoMoreVolumesThanItsCSINodeAllows(t *testing.T) {
+	t.Parallel()
 	c := startClusterWith(t, clusterFlags{}, kubeletNode{name: "node01", flags: []string{"--max-volumes", "1"}})
 	k := newKubectl(t, c)
 	s := &seedRun{c: c, k: k}

@@ -178,6 +178,7 @@ spec:
 // ConfigMap holds the pod in ContainerCreating until it exists; hostPath
 // is the node's, nfs everyone's.
 func TestVolumes(t *testing.T) {
+	t.Parallel()
 	fast := []string{"--sync-frequency", "2s", "--crash-loop-backoff-initial", "1s"}
 	c := startClusterWithNodes(t, nil, kubeletNode{name: "node01", flags: fast}, kubeletNode{name: "node02", flags: fast})
 	k := newKubectl(t, c)

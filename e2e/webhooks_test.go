@@ -107,6 +107,7 @@ const webhookRule = `
   admissionReviewVersions: ["v1"]`
 
 func TestAdmissionWebhooks(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil)
 	k := newKubectl(t, c)
 	hook := newTestWebhook(t)
@@ -404,6 +405,7 @@ webhooks:
 // naming the Service. The API server reaches the pod through its node's
 // kubelet (a port-forward), speaks TLS to it, and the pod refuses.
 func TestAdmissionWebhookBehindAService(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, nil, "node01")
 	k := newKubectl(t, c)
 	ca, cert, key := webhookCertificates(t, "e2e-test-webhook.default.svc")
