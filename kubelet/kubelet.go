@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"path/filepath"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/mkube/mkube/kubelet/backoff"
 	"github.com/mkube/mkube/kubelet/config"
 	"github.com/mkube/mkube/kubelet/images"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/nodestatus"
@@ -133,6 +135,10 @@ type Kubelet struct {
 	clock     clock.WithTickerAndDelayedExecution
 	log       *slog.Logger
 
+	// runtimeManager turns the pods' specs into CRI calls: sandboxes,
+	// stops, lifecycle hooks (package kuberuntime).
+	runtimeManager *kuberuntime.Manager
+
 	// terminating holds the pods whose containers are being stopped, each
 	// by its own goroutine (termination.go), under its own lock.
 	terminating stopping
@@ -232,6 +238,11 @@ func withDefaults(cfg Config) (Config, error) {
 	return cfg, nil
 }
 
+// DefaultPodLogsDir is where the kubelet asks runtimes to write container
+// logs, as Kubernetes' --pod-logs-dir: one directory per pod,
+// <namespace>_<pod>_<uid>, with <container>/<attempt>.log in it.
+const DefaultPodLogsDir = "/var/log/pods"
+
 // newKubelet is one node's agent in fleet f.
 func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
@@ -248,6 +259,10 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
+	k.runtimeManager = kuberuntime.NewManager(kuberuntime.Options{Runtime: f.runtime.runtime, Client: k.client,
+		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), NodeRoot: cfg.NodeRoot,
+		OnDisk: k.onDisk, PodDNS: k.podDNS, HostsMount: k.hostsMount, // volumes.go, dns.go, etchosts.go
+		ProbePort: probePort, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // probes.go
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,
 		OnFailedRun: k.onProbeRunFailed, Clock: cfg.Clock, Log: log})
 	return k
