@@ -265,47 +265,11 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		if err != nil {
 			return k.createContainerConfigError(pod, c, err), nil // retried after configErrorRetry
 		}
-		cfg := containerConfig(pod, c, attempt, imageRef, env)
-		mounts, err := k.runtimeManager.KubeletMounts(pod, sb, c) // /etc/hosts, the termination log
-		if err != nil {
-			return nil, fmt.Errorf("create container %s: %w", c.Name, err) // retried
-		}
-		cfg.Mounts = append(cfg.Mounts, mounts...)
-		resp, err := k.runtime.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID,
-			Config: cfg, SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
-		if err != nil {
-			return nil, fmt.Errorf("create container %s: %w", c.Name, err)
-		}
-		id = resp.GetContainerId()
-		k.recorder.Event(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
-		if cur != nil {
-			k.removeOlderContainers(ctx, cur)
+		if id, err = k.runtimeManager.CreateContainer(ctx, pod, sb, c, cur, attempt, imageRef, env); err != nil { // package kuberuntime
+			return nil, err // retried
 		}
 	}
-	if _, err := k.runtime.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
-		return nil, fmt.Errorf("start container %s: %w", c.Name, err)
-	}
-	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", k.runtime.containerID(id))
-	return nil, k.runtimeManager.RunPostStart(ctx, pod, c, id, sb.IP) // package kuberuntime
-}
-
-// removeOlderContainers removes the dead instances of a container that
-// its new instance makes too old to show: the kubelet keeps the one
-// before the current (lastState, `kubectl logs --previous`), here the
-// instance cur that was just replaced, and removes what came before it
-// (its garbage collector's MaxPerPodContainer is 1). A failure is only
-// logged: the next restart tries again.
-func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *kubecontainer.Container) {
-	old := cur.Older
-	if cur.Previous != nil {
-		old = append(old, cur.Previous.RawID)
-	}
-	for _, id := range old {
-		if _, err := k.runtime.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
-			k.log.Warn("could not remove a dead container", "container", cur.Name, "id", id, "err", err)
-		}
-	}
+	return nil, k.runtimeManager.StartContainer(ctx, pod, c, id, sb.IP) // and its postStart hook
 }
 
 // reasonCrashLoopBackOff is a container's waiting reason while its

@@ -73,7 +73,7 @@
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               volume paths, emptyDirs, atomic writes; pods whose volumes were set up (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
-//	kuberuntime         kuberuntime, lifecycle      a pod's spec as CRI calls: sandbox, configs, hooks, stops; pods read back by labels
+//	kuberuntime         kuberuntime, lifecycle      a pod's spec as CRI calls: sandbox, configs, create, start, hooks, stop; pods read back by labels
 //
 // # Where things live in this package
 //
@@ -90,7 +90,7 @@
 //	nodestatus.go            the node status heartbeat, runtime health, memory pressure, images
 //	csinode.go               the node's CSINode (volume limits)
 //	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
-//	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts
+//	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts (kubelet/kuberuntime runs them)
 //	termination.go           stopping a pod's containers, in the background, and deleting it
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
 //	deadline.go              activeDeadlineSeconds: failing a pod that outlived it

@@ -260,7 +260,8 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.node }, cfg.Clock, log)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
 	k.runtimeManager = kuberuntime.NewManager(kuberuntime.Options{Runtime: f.runtime.runtime, Client: k.client,
-		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), NodeRoot: cfg.NodeRoot,
+		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), // runtimemanager.go
+		ContainerID: f.runtime.containerID, NodeRoot: cfg.NodeRoot,
 		OnDisk: k.onDisk, PodDNS: k.podDNS, HostsMount: k.hostsMount, // volumes.go, dns.go, etchosts.go
 		ProbePort: probePort, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // probes.go
 	k.probes = prober.NewManager(prober.Options{Runner: probeRunner{k}, OnChange: k.onProbeChange,

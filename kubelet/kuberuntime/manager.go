@@ -40,6 +40,9 @@ type Options struct {
 	Log      *slog.Logger
 	// Configs builds the CRI configs of sandboxes and containers.
 	Configs Configs
+	// ContainerID is a container's ID in a pod status, "<runtime>://<id>"
+	// (PodReader's ContainerID).
+	ContainerID func(id string) string
 	// NodeRoot is the nodes' disks (Config.NodeRoot), "" without them: no
 	// termination-log files then.
 	NodeRoot string
