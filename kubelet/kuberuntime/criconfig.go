@@ -90,7 +90,7 @@ func runtimeProtocol(p corev1.Protocol) runtimeapi.Protocol {
 
 // ContainerConfig is the kubelet's generateContainerConfig for the
 // attempt-th instance of c, from the image imageRef that the pull (or
-// ImageStatus) named, with the environment env (envvars.go), against
+// ImageStatus) named, with the environment env (the kubelet's envvars.go), against
 // which $(VAR) in command and args is expanded. The user's spelling of
 // the image goes along as user_specified_image: the pod status reports
 // the image as the spec names it.
@@ -134,9 +134,9 @@ func (m *Manager) KubeletMounts(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range []*runtimeapi.Mount{hosts, term} {
-		if m != nil {
-			out = append(out, m)
+	for _, mount := range []*runtimeapi.Mount{hosts, term} {
+		if mount != nil {
+			out = append(out, mount)
 		}
 	}
 	return out, nil
