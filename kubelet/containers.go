@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/kubelet/backoff"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/status"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
@@ -52,7 +53,7 @@ func (k *Kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 			return err // retried, or absorbed: the pod is gone
 		}
 		pod = stored
-		resp, err := k.runPodSandbox(ctx, pod) // sandbox.go
+		resp, err := k.runtimeManager.RunPodSandbox(ctx, pod) // package kuberuntime
 		if err != nil {
 			return fmt.Errorf("run pod sandbox: %w", err) // retried: another pod may free an IP, the handler's class may come back
 		}
@@ -215,7 +216,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
 			k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
 		}
-		if err := k.killContainer(ctx, pod, c, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
+		if err := k.runtimeManager.KillContainer(ctx, pod, c, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
@@ -226,13 +227,13 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		if remaining, delay := k.backOff.Wait(bkey, cur.FinishedAt); remaining > 0 {
 			if kubetypes.ReportedWaiting(pod, c.Name) != reasonCrashLoopBackOff {
 				// Once per back-off, not at every sync while it lasts.
-				k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podRef(pod))
+				k.recorder.Event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, kuberuntime.PodRef(pod))
 			}
 			k.log.Info("container keeps exiting: waiting before its restart (CrashLoopBackOff)", "pod", key, "container", c.Name,
 				"exitCode", cur.ExitCode, "backOff", delay, "restartIn", remaining.Round(time.Millisecond))
 			k.queue.AddAfter(key, remaining)
 			return &corev1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff,
-				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podRef(pod))}, nil
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, kuberuntime.PodRef(pod))}, nil
 		}
 		k.backOff.Next(bkey, cur.FinishedAt)
 		k.log.Info("container exited: restarting it as its restart policy says", "pod", key, "container", c.Name,
@@ -264,47 +265,11 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 		if err != nil {
 			return k.env.ConfigError(pod, c, err), nil // retried after package envvars' configErrorRetry
 		}
-		cfg := containerConfig(pod, c, attempt, imageRef, env)
-		mounts, err := k.kubeletMounts(pod, sb, c) // /etc/hosts, the termination log
-		if err != nil {
-			return nil, fmt.Errorf("create container %s: %w", c.Name, err) // retried
-		}
-		cfg.Mounts = append(cfg.Mounts, mounts...)
-		resp, err := k.runtime.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID,
-			Config: cfg, SandboxConfig: sandboxConfig(pod, sb.Attempt, k.cfg.PodLogsDir)})
-		if err != nil {
-			return nil, fmt.Errorf("create container %s: %w", c.Name, err)
-		}
-		id = resp.GetContainerId()
-		k.recorder.Event(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
-		if cur != nil {
-			k.removeOlderContainers(ctx, cur)
+		if id, err = k.runtimeManager.CreateContainer(ctx, pod, sb, c, cur, attempt, imageRef, env); err != nil { // package kuberuntime
+			return nil, err // retried
 		}
 	}
-	if _, err := k.runtime.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
-		return nil, fmt.Errorf("start container %s: %w", c.Name, err)
-	}
-	k.recorder.Event(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	k.log.Info("started container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "image", c.Image, "containerID", k.runtime.containerID(id))
-	return nil, k.runPostStart(ctx, pod, c, id, sb.IP) // lifecyclehooks.go
-}
-
-// removeOlderContainers removes the dead instances of a container that
-// its new instance makes too old to show: the kubelet keeps the one
-// before the current (lastState, `kubectl logs --previous`), here the
-// instance cur that was just replaced, and removes what came before it
-// (its garbage collector's MaxPerPodContainer is 1). A failure is only
-// logged: the next restart tries again.
-func (k *Kubelet) removeOlderContainers(ctx context.Context, cur *kubecontainer.Container) {
-	old := cur.Older
-	if cur.Previous != nil {
-		old = append(old, cur.Previous.RawID)
-	}
-	for _, id := range old {
-		if _, err := k.runtime.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
-			k.log.Warn("could not remove a dead container", "container", cur.Name, "id", id, "err", err)
-		}
-	}
+	return nil, k.runtimeManager.StartContainer(ctx, pod, c, id, sb.IP) // and its postStart hook
 }
 
 // reasonCrashLoopBackOff is a container's waiting reason while its
@@ -340,9 +305,4 @@ func (k *Kubelet) restartsNow(pod *corev1.Pod, rc *kubecontainer.Container) bool
 	}
 	remaining, _ := k.backOff.Wait(backoff.Key(string(pod.UID), rc.Name), rc.FinishedAt)
 	return remaining == 0
-}
-
-// podRef names a pod as the kubelet's messages do: "name_namespace(uid)".
-func podRef(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }

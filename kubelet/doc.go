@@ -20,27 +20,28 @@
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
-//     (sandbox.go, criconfig.go); volumes, set up by kubelet/volumemanager
-//     (wired in volumes.go, reading payloads through volumesources.go),
-//     with the service-account tokens of kubelet/token and the
-//     certificates of kubelet/clustertrustbundle and kubelet/podcertificate;
-//     per container its image (kubelet/images), its environment
-//     (kubelet/envvars), /etc/hosts and DNS (etchosts.go, dns.go),
-//     CreateContainer and StartContainer, its postStart hook
-//     (lifecyclehooks.go); then its probes (kubelet/prober).
+//     (kubelet/kuberuntime, wired in runtimemanager.go); volumes, set
+//     up by kubelet/volumemanager (wired in volumes.go, reading payloads
+//     through volumesources.go), with the service-account tokens of
+//     kubelet/token and the certificates of kubelet/clustertrustbundle
+//     and kubelet/podcertificate; per container its image
+//     (kubelet/images), its environment (kubelet/envvars), /etc/hosts
+//     and DNS (etchosts.go, dns.go), CreateContainer and StartContainer
+//     with the configs of kubelet/kuberuntime, its postStart hook
+//     (kubelet/kuberuntime); then its probes (kubelet/prober).
 //  5. Status, step 13: kubelet/status computes the pod's status from
-//     the runtime's view of it (kubelet/container, read in
-//     runtimepod.go) and writes it with PUT pods/NAME/status
-//     (podstatus.go assembles it).
+//     the runtime's view of it (kubelet/container, read by
+//     kubelet/kuberuntime's PodReader) and writes it with PUT
+//     pods/NAME/status (podstatus.go assembles it).
 //  6. Container events: kubelet/pleg follows the runtime's container
 //     events and syncs the pod of a container that started or died
 //     (fleet_pleg.go).
 //  7. Limits: an active deadline (deadline.go) or the eviction manager
 //     (kubelet/eviction) fail the pod; kubelet/status keeps that verdict.
 //  8. Termination: a deletion stops the containers with their grace
-//     period, preStop hooks first (termination.go, prestop.go), reports
-//     them, deletes the pod, then StopPodSandbox and RemovePodSandbox
-//     (pods.go forgetPod).
+//     period, preStop hooks first (termination.go, kubelet/kuberuntime),
+//     reports them, deletes the pod, then StopPodSandbox and
+//     RemovePodSandbox (pods.go forgetPod).
 //
 // # Where a crashed container is restarted
 //
@@ -72,6 +73,7 @@
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               setting up and tearing down pods' volumes: claims, payloads, subPaths, image volumes (its own lock)
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
+//	kuberuntime         kuberuntime, lifecycle      a pod's spec as CRI calls: sandbox, configs, create, start, hooks, stop; pods read back by labels
 //
 // # Where things live in this package
 //
@@ -84,21 +86,16 @@
 //	identity.go              who the kubelet is to the API server; each node's requests as that node
 //	options.go               command-line values turned into Config (capacity, node IPs)
 //	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
-//	runtimepod.go            a pod as the runtime has it, read by labels (kubecontainer.PodSandbox)
+//	runtimemanager.go        the Kubelet's side of kubelet/kuberuntime: the labels, the CRI configs with this package's helpers
 //	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
-//	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts
+//	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts (kubelet/kuberuntime runs them)
 //	termination.go           stopping a pod's containers, in the background, and deleting it
-//	prestop.go               killContainer: the preStop hook, then StopContainer
-//	lifecyclehooks.go        postStart and preStop hooks (exec, httpGet, sleep)
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
 //	deadline.go              activeDeadlineSeconds: failing a pod that outlived it, a failed pod's grace period
 //	admission.go             the node admission judges against; writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
-//	sandbox.go               RunPodSandbox: the pod's sandbox and IP
-//	criconfig.go             the CRI configs and labels of sandboxes and containers
-//	securitycontext.go       a container's user and privileges, as the runtime is told
-//	terminationmessage.go    a container's termination message, read back into its status
+//	downwardapi.go           the downward API's values: fieldRef and resourceFieldRef
 //	etchosts.go              the kubelet-managed /etc/hosts
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed

@@ -382,8 +382,3 @@ func (f *Fleet) register(ctx context.Context) error {
 	}
 	return nil
 }
-
-// labelNodeName is the sandbox label naming the pod's node: mkube's own,
-// beside the kubelet's io.kubernetes.pod.* ones, so that a runtime shared
-// by a fleet tells whose each sandbox is.
-const labelNodeName = "mkube.io/node-name"

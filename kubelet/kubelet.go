@@ -25,6 +25,7 @@ import (
 	"github.com/mkube/mkube/kubelet/envvars"
 	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/images"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/nodestatus"
@@ -146,6 +147,10 @@ type Kubelet struct {
 	clock      clock.WithTickerAndDelayedExecution
 	log        *slog.Logger
 
+	// runtimeManager turns the pods' specs into CRI calls: sandboxes,
+	// stops, lifecycle hooks (package kuberuntime).
+	runtimeManager *kuberuntime.Manager
+
 	// terminating holds the pods whose containers are being stopped, each
 	// by its own goroutine (termination.go), under its own lock.
 	terminating stopping
@@ -248,6 +253,11 @@ func withDefaults(cfg Config) (Config, error) {
 	return cfg, nil
 }
 
+// DefaultPodLogsDir is where the kubelet asks runtimes to write container
+// logs, as Kubernetes' --pod-logs-dir: one directory per pod,
+// <namespace>_<pod>_<uid>, with <container>/<attempt>.log in it.
+const DefaultPodLogsDir = "/var/log/pods"
+
 // newKubelet is one node's agent in fleet f.
 func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	log := cfg.Log.With("node", cfg.NodeName)
@@ -264,9 +274,14 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	// The runtime answered Version when the fleet connected.
 	k.nodeStatus = newNodeStatusManager(k)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
+	k.runtimeManager = kuberuntime.NewManager(kuberuntime.Options{Runtime: f.runtime.runtime, Client: k.client,
+		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), // runtimemanager.go
+		ContainerID: f.runtime.containerID, NodeRoot: cfg.NodeRoot,
+		OnDisk: k.onDisk, PodDNS: k.podDNS, HostsMount: k.hostsMount, // volumes.go, dns.go, etchosts.go
+		ProbePort: probePort, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // probes.go
 	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
 		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {
-			return k.killContainer(ctx, pod, spec, cur, gracePeriod(grace)) // prestop.go
+			return k.runtimeManager.KillContainer(ctx, pod, spec, cur, gracePeriod(grace))
 		},
 		Resync: k.queue.Add, Recorder: k.recorder, Log: log}
 	k.probes = prober.NewManager(prober.Options{Runner: probes, OnChange: probes.OnChange,

@@ -13,7 +13,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -225,22 +224,4 @@ func TestAPodRunsOnTheFakeNodeAndIsDeletedGracefully(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprintf("get web-1: %v", err)
 	})
 	testserver.Eventually(t, "web-1 has a Killing event", hasEvents(t, c, "web-1", "Killing"))
-}
-
-func TestContainerResources(t *testing.T) {
-	for _, tc := range []struct {
-		requests, limits      corev1.ResourceList
-		shares, quota, memory int64
-	}{
-		{shares: 2},
-		{requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}, shares: 256},
-		{limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("100Mi")},
-			shares: 2, quota: 50_000, memory: 100 << 20},
-	} {
-		r := containerResources(corev1.Container{Resources: corev1.ResourceRequirements{Requests: tc.requests, Limits: tc.limits}})
-		if r.CpuShares != tc.shares || r.CpuQuota != tc.quota || r.MemoryLimitInBytes != tc.memory {
-			t.Errorf("requests %v limits %v: shares %d quota %d memory %d, want %d %d %d", tc.requests, tc.limits,
-				r.CpuShares, r.CpuQuota, r.MemoryLimitInBytes, tc.shares, tc.quota, tc.memory)
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 )
 
 // In-place pod resize, the kubelet's half (the API server's is
@@ -44,7 +45,7 @@ import (
 // (allocated) resources, if it has others. It reports whether c must be
 // restarted instead, as its resizePolicy says.
 func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, cur *kubecontainer.Container) (restart bool, err error) {
-	want, have := containerResources(c), cur.Resources
+	want, have := kuberuntime.ContainerResources(c), cur.Resources
 	if have == nil || sameCgroup(want, have) {
 		return false, nil
 	}
@@ -97,7 +98,7 @@ func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *kubecontaine
 				continue
 			}
 			cs.Resources = actualResources(c, rc.Resources)
-			inProgress = inProgress || !sameCgroup(containerResources(c), rc.Resources)
+			inProgress = inProgress || !sameCgroup(kuberuntime.ContainerResources(c), rc.Resources)
 		}
 	}
 	fill(st.InitContainerStatuses, alloc.Spec.InitContainers)
@@ -135,7 +136,7 @@ func setResourceStatus(st *corev1.PodStatus, alloc *corev1.Pod, sb *kubecontaine
 // reported); the memory request, which no cgroup setting holds, is the
 // allocated one.
 func actualResources(c corev1.Container, have *runtimeapi.LinuxContainerResources) *corev1.ResourceRequirements {
-	want := containerResources(c)
+	want := kuberuntime.ContainerResources(c)
 	out := &corev1.ResourceRequirements{}
 	put := func(list *corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
 		if *list == nil {

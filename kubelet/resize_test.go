@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,7 +31,7 @@ func TestActualResources(t *testing.T) {
 		want string
 	}{
 		{"settings that match are the spec's own values", corev1.ResourceRequirements{Requests: resourceList("cpu", "2m", "memory", "64Mi"), Limits: resourceList("cpu", "10m")},
-			containerResources(corev1.Container{Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "1m"), Limits: resourceList("cpu", "5m")}}),
+			kuberuntime.ContainerResources(corev1.Container{Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "1m"), Limits: resourceList("cpu", "5m")}}),
 			"requests cpu=2m memory=64Mi limits cpu=10m"},
 		{"settings not yet resized are read back", corev1.ResourceRequirements{Requests: resourceList("cpu", "200m"), Limits: resourceList("memory", "128Mi")},
 			&runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 64 << 20},
@@ -107,7 +108,7 @@ func TestSetResourceStatus(t *testing.T) {
 	}
 
 	// Once actuated, with nothing pending, the resize conditions go.
-	sb.Containers["a"].Resources = containerResources(alloc.Spec.Containers[0])
+	sb.Containers["a"].Resources = kuberuntime.ContainerResources(alloc.Spec.Containers[0])
 	setResourceStatus(&st, alloc, sb, nil, now)
 	if len(st.Conditions) != 1 || describeResources(*st.ContainerStatuses[0].Resources) != "requests cpu=200m" {
 		t.Errorf("after actuation: conditions %v, resources %v", st.Conditions, st.ContainerStatuses[0].Resources)

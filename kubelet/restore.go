@@ -17,7 +17,7 @@ import (
 //
 // With an external runtime there is nothing to do: the runtime outlived
 // the kubelet, as containerd does, and each sync finds the pod's sandbox
-// and containers by their labels (runtimepod.go).
+// and containers by their labels (kubelet/kuberuntime's PodReader).
 //
 // The in-process runtime died with the old kubelet, so its state is
 // rebuilt from what the API server remembers: the images the node

@@ -8,10 +8,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/cri"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/network/podnetwork"
 	"github.com/mkube/mkube/proto/runtimev1"
 )
@@ -124,6 +126,21 @@ func (rs *runtimeService) failProbes(ctx context.Context, id string, count int32
 	rs.probeFaults.Store(id, true)
 	return nil
 }
+
+// pods reads the kubelet's pods back from the runtime by their labels
+// (kubelet/kuberuntime's PodReader).
+func (rs *runtimeService) pods() kuberuntime.PodReader {
+	return kuberuntime.PodReader{Runtime: rs.runtime, RuntimeName: rs.name, NodeRoot: rs.nodeRoot}
+}
+
+// podSandbox returns what the runtime has for the pod with uid, or nil
+// if it has no sandbox for it.
+func (rs *runtimeService) podSandbox(ctx context.Context, uid types.UID) (*kubecontainer.PodSandbox, error) {
+	return rs.pods().PodSandbox(ctx, uid)
+}
+
+// containerID is the pod status' containerID: "<runtime>://<id>".
+func (rs *runtimeService) containerID(id string) string { return rs.pods().ContainerID(id) }
 
 // close drops the connection and stops an in-process runtime.
 func (rs *runtimeService) close() {

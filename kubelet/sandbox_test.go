@@ -12,6 +12,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/testserver"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 )
 
 // TestAPodRunsWithItsRuntimeClassHandlerOrWaitsForOne: the kubelet gives
@@ -24,7 +25,7 @@ func TestAPodRunsWithItsRuntimeClassHandlerOrWaitsForOne(t *testing.T) {
 	for name, handler := range map[string]string{"runc": "runc", "gvisor": "runsc"} {
 		rc := &nodev1.RuntimeClass{TypeMeta: metav1.TypeMeta{APIVersion: "node.k8s.io/v1", Kind: "RuntimeClass"},
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: handler}
-		if err := c.Create(ctx, runtimeClasses, "", rc, nil); err != nil {
+		if err := c.Create(ctx, kuberuntime.RuntimeClasses, "", rc, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

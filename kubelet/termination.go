@@ -17,6 +17,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,24 +25,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// minGracePeriod is the kubelet's minimumGracePeriodInSeconds: a
-// container is always given 2 s to stop, even when asked for less.
-const minGracePeriod = 2
-
 // gracePeriod is the StopContainer timeout for a grace period in
-// seconds (nil: the API default of 30).
-func gracePeriod(seconds *int64) int64 {
-	return max(ptr.Deref(seconds, corev1.DefaultTerminationGracePeriodSeconds), minGracePeriod)
-}
-
-// stopContainer asks the runtime to stop c within timeout seconds: the
-// stop signal, then SIGKILL when the time is up.
-func (k *Kubelet) stopContainer(ctx context.Context, c *kubecontainer.Container, timeout int64) error {
-	if _, err := k.runtime.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.RawID, Timeout: timeout}); err != nil {
-		return fmt.Errorf("stop container %s: %w", c.Name, err)
-	}
-	return nil
-}
+// seconds (nil: the API default of 30; at least kubelet/kuberuntime's
+// MinGracePeriod).
+func gracePeriod(seconds *int64) int64 { return kuberuntime.GracePeriod(seconds) }
 
 // terminate runs terminatePod for pod in the background (see
 // inBackground): stopping containers waits out their grace periods.
@@ -149,7 +136,7 @@ func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *kubecontain
 			continue
 		}
 		k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		stops.Go(func() { errs[i] = k.killContainer(ctx, pod, c, cur, grace) })
+		stops.Go(func() { errs[i] = k.runtimeManager.KillContainer(ctx, pod, c, cur, grace) })
 	}
 	stops.Wait()
 	return errors.Join(errs...)

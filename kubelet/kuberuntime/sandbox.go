@@ -1,4 +1,4 @@
-package kubelet
+package kuberuntime
 
 import (
 	"context"
@@ -14,24 +14,24 @@ import (
 	"github.com/mkube/mkube/client"
 )
 
-// runPodSandbox is the kubelet's createPodSandbox: the handler of the
+// RunPodSandbox is the kubelet's createPodSandbox: the handler of the
 // pod's RuntimeClass, then RunPodSandbox with it. A failure is reported
 // as the kubelet reports it, an event FailedCreatePodSandBox "Failed to
 // create pod sandbox: <the runtime's error>" (kubectl describe pod shows
 // it, e.g. for a handler the runtime has not got), and the pod stays
 // Pending while the kubelet retries.
-func (k *Kubelet) runPodSandbox(ctx context.Context, pod *corev1.Pod) (*runtimeapi.RunPodSandboxResponse, error) {
-	handler, err := k.runtimeHandler(ctx, pod)
-	cfg := sandboxConfig(pod, 0, k.cfg.PodLogsDir)
+func (m *Manager) RunPodSandbox(ctx context.Context, pod *corev1.Pod) (*runtimeapi.RunPodSandboxResponse, error) {
+	handler, err := m.runtimeHandler(ctx, pod)
+	cfg := m.Configs.SandboxConfig(pod, 0)
 	if err == nil {
-		cfg.DnsConfig, err = k.podDNS(pod) // dns.go
+		cfg.DnsConfig, err = m.PodDNS(pod) // the kubelet's dns.go
 	}
 	var resp *runtimeapi.RunPodSandboxResponse
 	if err == nil {
-		resp, err = k.runtime.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: handler})
+		resp, err = m.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: handler})
 	}
 	if err != nil {
-		k.recorder.Event(pod, corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "Failed to create pod sandbox: %v", err)
+		m.Recorder.Event(pod, corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "Failed to create pod sandbox: %v", err)
 		return nil, err
 	}
 	return resp, nil
@@ -41,9 +41,9 @@ func (k *Kubelet) runPodSandbox(ctx context.Context, pod *corev1.Pod) (*runtimea
 // spelling, capital B).
 const reasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 
-// runtimeClasses is node.k8s.io/v1 RuntimeClasses, which only the kubelet
+// RuntimeClasses is node.k8s.io/v1 RuntimeClasses, which only the kubelet
 // reads among mkube's components.
-var runtimeClasses = client.Resource{GroupVersion: nodev1.SchemeGroupVersion, Name: "runtimeclasses", Kind: "RuntimeClass",
+var RuntimeClasses = client.Resource{GroupVersion: nodev1.SchemeGroupVersion, Name: "runtimeclasses", Kind: "RuntimeClass",
 	New: func() runtime.Object { return &nodev1.RuntimeClass{} }, NewList: func() runtime.Object { return &nodev1.RuntimeClassList{} }}
 
 // runtimeHandler is the CRI handler of the pod's RuntimeClass, which the
@@ -52,13 +52,13 @@ var runtimeClasses = client.Resource{GroupVersion: nodev1.SchemeGroupVersion, Na
 // the class when it creates the sandbox (Kubernetes' keeps an informer);
 // a class deleted since the pod was admitted fails the sandbox, worded as
 // Kubernetes' lister words it.
-func (k *Kubelet) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string, error) {
+func (m *Manager) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string, error) {
 	if pod.Spec.RuntimeClassName == nil || *pod.Spec.RuntimeClassName == "" {
 		return "", nil
 	}
 	name := *pod.Spec.RuntimeClassName
 	rc := &nodev1.RuntimeClass{}
-	if err := k.client.Get(ctx, runtimeClasses, "", name, rc); apierrors.IsNotFound(err) {
+	if err := m.Client.Get(ctx, RuntimeClasses, "", name, rc); apierrors.IsNotFound(err) {
 		return "", apierrors.NewNotFound(schema.GroupResource{Group: nodev1.GroupName, Resource: "runtimeclass"}, name)
 	} else if err != nil {
 		return "", fmt.Errorf("failed to lookup RuntimeClass %s: %w", name, err)

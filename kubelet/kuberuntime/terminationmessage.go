@@ -1,4 +1,4 @@
-package kubelet
+package kuberuntime
 
 import (
 	"bytes"
@@ -55,12 +55,12 @@ const reasonContainerCannotRun = "ContainerCannotRun"
 // /var/lib/kubelet/pods/<uid>/containers/<name>/<random>, one per
 // instance, mode 0666 so that any user the container runs as can write
 // it. Without nodes' disks (NodeRoot "") there is no file and no message.
-func (k *Kubelet) terminationLogMount(pod *corev1.Pod, c corev1.Container) (*runtimeapi.Mount, error) {
-	if k.cfg.NodeRoot == "" || c.TerminationMessagePath == "" {
+func (m *Manager) terminationLogMount(pod *corev1.Pod, c corev1.Container) (*runtimeapi.Mount, error) {
+	if m.NodeRoot == "" || c.TerminationMessagePath == "" {
 		return nil, nil
 	}
 	nodePath := path.Join(volumemanager.PodDir(pod.UID), "containers", c.Name, fmt.Sprintf("%08x", rand.Uint32()))
-	file := k.onDisk(nodePath)
+	file := m.OnDisk(nodePath)
 	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
 		return nil, fmt.Errorf("create termination log: %w", err)
 	}

@@ -1,4 +1,4 @@
-package kubelet
+package kuberuntime
 
 import (
 	"context"
@@ -18,11 +18,22 @@ import (
 // That is also why a restarted kubelet finds its pods again in a runtime
 // that outlived it.
 
-// podSandbox returns what the runtime has for the pod with uid, or nil
+// PodReader reads what a runtime has of the kubelet's pods.
+type PodReader struct {
+	Runtime runtimeapi.RuntimeServiceClient
+	// RuntimeName is the runtime's runtime_name from Version: container
+	// IDs in pod statuses are "<name>://<id>".
+	RuntimeName string
+	// NodeRoot is the nodes' disks (Config.NodeRoot), where the kubelet
+	// reads what containers wrote to their termination-log files.
+	NodeRoot string
+}
+
+// PodSandbox returns what the runtime has for the pod with uid, or nil
 // if it has no sandbox for it.
-func (rs *runtimeService) podSandbox(ctx context.Context, uid types.UID) (*kubecontainer.PodSandbox, error) {
-	list, err := rs.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodUID: string(uid)}}})
+func (r PodReader) PodSandbox(ctx context.Context, uid types.UID) (*kubecontainer.PodSandbox, error) {
+	list, err := r.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{LabelPodUID: string(uid)}}})
 	if err != nil {
 		return nil, fmt.Errorf("list pod sandboxes: %w", err)
 	}
@@ -35,20 +46,20 @@ func (rs *runtimeService) podSandbox(ctx context.Context, uid types.UID) (*kubec
 	if newest == nil {
 		return nil, nil
 	}
-	st, err := rs.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: newest.GetId()})
+	st, err := r.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: newest.GetId()})
 	if err != nil {
 		return nil, fmt.Errorf("pod sandbox status: %w", err)
 	}
 	out := &kubecontainer.PodSandbox{ID: newest.GetId(), Attempt: newest.GetMetadata().GetAttempt(),
 		Ready: st.GetStatus().GetState() == runtimeapi.PodSandboxState_SANDBOX_READY,
 		IP:    st.GetStatus().GetNetwork().GetIp(), Containers: map[string]*kubecontainer.Container{}}
-	cs, err := rs.runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: out.ID}})
+	cs, err := r.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: out.ID}})
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	byName := map[string][]*kubecontainer.Container{}
 	for _, c := range cs.GetContainers() {
-		rc, err := rs.containerStatus(ctx, c)
+		rc, err := r.containerStatus(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -70,18 +81,18 @@ func (rs *runtimeService) podSandbox(ctx context.Context, uid types.UID) (*kubec
 
 // containerStatus completes what ListContainers said of c with its
 // ContainerStatus: times, exit code, reason and log path.
-func (rs *runtimeService) containerStatus(ctx context.Context, c *runtimeapi.Container) (*kubecontainer.Container, error) {
-	resp, err := rs.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.GetId()})
+func (r PodReader) containerStatus(ctx context.Context, c *runtimeapi.Container) (*kubecontainer.Container, error) {
+	resp, err := r.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.GetId()})
 	if err != nil {
 		return nil, fmt.Errorf("container status: %w", err)
 	}
 	st := resp.GetStatus()
-	rc := &kubecontainer.Container{ID: rs.containerID(c.GetId()), RawID: c.GetId(), Name: c.GetLabels()[labelContainerName], Image: c.GetImage().GetUserSpecifiedImage(),
+	rc := &kubecontainer.Container{ID: r.ContainerID(c.GetId()), RawID: c.GetId(), Name: c.GetLabels()[LabelContainerName], Image: c.GetImage().GetUserSpecifiedImage(),
 		ImageID: st.GetImageRef(), State: st.GetState(), Attempt: c.GetMetadata().GetAttempt(),
 		StartedAt: unixNano(st.GetStartedAt()), FinishedAt: unixNano(st.GetFinishedAt()),
 		ExitCode: st.GetExitCode(), Reason: st.GetReason(), LogPath: st.GetLogPath(), Resources: st.GetResources().GetLinux()}
 	if rc.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-		rc.Message = terminationMessage(st, rs.nodeDisk(c.GetLabels()[labelNodeName]))
+		rc.Message = terminationMessage(st, r.nodeDisk(c.GetLabels()[LabelNodeName]))
 	}
 	if rc.Name == "" { // not made by a kubelet: fall back on the CRI name
 		rc.Name = c.GetMetadata().GetName()
@@ -93,16 +104,16 @@ func (rs *runtimeService) containerStatus(ctx context.Context, c *runtimeapi.Con
 }
 
 // nodeDisk is the real directory of node's "/", "" without nodes' disks.
-func (rs *runtimeService) nodeDisk(node string) string {
-	if rs.nodeRoot == "" || node == "" {
+func (r PodReader) nodeDisk(node string) string {
+	if r.NodeRoot == "" || node == "" {
 		return ""
 	}
-	return filepath.Join(rs.nodeRoot, node)
+	return filepath.Join(r.NodeRoot, node)
 }
 
-// containerID is the pod status' containerID: "<runtime>://<id>", as
+// ContainerID is the pod status' containerID: "<runtime>://<id>", as
 // "containerd://4f1c..." on a real node.
-func (rs *runtimeService) containerID(id string) string { return rs.name + "://" + id }
+func (r PodReader) ContainerID(id string) string { return r.RuntimeName + "://" + id }
 
 func unixNano(ns int64) time.Time {
 	if ns == 0 {

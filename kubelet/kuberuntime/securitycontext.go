@@ -1,4 +1,4 @@
-package kubelet
+package kuberuntime
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package kubelet
+package kuberuntime
 
 import (
 	"context"
@@ -26,8 +26,9 @@ import (
 //   - exec: a command in the container (CRI ExecSync), which fails if it
 //     exits with a code other than 0;
 //   - httpGet: a GET of the pod's IP (or the handler's host) and port,
-//     through the runtime's pod network (podnetwork.go), which fails only
-//     if no answer comes: an HTTP error status is an answer;
+//     through the runtime's pod network (the kubelet's podnetwork.go),
+//     which fails only if no answer comes: an HTTP error status is an
+//     answer;
 //   - sleep: a pause of so many seconds.
 //
 // A postStart hook that fails has the container killed (event
@@ -38,10 +39,15 @@ import (
 // hookUserAgent is what the kubelet's HTTP hooks say they are.
 var hookUserAgent = "kube-lifecycle/" + version.MajorMinor
 
+// maxHookBody is how much of an HTTP hook's answer is read before the
+// connection is dropped: as much as of a probe's (maxProbeBody of the
+// kubelet's probes.go).
+const maxHookBody = 10 << 10
+
 // runHook runs handler h of container c, whose instance is id, in the
 // pod whose IP is podIP, until it is done or ctx ends. On failure it
 // returns the message of the kubelet's event with the error.
-func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c corev1.Container, id, podIP string, h *corev1.LifecycleHandler) (string, error) {
+func (m *Manager) runHook(ctx context.Context, pod *corev1.Pod, c corev1.Container, id, podIP string, h *corev1.LifecycleHandler) (string, error) {
 	switch {
 	case h.Exec != nil:
 		// No timeout of its own (the kubelet gives it none): ctx bounds it.
@@ -49,7 +55,7 @@ func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c corev1.Contain
 		if deadline, ok := ctx.Deadline(); ok {
 			timeout = max(int64(time.Until(deadline).Seconds()), 1)
 		}
-		resp, err := k.runtime.runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: h.Exec.Command, Timeout: timeout})
+		resp, err := m.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: h.Exec.Command, Timeout: timeout})
 		var output string
 		if err == nil && resp.GetExitCode() != 0 {
 			output = string(resp.GetStdout()) + string(resp.GetStderr())
@@ -57,20 +63,20 @@ func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c corev1.Contain
 		}
 		if err != nil {
 			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
-				h.Exec.Command, c.Name, podRef(pod), err, output), err
+				h.Exec.Command, c.Name, PodRef(pod), err, output), err
 		}
 		return "", nil
 	case h.HTTPGet != nil:
-		if err := k.runHTTPHook(ctx, c, podIP, h.HTTPGet); err != nil {
-			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podRef(pod), err), err
+		if err := m.runHTTPHook(ctx, c, podIP, h.HTTPGet); err != nil {
+			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, PodRef(pod), err), err
 		}
 		return "", nil
 	case h.Sleep != nil:
 		select {
 		case <-ctx.Done():
 			err := ctx.Err()
-			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, c.Name, podRef(pod), err), err
-		case <-k.clock.After(time.Duration(h.Sleep.Seconds) * time.Second):
+			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, c.Name, PodRef(pod), err), err
+		case <-m.Clock.After(time.Duration(h.Sleep.Seconds) * time.Second):
 			return "", nil
 		}
 	}
@@ -82,14 +88,14 @@ func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c corev1.Contain
 // a host, its port (a number or the name of a container port), its path
 // and headers. The answer is read and dropped; whatever its status, the
 // hook ran.
-func (k *Kubelet) runHTTPHook(ctx context.Context, c corev1.Container, podIP string, h *corev1.HTTPGetAction) error {
+func (m *Manager) runHTTPHook(ctx context.Context, c corev1.Container, podIP string, h *corev1.HTTPGetAction) error {
 	host := h.Host
 	if host == "" {
 		if host = podIP; host == "" {
 			return errors.New("failed to find networking container: the pod has no IP")
 		}
 	}
-	port, err := probePort(h.Port, c) // probes.go
+	port, err := m.ProbePort(h.Port, c) // the kubelet's probes.go
 	if err != nil {
 		return err
 	}
@@ -114,33 +120,33 @@ func (k *Kubelet) runHTTPHook(ctx context.Context, c corev1.Container, podIP str
 			req.Header.Set(hdr.Name, hdr.Value)
 		}
 	}
-	resp, err := k.probeClient(0).Do(req)
+	resp, err := m.HTTPClient().Do(req)
 	if err != nil {
 		return err
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxHookBody))
 	return resp.Body.Close()
 }
 
-// runPostStart runs c's postStart hook, if it has one, on its instance
+// RunPostStart runs c's postStart hook, if it has one, on its instance
 // id, just started in the pod whose IP is podIP (kuberuntime's
 // startContainer). If the hook fails the container is killed: it exited,
 // and restarts as its policy says.
-func (k *Kubelet) runPostStart(ctx context.Context, pod *corev1.Pod, c corev1.Container, id, podIP string) error {
+func (m *Manager) RunPostStart(ctx context.Context, pod *corev1.Pod, c corev1.Container, id, podIP string) error {
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return nil
 	}
 	key := client.KeyOf(pod)
-	msg, err := k.runHook(ctx, pod, c, id, podIP, c.Lifecycle.PostStart)
+	msg, err := m.runHook(ctx, pod, c, id, podIP, c.Lifecycle.PostStart)
 	if err == nil {
-		k.log.Info("ran postStart hook", "pod", key, "container", c.Name)
+		m.Log.Info("ran postStart hook", "pod", key, "container", c.Name)
 		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // the kubelet is stopping
 	}
-	k.recorder.Event(pod, corev1.EventTypeWarning, "FailedPostStartHook", "%s", msg)
-	k.log.Info("postStart hook failed: killing the container", "pod", key, "container", c.Name, "err", err)
+	m.Recorder.Event(pod, corev1.EventTypeWarning, "FailedPostStartHook", "%s", msg)
+	m.Log.Info("postStart hook failed: killing the container", "pod", key, "container", c.Name, "err", err)
 	cur := &kubecontainer.Container{Name: c.Name, RawID: id}
-	return k.stopContainer(ctx, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
+	return m.StopContainer(ctx, cur, GracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 }
