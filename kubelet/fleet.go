@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -19,6 +20,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/eviction"
+	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/podcertificate"
@@ -55,15 +57,17 @@ import (
 type Fleet struct {
 	// cfg is the nodes' common configuration, defaults filled in; log
 	// and clock are the fleet's own, for what is no one node's.
-	cfg      Config
-	names    []string // its nodes, in order
-	log      *slog.Logger
-	clock    clock.WithTickerAndDelayedExecution
-	client   *client.Client
-	runtime  *runtimeService
-	informer *client.Informer
-	services *client.Informer // every Service, for containers' env (package envvars)
-	nodes    *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
+	cfg     Config
+	names   []string // its nodes, in order
+	log     *slog.Logger
+	clock   clock.WithTickerAndDelayedExecution
+	client  *client.Client
+	runtime *runtimeService
+	// runtimeOps count the CRI calls of every node (kubelet/metrics).
+	runtimeOps *kubeletmetrics.RuntimeOperations
+	informer   *client.Informer
+	services   *client.Informer // every Service, for containers' env (package envvars)
+	nodes      *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// routes keeps the runtime's routes to the other nodes' pods, from
 	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a
 	// single kubelet (network/podnetwork). nil: the runtime has no
@@ -163,8 +167,10 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) == 1 {
 		log = log.With("node", names[0])
 	}
+	runtimeOps := kubeletmetrics.NewRuntimeOperations(base.Clock)
 	rt, err := connectRuntime(context.Background(), base.RuntimeEndpoint, cri.Options{PodCIDR: runtimeCIDR,
-		ImagePullDelay: base.ImagePullDelay, Clock: base.Clock, Log: log.With("component", "runtime"), NodeRoot: base.NodeRoot})
+		ImagePullDelay: base.ImagePullDelay, Clock: base.Clock, Log: log.With("component", "runtime"), NodeRoot: base.NodeRoot},
+		grpc.WithUnaryInterceptor(runtimeOps.Interceptor()))
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +187,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) > 1 {
 		selector, nodeSelector = "spec.nodeName!=", ""
 	}
-	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, listener: ln, byName: map[string]*Kubelet{},
+	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, runtimeOps: runtimeOps, listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also

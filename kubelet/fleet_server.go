@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,17 @@ func (h serverHost) PodSandbox(ctx context.Context, uid types.UID) (*kubecontain
 
 func (h serverHost) Runtime() runtimeapi.RuntimeServiceClient { return h.f.runtime.runtime }
 func (h serverHost) Faults() runtimev1.FaultsClient           { return h.f.runtime.faults }
+
+func (h serverHost) Nodes() []string { return h.f.names }
+
+// NodeEndpoint is the node's stats or metrics handler (kubelet/metrics).
+func (h serverHost) NodeEndpoint(node, path string) http.Handler {
+	k := h.f.byName[node]
+	if k == nil {
+		return nil
+	}
+	return k.metrics.Handler(path)
+}
 
 func (h serverHost) FailProbes(ctx context.Context, id string, count int32) error {
 	return h.f.runtime.failProbes(ctx, id, count)

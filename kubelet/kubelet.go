@@ -27,6 +27,7 @@ import (
 	"github.com/mkube/mkube/kubelet/images"
 	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
+	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodelease"
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/podcertificate"
@@ -144,8 +145,11 @@ type Kubelet struct {
 	probes     *prober.Manager   // the containers' liveness, readiness and startup probes (package prober)
 	env        *envvars.Builder  // the containers' environments, and their CreateContainerConfigError (package envvars)
 	eviction   *eviction.Manager // evicts the pods over their local storage limits (package eviction)
-	clock      clock.WithTickerAndDelayedExecution
-	log        *slog.Logger
+	// metrics are the node's /stats/summary and /metrics/* (packages
+	// kubelet/stats and kubelet/metrics, wired in managers.go).
+	metrics *kubeletmetrics.Endpoints
+	clock   clock.WithTickerAndDelayedExecution
+	log     *slog.Logger
 
 	// runtimeManager turns the pods' specs into CRI calls: sandboxes,
 	// stops, lifecycle hooks (package kuberuntime).
@@ -270,6 +274,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
 		f.nodeImages.Changed, k.recorder, cfg.Clock, log)
 	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
+	k.metrics = newMetricsEndpoints(k) // managers.go
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.nodeStatus.Node() }, cfg.Clock, log)
 	// The runtime answered Version when the fleet connected.
 	k.nodeStatus = newNodeStatusManager(k)
@@ -284,7 +289,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 			return k.runtimeManager.KillContainer(ctx, pod, spec, cur, gracePeriod(grace))
 		},
 		Resync: k.queue.Add, Recorder: k.recorder, Log: log}
-	k.probes = prober.NewManager(prober.Options{Runner: probes, OnChange: probes.OnChange,
+	k.probes = prober.NewManager(prober.Options{Runner: k.metrics.Probes.Runner(probes, cfg.Clock), OnChange: probes.OnChange,
 		OnFailedRun: probes.OnFailedRun, Clock: cfg.Clock, Log: log})
 	k.probeClient = probes.HTTPClient
 	k.env = &envvars.Builder{NodeIP: cfg.NodeIP.String(), Allocatable: cfg.Capacity,
@@ -329,7 +334,7 @@ func (k *Kubelet) run(ctx context.Context, wg *sync.WaitGroup) {
 	k.log.Info("kubelet ready: watching the pods bound to this node", seedstep.Key, seedstep.KubeletStartsPod,
 		"pods", len(k.fleet.podsOf(k.cfg.NodeName)), "podCIDR", k.cfg.PodCIDR.String(), "runtime", k.runtime.version)
 	for range k.cfg.Workers {
-		wg.Go(func() { k.queue.Work(ctx, k.syncPod, k.log, "pod") })
+		wg.Go(func() { k.queue.Work(ctx, k.metrics.Kubelet.TimeSync(k.syncPod), k.log, "pod") })
 	}
 	wg.Go(func() {
 		<-ctx.Done()

@@ -7,7 +7,9 @@ import (
 
 	"github.com/mkube/mkube/kubelet/config"
 	"github.com/mkube/mkube/kubelet/eviction"
+	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodestatus"
+	"github.com/mkube/mkube/kubelet/stats"
 )
 
 // The managers that act through the Kubelet's own pod worker, runtime
@@ -51,6 +53,21 @@ func newStaticPodManager(k *Kubelet) *config.Manager {
 			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 		},
 		ForgetPod: k.forgetPod, ReleasePod: k.releasePod, RunPod: k.runPod, Clock: k.clock, Log: k.log})
+}
+
+// newMetricsEndpoints are k's stats and metrics (kubelet/stats,
+// kubelet/metrics): its pods' usage from the runtime, its own metrics.
+func newMetricsEndpoints(k *Kubelet) *kubeletmetrics.Endpoints {
+	cfg := k.cfg
+	return kubeletmetrics.NewEndpoints(kubeletmetrics.Options{Node: cfg.NodeName, MachineID: nodestatus.MachineID(cfg.NodeName),
+		Stats: stats.Options{Node: cfg.NodeName, Runtime: k.runtime.runtime, Selector: map[string]string{labelNodeName: cfg.NodeName},
+			Pods: func() []*corev1.Pod { return k.fleet.podsOf(cfg.NodeName) }, Capacity: cfg.Capacity,
+			Volumes: func(ctx context.Context, pod *corev1.Pod) map[string]int64 {
+				u, _ := k.eviction.LocalStorageUsage(ctx, pod)
+				return u.Volumes
+			},
+			StartTime: k.clock.Now(), Clock: k.clock},
+		RuntimeOps: k.fleet.runtimeOps, Clock: k.clock})
 }
 
 // newNodeStatusManager is k's node status manager: the node k's Config

@@ -17,10 +17,14 @@ import (
 // pod is gone or was replaced by a new pod of the same name.
 func (k *Kubelet) reportStatus(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, waiting map[string]*corev1.ContainerStateWaiting) (*corev1.Pod, error) {
 	k.probes.UpdatePodStatus(pod, sb)
-	return k.status.Report(ctx, pod, func(pod *corev1.Pod) corev1.PodStatus {
+	updated, err := k.status.Report(ctx, pod, func(pod *corev1.Pod) corev1.PodStatus {
 		st := status.GeneratePodStatus(pod, sb, waiting, k.cfg.NodeIP, k.clock.Now())
 		alloc, pendingResize := k.admission.Allocation(pod)
 		setResourceStatus(&st, alloc, sb, pendingResize, metav1.NewTime(k.clock.Now()).Rfc3339Copy()) // resize.go
 		return st
 	})
+	if err == nil {
+		k.metrics.Kubelet.ObservePodStatus(updated) // kubelet_pod_start_sli_duration_seconds
+	}
+	return updated, err
 }

@@ -65,7 +65,7 @@ type runtimeService struct {
 
 // connectRuntime dials endpoint, or starts an in-process runtime with
 // opts if endpoint is "", and checks that the runtime answers Version.
-func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*runtimeService, error) {
+func connectRuntime(ctx context.Context, endpoint string, opts cri.Options, dial ...grpc.DialOption) (*runtimeService, error) {
 	rs := &runtimeService{nodeRoot: opts.NodeRoot}
 	if endpoint == "" {
 		p, err := cri.StartInProcess(opts)
@@ -74,7 +74,7 @@ func connectRuntime(ctx context.Context, endpoint string, opts cri.Options) (*ru
 		}
 		rs.inProcess, endpoint = p, p.Endpoint
 	}
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(endpoint, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dial...)...)
 	if err != nil {
 		rs.close()
 		return nil, fmt.Errorf("container runtime %s: %w", endpoint, err)

@@ -58,7 +58,7 @@ func nodeStatus(cfg Config, rt runtimeInfo, old corev1.NodeStatus, now time.Time
 		{Type: corev1.NodeHostName, Address: cfg.NodeName},
 	}
 	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(cfg.Port)}}
-	id := machineID(cfg.NodeName)
+	id := MachineID(cfg.NodeName)
 	st.NodeInfo = corev1.NodeSystemInfo{
 		MachineID: id, SystemUUID: id,
 		KernelVersion: kernelVersion, OSImage: osImage, ContainerRuntimeVersion: rt.Version,
@@ -123,8 +123,8 @@ func NodeReady(st corev1.NodeStatus) bool {
 	return false
 }
 
-// machineID stands in for /etc/machine-id: 32 hex digits, stable per node.
-func machineID(nodeName string) string {
+// MachineID stands in for /etc/machine-id: 32 hex digits, stable per node.
+func MachineID(nodeName string) string {
 	sum := sha256.Sum256([]byte("mkube-node/" + nodeName))
 	return hex.EncodeToString(sum[:16])
 }

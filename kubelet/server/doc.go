@@ -7,7 +7,8 @@
 //
 // One Server serves a process's nodes (a fleet): it finds a pod by its
 // key, whatever its node, and reads or streams its containers through
-// the runtime (its Host). Real kubelets serve it over TLS with
+// the runtime (its Host); a node's stats and metrics (package
+// kubelet/metrics) it finds by the node the request names (stats.go). Real kubelets serve it over TLS with
 // authentication; this one is plain HTTP, like the rest of mkube. Serve
 // blocks until its context ends.
 //
@@ -18,5 +19,6 @@
 //	containerlog.go   reading the CRI log files for `kubectl logs` (tail, follow, since, limit)
 //	exec.go           exec, attach and port-forward: the runtime's streaming URLs, proxied
 //	faults.go         mkube's fault injection for teaching (crash, oom, fail-probes, process, freeze)
+//	stats.go          a node's /stats/summary and /metrics/*: which node a request is for
 //	doc.go            this map
 package server

@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 	"github.com/mkube/mkube/proto/runtimev1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,12 @@ type Host interface {
 	// FailProbes makes the container's next count probes fail, through
 	// the runtime, and remembers to ask it before they run.
 	FailProbes(ctx context.Context, id string, count int32) error
+	// Nodes are the process's nodes, in order.
+	Nodes() []string
+	// NodeEndpoint is node's handler of path (/stats/summary,
+	// /metrics/resource, ...: stats.go), nil if node is not one of the
+	// process's.
+	NodeEndpoint(node, path string) http.Handler
 }
 
 // Server is the kubelet's HTTP API, shared by a process's nodes: a pod's
@@ -96,6 +103,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) {
 	mux.HandleFunc("POST /mkube/faults/{namespace}/{pod}/{container}/fail-probes", s.serveFailProbes)
 	mux.HandleFunc("GET /mkube/faults/{namespace}/{pod}/{container}/process", s.serveInspectProcess)
 	mux.HandleFunc("POST /mkube/faults/freeze", s.serveFreeze)
+	s.handleNodeEndpoints(mux, kubeletmetrics.Paths) // stats.go
 	for pattern, h := range s.extra {
 		mux.HandleFunc(pattern, h)
 	}

@@ -99,7 +99,9 @@ func forwardToKubelet(q *apiserver.Request, node *corev1.Node, path string) {
 	if !ok {
 		return
 	}
-	resp, err := dialKubelet(q.Context(), node, q.R.Method, path, body, proxyHeader(q))
+	header := proxyHeader(q)
+	header.Set(kubeletNodeHeader, node.Name)
+	resp, err := dialKubelet(q.Context(), node, q.R.Method, path, body, header)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
 		return
@@ -161,6 +163,12 @@ func (n throughNode) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// kubeletNodeHeader names the node a request to a kubelet is for
+// (kubelet/server's NodeHeader): one kubelet process may run many nodes
+// on one port (`kubelet --nodes N`), and a node's /stats/summary and
+// /metrics/* are its own. A real kubelet, one node, ignores it.
+const kubeletNodeHeader = "X-Mkube-Node-Name"
 
 // podNetworkRoute and podNetworkErrorHeader are the kubelet's route to
 // its pods (kubelet/podnetwork_route.go) and the header its answer has
