@@ -72,17 +72,19 @@
 //	nodestatus          nodestatus                  registering the Node (kubelet_node_status.go), its CSINode, the status heartbeat and its memory (its own lock)
 //	token               token                       the pods' service-account tokens, cached and renewed (its own lock)
 //	volumemanager       volumemanager               setting up and tearing down pods' volumes: claims, payloads, subPaths, image volumes (its own lock)
-//	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
+//	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults; which node a /stats or /metrics request is for
 //	kuberuntime         kuberuntime, lifecycle      a pod's spec as CRI calls: sandbox, configs, create, start, hooks, stop; pods read back by labels
+//	stats               stats, server/stats         a node's usage from the CRI (cpu, memory, disk), rates; GET /stats/summary
+//	metrics             metrics, metrics/collectors /metrics/resource, /metrics/cadvisor, /metrics/probes, /metrics: a registry per path per node
 //
 // # Where things live in this package
 //
 //	file                     what it holds
 //	kubelet.go               Config, the Kubelet: its managers, wired; register and run
-//	managers.go              the node status, eviction and static pod managers, given the Kubelet's parts
+//	managers.go              the node status, eviction, static pod and metrics managers, given the Kubelet's parts
 //	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
-//	fleet_server.go          the fleet's side of the HTTP API (server.Host)
+//	fleet_server.go          the fleet's side of the HTTP API (server.Host): pods, runtime, each node's stats and metrics
 //	identity.go              who the kubelet is to the API server; each node's requests as that node
 //	options.go               command-line values turned into Config (capacity, node IPs)
 //	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)

@@ -9,6 +9,7 @@ import (
 	"github.com/mkube/mkube/kubelet/eviction"
 	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodestatus"
+	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/stats"
 )
 
@@ -70,6 +71,20 @@ func newMetricsEndpoints(k *Kubelet) *kubeletmetrics.Endpoints {
 		RuntimeOps: k.fleet.runtimeOps, Clock: k.clock})
 }
 
+// nodeAnnotations are what k sets on its Node: a fleet's nodes share one
+// port, so each names its own /metrics/resource (kubelet/server's
+// stats.go) for metrics-server 0.7+, as KWOK's nodes do.
+func nodeAnnotations(k *Kubelet) map[string]string {
+	if len(k.fleet.names) == 1 {
+		return nil
+	}
+	return map[string]string{resourceMetricsPathAnnotation: server.NodePath(k.cfg.NodeName, kubeletmetrics.PathMetricsResource)}
+}
+
+// resourceMetricsPathAnnotation is metrics-server's per-node override
+// of the path it scrapes.
+const resourceMetricsPathAnnotation = "metrics.k8s.io/resource-metrics-path"
+
 // newNodeStatusManager is k's node status manager: the node k's Config
 // says it is, and k's runtime, images and lease.
 func newNodeStatusManager(k *Kubelet) *nodestatus.Manager {
@@ -79,7 +94,7 @@ func newNodeStatusManager(k *Kubelet) *nodestatus.Manager {
 			Labels: cfg.Labels, Taints: cfg.Taints, MaxVolumes: cfg.MaxVolumes, Port: cfg.Port,
 			StatusInterval: cfg.StatusInterval, NodeStatusReportFrequency: cfg.NodeStatusReportFrequency},
 		Client: k.client, Recorder: k.recorder, Runtime: k.runtime.runtime,
-		RuntimeVersion: k.runtime.version, PeerAddress: k.runtime.peerAddress,
+		RuntimeVersion: k.runtime.version, PeerAddress: k.runtime.peerAddress, Annotations: nodeAnnotations(k),
 		NodeContainers: map[string]string{labelNodeName: cfg.NodeName},
 		Images:         k.fleet.nodeImages.List, RestoreImages: k.restoreImages,
 		Lease: k.lease, Clock: k.clock, Log: k.log})

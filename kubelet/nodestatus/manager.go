@@ -59,6 +59,10 @@ type Options struct {
 	// Version; PeerAddress the runtime's pod network address, annotated
 	// on the Node (network/podnetwork).
 	RuntimeVersion, PeerAddress string
+	// Annotations are set on the Node when it registers, and again when
+	// a restarted kubelet finds it (a fleet node's
+	// metrics.k8s.io/resource-metrics-path).
+	Annotations map[string]string
 	// NodeContainers is the label selector of the node's containers.
 	NodeContainers map[string]string
 	// Images are the runtime's images as node.status.images lists them

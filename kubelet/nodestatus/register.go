@@ -75,6 +75,11 @@ func mergeNode(existing, want *corev1.Node) *corev1.Node {
 	if out.Spec.PodCIDR == "" {
 		out.Spec.PodCIDR, out.Spec.PodCIDRs = want.Spec.PodCIDR, want.Spec.PodCIDRs
 	}
+	for k, v := range want.Annotations { // the kubelet's own: ours to set
+		if k != podnetwork.AnnotationPeer {
+			metav1.SetMetaDataAnnotation(&out.ObjectMeta, k, v)
+		}
+	}
 	podnetwork.SetPeerAnnotation(out, want.Annotations[podnetwork.AnnotationPeer])
 	return out
 }
@@ -136,6 +141,9 @@ func (m *Manager) tryRegisterNode(ctx context.Context) error {
 	}
 	want := newNode(m.o.Config, rt, m.o.Clock.Now())
 	podnetwork.SetPeerAnnotation(want, m.o.PeerAddress) // network/podnetwork
+	for k, v := range m.o.Annotations {
+		metav1.SetMetaDataAnnotation(&want.ObjectMeta, k, v)
+	}
 	created := &corev1.Node{}
 	err = m.o.Client.Create(ctx, client.Nodes, "", want, created)
 	if err == nil {
