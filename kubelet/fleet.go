@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,11 +64,14 @@ type Fleet struct {
 	clock   clock.WithTickerAndDelayedExecution
 	client  *client.Client
 	runtime *runtimeService
-	// runtimeOps count the CRI calls of every node (kubelet/metrics).
-	runtimeOps *kubeletmetrics.RuntimeOperations
-	informer   *client.Informer
-	services   *client.Informer // every Service, for containers' env (package envvars)
-	nodes      *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
+	// runtimeOps count the CRI calls of every node, and processMetrics
+	// are Go's and the process's: one of each for all nodes' /metrics
+	// (kubelet/metrics).
+	runtimeOps     *kubeletmetrics.RuntimeOperations
+	processMetrics []prometheus.Collector
+	informer       *client.Informer
+	services       *client.Informer // every Service, for containers' env (package envvars)
+	nodes          *client.Informer // the fleet's nodes as users left them, for admission (admission.go)
 	// routes keeps the runtime's routes to the other nodes' pods, from
 	// the Nodes: f.nodes for a fleet, peerNodes (all of them) for a
 	// single kubelet (network/podnetwork). nil: the runtime has no
@@ -187,7 +191,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) > 1 {
 		selector, nodeSelector = "spec.nodeName!=", ""
 	}
-	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, runtimeOps: runtimeOps, listener: ln, byName: map[string]*Kubelet{},
+	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, runtimeOps: runtimeOps, processMetrics: kubeletmetrics.ProcessCollectors(), listener: ln, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also

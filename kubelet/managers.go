@@ -68,7 +68,7 @@ func newMetricsEndpoints(k *Kubelet) *kubeletmetrics.Endpoints {
 				return u.Volumes
 			},
 			StartTime: k.clock.Now(), Clock: k.clock},
-		RuntimeOps: k.fleet.runtimeOps, Clock: k.clock})
+		RuntimeOps: k.fleet.runtimeOps, Process: k.fleet.processMetrics, Clock: k.clock})
 }
 
 // nodeAnnotations are what k sets on its Node: a fleet's nodes share one

@@ -44,7 +44,7 @@ func (f fakeRuntime) ListPodSandboxStats(context.Context, *runtimeapi.ListPodSan
 func newTestEndpoints(clk *clocktesting.FakeClock) *Endpoints {
 	rt := fakeRuntime{states: []runtimeapi.ContainerState{runtimeapi.ContainerState_CONTAINER_RUNNING,
 		runtimeapi.ContainerState_CONTAINER_RUNNING, runtimeapi.ContainerState_CONTAINER_EXITED}}
-	return NewEndpoints(Options{Node: "node01", MachineID: "m1", RuntimeOps: NewRuntimeOperations(clk), Clock: clk,
+	return NewEndpoints(Options{Node: "node01", MachineID: "m1", RuntimeOps: NewRuntimeOperations(clk), Process: ProcessCollectors(), Clock: clk,
 		Stats: stats.Options{Node: "node01", Runtime: rt, StartTime: t0.Add(-time.Minute), Clock: clk}})
 }
 
