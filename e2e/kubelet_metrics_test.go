@@ -44,7 +44,9 @@ spec:
 		out, _, _ := k.kubectl(t, "get", "pod", "web", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
 		return out == "True", out
 	})
-	raw := func(node, path string) string { return k.mustKubectl(t, "get", "--raw", "/api/v1/nodes/"+node+"/proxy"+path) }
+	raw := func(node, path string) string {
+		return k.mustKubectl(t, "get", "--raw", "/api/v1/nodes/"+node+"/proxy"+path)
+	}
 
 	// /metrics/resource: what metrics-server parses, the pod on fake-2 only.
 	var families map[string]*dto.MetricFamily
