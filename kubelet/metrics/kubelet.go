@@ -47,7 +47,9 @@ func NewKubelet(reg prometheus.Registerer, node string, runtime stats.Runtime, s
 }
 
 // ObservePodStatus observes the pod's start latency the first time its
-// status says all its containers have started.
+// status says all its containers have started: from its creation to the
+// status the kubelet wrote. Unlike upstream it does not subtract the
+// time its images took to pull (mkube's pulls take --image-pull-delay).
 func (k *Kubelet) ObservePodStatus(pod *corev1.Pod) {
 	if pod == nil || len(pod.Status.ContainerStatuses) < len(pod.Spec.Containers) {
 		return

@@ -23,3 +23,17 @@ func TestMergeNodeTakesTheRuntimesPeerAddress(t *testing.T) {
 		t.Errorf("a runtime without a peer address left %q on the Node", got.Annotations[podnetwork.AnnotationPeer])
 	}
 }
+
+// The kubelet's own annotations (a fleet node's
+// metrics.k8s.io/resource-metrics-path) are set again on a Node a
+// restarted kubelet finds, beside the user's.
+func TestMergeNodeSetsTheKubeletsAnnotations(t *testing.T) {
+	want := newNode(testConfig(), runtimeInfo{}, t0)
+	want.Annotations = map[string]string{"metrics.k8s.io/resource-metrics-path": "/nodes/fake-2/metrics/resource"}
+	existing := want.DeepCopy()
+	existing.Annotations = map[string]string{"team": "blue", "metrics.k8s.io/resource-metrics-path": "/old"}
+	got := mergeNode(existing, want)
+	if got.Annotations["metrics.k8s.io/resource-metrics-path"] != "/nodes/fake-2/metrics/resource" || got.Annotations["team"] != "blue" {
+		t.Errorf("merged annotations %v, want the kubelet's path and the user's annotation", got.Annotations)
+	}
+}
