@@ -8,7 +8,9 @@
 // §十三, cAdvisor in the kubelet; §三.4, the numbers the HPA reads).
 //
 // Every path of every node has its own registry: a process running many
-// nodes (`kubelet --nodes N`) never mixes their series. The per-container
+// nodes (`kubelet --nodes N`) never mixes their series. What is the
+// process's, not a node's (go_*, process_*, the CRI calls), is one
+// collector that every node's /metrics shows. The per-container
 // series are custom Collectors that read the node's CRI snapshot at each
 // scrape, stamped with the runtime's time as the kubelet writes them.
 //
