@@ -11,6 +11,7 @@ import (
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/status"
 )
 
@@ -67,9 +68,9 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontaine
 // evicted pod (the kubelet's minimum still applies).
 func failureGracePeriod(f status.Failure, pod *corev1.Pod) int64 {
 	if f.Reason == eviction.Reason {
-		return gracePeriod(ptr.To[int64](eviction.GracePeriodSeconds))
+		return kuberuntime.GracePeriod(ptr.To[int64](eviction.GracePeriodSeconds))
 	}
-	return gracePeriod(pod.Spec.TerminationGracePeriodSeconds)
+	return kuberuntime.GracePeriod(pod.Spec.TerminationGracePeriodSeconds)
 }
 
 func anyRunning(sb *kubecontainer.PodSandbox) bool {

@@ -40,7 +40,7 @@ func (k *Kubelet) podDNS(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
 func (k *Kubelet) dnsConfigurer() *dns.Configurer {
 	c := &dns.Configurer{Recorder: k.recorder, ClusterDNS: k.cfg.ClusterDNS, ClusterDomain: k.cfg.ClusterDomain}
 	if k.cfg.NodeRoot != "" {
-		c.NodeResolvConf = func() ([]byte, error) { return os.ReadFile(k.onDisk(k.cfg.ResolverConfig)) }
+		c.NodeResolvConf = func() ([]byte, error) { return os.ReadFile(k.volumes.OnDisk(k.cfg.ResolverConfig)) }
 	}
 	return c
 }

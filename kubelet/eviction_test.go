@@ -54,19 +54,20 @@ func TestLocalStorageUsageMeasuresVolumesLayersAndLogs(t *testing.T) {
 	}
 	t.Cleanup(rs.close)
 	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, PodLogsDir: logs}, runtime: rs, log: slog.New(slog.DiscardHandler)}
+	k.volumes = newVolumeManager(k)
 	pod := storagePod("1Ki", "1Mi", "")
 	pod.Spec.Containers = pod.Spec.Containers[:1]
 	pod.Spec.Containers[0].Command = []string{"sh", "-c", "echo 12345 > /tmp/out; echo logged; sleep 3600"}
 
-	cache := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0]))
-	config := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[1]))
+	cache := k.volumes.OnDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0]))
+	config := k.volumes.OnDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[1]))
 	must(t, os.MkdirAll(cache, 0o755))
 	must(t, os.WriteFile(filepath.Join(cache, "blob"), make([]byte, 1500), 0o644))
 	if _, err := volumemanager.WriteAtomically(config, map[string]volumemanager.File{"key": {Data: []byte("value"), Mode: 0o644}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, logs)})
+	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: criConfigs(logs).SandboxConfig(pod, 0)})
 	must(t, err)
 	startContainer(t, rs, pod, sb.GetPodSandboxId(), pod.Spec.Containers[0], 0)
 

@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/pleg"
 	"github.com/mkube/mkube/kubelet/podcertificate"
@@ -44,7 +45,8 @@ import (
 //     PodCertificateRequests, for projected volumes
 //     (packages clustertrustbundle and podcertificate);
 //   - one container runtime, whose sandboxes carry their node's name
-//     (labelNodeName), and one container-event stream (package pleg);
+//     (kubelet/kuberuntime's LabelNodeName), and one container-event
+//     stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
 //     found by the pod, whatever its node.
 //
@@ -255,7 +257,7 @@ func (f *Fleet) kubeletOf(key string, sandboxLabels map[string]string) *Kubelet 
 	if obj, ok := f.informer.Cache().Get(key); ok {
 		return f.byName[obj.(*corev1.Pod).Spec.NodeName]
 	}
-	return f.byName[sandboxLabels[labelNodeName]]
+	return f.byName[sandboxLabels[kuberuntime.LabelNodeName]]
 }
 
 // pods are all the fleet's pods.

@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
@@ -43,7 +44,7 @@ func podActionFor(pod *corev1.Pod) podAction {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return actionTerminate
-	case podFinished(pod):
+	case kubetypes.PodFinished(pod):
 		return actionRelease
 	}
 	return actionRun
@@ -113,7 +114,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 	k.admission.Forget(key, keep)
 	ns, name, _ := strings.Cut(key, "/")
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name, labelNodeName: k.cfg.NodeName}}})
+		LabelSelector: map[string]string{kuberuntime.LabelPodNamespace: ns, kuberuntime.LabelPodName: name, kuberuntime.LabelNodeName: k.cfg.NodeName}}})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}
@@ -125,7 +126,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		if err := k.removeSandbox(ctx, sb.GetId()); err != nil {
 			return err
 		}
-		dir := podLogDirectory(k.cfg.PodLogsDir, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}})
+		dir := kuberuntime.PodLogDirectory(k.cfg.PodLogsDir, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}})
 		if err := os.RemoveAll(dir); err != nil {
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
@@ -147,7 +148,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 // until the pod is deleted (forgetPod).
 func (k *Kubelet) releasePod(ctx context.Context, pod *corev1.Pod, why string) error {
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodUID: string(pod.UID)}}})
+		LabelSelector: map[string]string{kuberuntime.LabelPodUID: string(pod.UID)}}})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}

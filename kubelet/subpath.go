@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/mkube/mkube/kubelet/envvars"
 )
 
 // A volumeMount may show a subdirectory of its volume: subPath names it,
@@ -34,7 +36,7 @@ func subPathOf(m corev1.VolumeMount, env []corev1.EnvVar) (string, error) {
 			values[e.Name] = e.Value
 		}
 		missing := sets.New[string]()
-		sub = expandVars(m.SubPathExpr, func(name string) (string, bool) {
+		sub = envvars.Expand(m.SubPathExpr, func(name string) (string, bool) {
 			if values[name] == "" {
 				missing.Insert(name)
 			}
