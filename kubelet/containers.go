@@ -273,7 +273,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 }
 
 // reasonCrashLoopBackOff is a container's waiting reason while its
-// restart is delayed (backoff.go).
+// restart is delayed (package backoff).
 const reasonCrashLoopBackOff = "CrashLoopBackOff"
 
 // shouldRestart is the restart policy (seed 003 §5.2): Always restarts

@@ -37,9 +37,9 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 }
 
 // failPod fails pod for f: it is reported Failed with f's reason and
-// message at once (see failure), as the kubelet does, and its running
-// containers are stopped in the background, with their grace period;
-// the pod's sandbox is released only after that (syncPod).
+// message at once (kubelet/status keeps f), as the kubelet does, and its
+// running containers are stopped in the background, with their grace
+// period; the pod's sandbox is released only after that (syncPod).
 func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f status.Failure) error {
 	if known := k.status.SetFailure(pod.UID, f); !known {
 		k.recorder.Event(pod, corev1.EventTypeWarning, f.Reason, "%s", f.Message)

@@ -13,7 +13,7 @@ import (
 	"github.com/mkube/mkube/kubelet/envvars"
 )
 
-// The downward API's values (criconfig.go), and a container's
+// The downward API's values (downwardapi.go), and a container's
 // environment made with them (package envvars).
 
 func TestResourceField(t *testing.T) {

@@ -84,7 +84,8 @@ type Config struct {
 	ClusterDNS    []netip.Addr
 	ClusterDomain string
 	// AllowedUnsafeSysctls are the sysctls beyond the safe set that pods
-	// may set here (--allowed-unsafe-sysctls; sysctls.go).
+	// may set here (--allowed-unsafe-sysctls; package lifecycle's
+	// sysctls.go).
 	AllowedUnsafeSysctls []string
 	ResolverConfig       string
 	// NFSRoot stands for the NFS servers: an nfs volume of server S and
@@ -106,7 +107,7 @@ type Config struct {
 	Address string
 	Port    int
 	// BackOffInitial and BackOffMax bound the crash-loop back-off
-	// (backoff.go); 0 means Kubernetes' 10 s and 5 min.
+	// (package backoff); 0 means Kubernetes' 10 s and 5 min.
 	BackOffInitial, BackOffMax time.Duration
 	// PodManifestPath is the directory of static pod manifests
 	// (--pod-manifest-path; "" runs none), read every FileCheckFrequency
@@ -166,7 +167,8 @@ type Kubelet struct {
 	staticPods *config.Manager
 
 	// probeClient is an HTTP client to a pod's IP, without keep-alives
-	// (package prober's): httpGet probes, and lifecyclehooks.go's hooks.
+	// (package prober's): httpGet probes, and kubelet/kuberuntime's
+	// httpGet hooks.
 	probeClient func(timeout time.Duration) *http.Client
 
 	// podCertificateFiles adds the files of a pod's podCertificate

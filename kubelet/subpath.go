@@ -22,7 +22,7 @@ import (
 
 // subPathOf is the subdirectory of its volume that mount m shows ("" for
 // all of it). subPathExpr takes $(VAR) from env, the container's final
-// environment, by Kubernetes' expansion rules (expansion.go); a variable
+// environment, by Kubernetes' expansion rules (package envvars); a variable
 // that is undefined or empty is an error, as the kubelet's
 // ExpandContainerVolumeMounts says:
 //

@@ -25,7 +25,7 @@ import (
 //   - emptyDir: an empty directory, shared by the pod's containers, kept
 //     across their restarts, removed with the pod; of medium Memory, a
 //     tmpfs (emptydir.go); its sizeLimit is watched by the eviction
-//     manager (package kubelet's eviction.go);
+//     manager (package eviction);
 //   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
 //     the pods of the node and kept after them;
 //   - configMap, secret, downwardAPI, projected: the object's keys as
