@@ -75,6 +75,10 @@
 //	server              server                      the kubelet's HTTP API: logs, exec, attach, port-forward, faults
 //	kuberuntime         kuberuntime, lifecycle      a pod's spec as CRI calls: sandbox, configs, create, start, hooks, stop; pods read back by labels
 //
+// And internal/kubelettest, with no upstream counterpart: the test
+// fixtures (pods, resource lists) that the tests of this package and of
+// its sub-packages share.
+//
 // # Where things live in this package
 //
 //	file                     what it holds
