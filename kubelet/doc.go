@@ -88,18 +88,18 @@
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
 //	fleet_server.go          the fleet's side of the HTTP API (server.Host)
 //	identity.go              who the kubelet is to the API server; each node's requests as that node
-//	options.go               command-line values turned into Config (capacity, node IPs)
-//	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
-//	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
+//	options.go               command-line values turned into Config (labels, taints, capacity, node IPs and pod CIDRs)
+//	runtime.go               the CRI connection (in-process or --container-runtime-endpoint), pods read back, probe faults
+//	pods.go                  syncPod: the action for a pod (run, terminate, release); forgetPod, releasePod
 //	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts (kubelet/kuberuntime runs them)
 //	termination.go           stopping a pod's containers, in the background, and deleting it
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
 //	deadline.go              activeDeadlineSeconds: failing a pod that outlived it, a failed pod's grace period
-//	admission.go             the node admission judges against; writing a rejection
+//	admission.go             the node admission judges against (kubelet/lifecycle); writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
 //	downwardapi.go           the downward API's values: fieldRef and resourceFieldRef
-//	etchosts.go              the kubelet-managed /etc/hosts
+//	etchosts.go              the kubelet-managed /etc/hosts, the pod's hostname, the node's own /etc files
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed
 //	volumes.go               the volume manager wired (kubelet/volumemanager), CRI mounts, the volumes' resync
