@@ -243,10 +243,10 @@ func fleetNodeIP(i int) netip.Addr {
 }
 
 // route hands a pod event to the queue of the pod's node, if it is one
-// of the fleet's.
+// of the fleet's: it only queues the pod's key.
 func (f *Fleet) route(obj runtime.Object) {
 	if k := f.byName[obj.(*corev1.Pod).Spec.NodeName]; k != nil {
-		k.enqueue(obj)
+		k.queue.Add(client.KeyOf(obj))
 	}
 }
 

@@ -280,7 +280,7 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	k.runtimeManager = kuberuntime.NewManager(kuberuntime.Options{Runtime: f.runtime.runtime, Client: k.client,
 		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), // managers.go
 		ContainerID: f.runtime.containerID, NodeRoot: cfg.NodeRoot,
-		OnDisk: k.volumes.OnDisk, PodDNS: k.podDNS, HostsMount: k.hostsMount, // dns.go, etchosts.go
+		OnDisk: k.volumes.OnDisk, PodDNS: k.dnsConfigurer().PodDNS, HostsMount: k.hostsMount, // dns.go, etchosts.go
 		ProbePort: prober.Port, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // package prober
 	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
 		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -20,7 +19,7 @@ import (
 )
 
 // The pod pipeline, seed step 12: the informer watches the pods bound to
-// this node → enqueue puts the key on the queue → workers
+// this node → the fleet's route puts the key on its node's queue → workers
 // (queue.Work) → syncPod, which makes the node match the pod and
 // reports the result (step 13).
 
@@ -48,11 +47,6 @@ func podActionFor(pod *corev1.Pod) podAction {
 		return actionRelease
 	}
 	return actionRun
-}
-
-// enqueue is the handler of every pod event: it only queues the pod's key.
-func (k *Kubelet) enqueue(obj runtime.Object) {
-	k.queue.Add(client.KeyOf(obj))
 }
 
 // syncPod makes this node match the pod named key, as the informer's cache
