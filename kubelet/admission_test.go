@@ -7,28 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/testserver"
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 )
-
-// admissionPod is a pod for node01 with one container, shaped by opts.
-func admissionPod(name string, opts ...func(*corev1.Pod)) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		Spec: corev1.PodSpec{NodeName: "node01", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
-	for _, o := range opts {
-		o(pod)
-	}
-	return pod
-}
-
-func hostPort(port int32, proto corev1.Protocol) func(*corev1.Pod) {
-	return func(p *corev1.Pod) {
-		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: proto})
-	}
-}
 
 // A pod created with spec.nodeName (no scheduler looked) asking for a
 // host port another pod holds is rejected by the kubelet, as Kubernetes
@@ -40,7 +23,7 @@ func TestTheKubeletRejectsAPodWhoseHostPortIsTaken(t *testing.T) {
 	stop := startKubelet(t, c, t.TempDir())
 	create := func(name string) {
 		t.Helper()
-		pod := admissionPod(name, hostPort(21017, ""))
+		pod := kubelettest.AdmissionPod(name, kubelettest.HostPort(21017, ""))
 		pod.UID = ""
 		if err := c.Create(ctx, client.Pods, "default", pod, nil); err != nil {
 			t.Fatal(err)

@@ -216,7 +216,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 			k.recorder.Event(pod, corev1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
 			k.log.Info("image changed: restarting container", seedstep.Key, seedstep.KubeletStartsPod, "pod", key, "container", c.Name, "from", cur.Image, "to", c.Image)
 		}
-		if err := k.runtimeManager.KillContainer(ctx, pod, c, cur, gracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
+		if err := k.runtimeManager.KillContainer(ctx, pod, c, cur, kuberuntime.GracePeriod(pod.Spec.TerminationGracePeriodSeconds)); err != nil {
 			return nil, err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
@@ -273,7 +273,7 @@ func (k *Kubelet) syncContainer(ctx context.Context, pod *corev1.Pod, sb *kubeco
 }
 
 // reasonCrashLoopBackOff is a container's waiting reason while its
-// restart is delayed (backoff.go).
+// restart is delayed (package backoff).
 const reasonCrashLoopBackOff = "CrashLoopBackOff"
 
 // shouldRestart is the restart policy (seed 003 §5.2): Always restarts

@@ -11,6 +11,7 @@ import (
 	"github.com/mkube/mkube/client"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/status"
 )
 
@@ -36,9 +37,9 @@ func (k *Kubelet) pastActiveDeadline(pod *corev1.Pod) (bool, time.Duration) {
 }
 
 // failPod fails pod for f: it is reported Failed with f's reason and
-// message at once (see failure), as the kubelet does, and its running
-// containers are stopped in the background, with their grace period;
-// the pod's sandbox is released only after that (syncPod).
+// message at once (kubelet/status keeps f), as the kubelet does, and its
+// running containers are stopped in the background, with their grace
+// period; the pod's sandbox is released only after that (syncPod).
 func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, f status.Failure) error {
 	if known := k.status.SetFailure(pod.UID, f); !known {
 		k.recorder.Event(pod, corev1.EventTypeWarning, f.Reason, "%s", f.Message)
@@ -67,9 +68,9 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, sb *kubecontaine
 // evicted pod (the kubelet's minimum still applies).
 func failureGracePeriod(f status.Failure, pod *corev1.Pod) int64 {
 	if f.Reason == eviction.Reason {
-		return gracePeriod(ptr.To[int64](eviction.GracePeriodSeconds))
+		return kuberuntime.GracePeriod(ptr.To[int64](eviction.GracePeriodSeconds))
 	}
-	return gracePeriod(pod.Spec.TerminationGracePeriodSeconds)
+	return kuberuntime.GracePeriod(pod.Spec.TerminationGracePeriodSeconds)
 }
 
 func anyRunning(sb *kubecontainer.PodSandbox) bool {

@@ -3,9 +3,6 @@ package kubelet
 import (
 	"os"
 
-	corev1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/mkube/mkube/network/dns"
 )
 
@@ -30,17 +27,14 @@ const DefaultResolverConfig = dns.DefaultResolverConfig
 // nothing answers.
 const defaultNodeResolvConf = "nameserver 10.240.0.1\n"
 
-// podDNS is the pod's resolver configuration (the kubelet's GetPodDNS).
-func (k *Kubelet) podDNS(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
-	return k.dnsConfigurer().PodDNS(pod)
-}
-
-// dnsConfigurer is the Configurer of the kubelet's flags, reading the
-// node's resolver file from its disk (a node without disks has none).
+// dnsConfigurer is the Configurer of the kubelet's flags, whose PodDNS
+// (the kubelet's GetPodDNS) gives each sandbox its resolv.conf
+// (kubelet/kuberuntime); it reads the node's resolver file from its disk
+// (a node without disks has none).
 func (k *Kubelet) dnsConfigurer() *dns.Configurer {
 	c := &dns.Configurer{Recorder: k.recorder, ClusterDNS: k.cfg.ClusterDNS, ClusterDomain: k.cfg.ClusterDomain}
 	if k.cfg.NodeRoot != "" {
-		c.NodeResolvConf = func() ([]byte, error) { return os.ReadFile(k.onDisk(k.cfg.ResolverConfig)) }
+		c.NodeResolvConf = func() ([]byte, error) { return os.ReadFile(k.volumes.OnDisk(k.cfg.ResolverConfig)) }
 	}
 	return c
 }

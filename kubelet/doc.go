@@ -20,9 +20,9 @@
 //     (sysctls, resources, affinity, host ports, taints), and keeps the
 //     resources allocated to it (in-place resize).
 //  4. Pod sync (pods.go → containers.go runPod): the sandbox and its IP
-//     (kubelet/kuberuntime, wired in runtimemanager.go); volumes, set
-//     up by kubelet/volumemanager (wired in volumes.go, reading payloads
-//     through volumesources.go), with the service-account tokens of
+//     (kubelet/kuberuntime, its CRI configs built in managers.go);
+//     volumes, set up by kubelet/volumemanager (wired in volumes.go,
+//     reading payloads through volumesources.go), with the service-account tokens of
 //     kubelet/token and the certificates of kubelet/clustertrustbundle
 //     and kubelet/podcertificate; per container its image
 //     (kubelet/images), its environment (kubelet/envvars), /etc/hosts
@@ -77,28 +77,31 @@
 //	stats               stats, server/stats         a node's usage from the CRI (cpu, memory, disk), rates; GET /stats/summary
 //	metrics             metrics, metrics/collectors /metrics/resource, /metrics/cadvisor, /metrics/probes, /metrics: a registry per path per node
 //
+// And internal/kubelettest, with no upstream counterpart: the test
+// fixtures (pods, resource lists) that the tests of this package and of
+// its sub-packages share.
+//
 // # Where things live in this package
 //
 //	file                     what it holds
 //	kubelet.go               Config, the Kubelet: its managers, wired; register and run
-//	managers.go              the node status, eviction, static pod and metrics managers, given the Kubelet's parts
+//	managers.go              the CRI configs (kubelet/kuberuntime) and the node status, eviction, static pod and metrics managers, given the Kubelet's parts
 //	fleet.go                 the Fleet, a process's nodes and what they share (informers, runtime, port)
 //	fleet_pleg.go            the fleet's side of the PLEG: an event syncs its pod, on its node
 //	fleet_server.go          the fleet's side of the HTTP API (server.Host): pods, runtime, each node's stats and metrics
 //	identity.go              who the kubelet is to the API server; each node's requests as that node
-//	options.go               command-line values turned into Config (capacity, node IPs)
-//	runtime.go               the CRI connection (in-process or --container-runtime-endpoint)
-//	runtimemanager.go        the Kubelet's side of kubelet/kuberuntime: the labels, the CRI configs with this package's helpers
-//	pods.go                  syncPod: the action for a pod (run, terminate, release), forgetPod
+//	options.go               command-line values turned into Config (labels, taints, capacity, node IPs and pod CIDRs)
+//	runtime.go               the CRI connection (in-process or --container-runtime-endpoint), pods read back, probe faults
+//	pods.go                  syncPod: the action for a pod (run, terminate, release); forgetPod, releasePod
 //	containers.go            runPod and syncContainer: sandbox, init containers, containers, restarts (kubelet/kuberuntime runs them)
 //	termination.go           stopping a pod's containers, in the background, and deleting it
 //	ephemeral.go             ephemeral containers (`kubectl debug`)
 //	deadline.go              activeDeadlineSeconds: failing a pod that outlived it, a failed pod's grace period
-//	admission.go             the node admission judges against; writing a rejection
+//	admission.go             the node admission judges against (kubelet/lifecycle); writing a rejection
 //	resize.go                in-place resize: actuating allocated resources, status.resources
 //	podstatus.go             reportStatus: the pod's status assembled, written by kubelet/status
 //	downwardapi.go           the downward API's values: fieldRef and resourceFieldRef
-//	etchosts.go              the kubelet-managed /etc/hosts
+//	etchosts.go              the kubelet-managed /etc/hosts, the pod's hostname, the node's own /etc files
 //	dns.go                   a pod's resolv.conf: the flags handed to network/dns's Configurer
 //	objects.go               the ConfigMaps and Secrets containers see, and which changed
 //	volumes.go               the volume manager wired (kubelet/volumemanager), CRI mounts, the volumes' resync
@@ -108,7 +111,6 @@
 //	restore.go               taking back the pods of an earlier kubelet after a restart
 //	podnetwork.go            dialing a pod's IP through the runtime
 //	podnetwork_route.go      the control plane's route to the pod network
-//	forwards.go              the old names of what moved to kubelet/envvars and kubelet/prober, for files not yet calling them
 //	doc.go                   this map
 //
 // The pod network's node daemons are not the kubelet's: the routes to the

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// The downward API's values, which a container's env (envvars.go) and a
-// downwardAPI volume (volumesources.go) take from the pod.
+// The downward API's values, which a container's env (package envvars)
+// and a downwardAPI volume (volumesources.go) take from the pod.
 
 // podField is a fieldRef's value (the downward API's
 // podFieldSelectorRuntimeValue): one of the pod's own fields, or what

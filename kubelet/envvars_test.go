@@ -11,9 +11,10 @@ import (
 
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
 	"github.com/mkube/mkube/kubelet/envvars"
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 )
 
-// The downward API's values (criconfig.go), and a container's
+// The downward API's values (downwardapi.go), and a container's
 // environment made with them (package envvars).
 
 func TestResourceField(t *testing.T) {
@@ -99,16 +100,7 @@ func TestContainerEnvResolvesTheDownwardAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"MY_POD_NAME=web", "MY_POD_IP=10.244.1.5", "MY_NODE_IP=192.168.1.10", "MY_CPU_REQUEST=0"}
-	if g, w := envLines(got), strings.Join(want, "\n"); g != w {
+	if g, w := kubelettest.EnvLines(got), strings.Join(want, "\n"); g != w {
 		t.Errorf("got\n%s\nwant\n%s", g, w)
 	}
-}
-
-// envLines prints variables as `env` does.
-func envLines(env []corev1.EnvVar) string {
-	lines := make([]string, len(env))
-	for i, e := range env {
-		lines[i] = e.Name + "=" + e.Value
-	}
-	return strings.Join(lines, "\n")
 }

@@ -87,7 +87,7 @@ func (k *Kubelet) hostsMount(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c co
 	}
 	var content []byte
 	if pod.Spec.HostNetwork {
-		node, err := os.ReadFile(k.onDisk(etcHostsPath))
+		node, err := os.ReadFile(k.volumes.OnDisk(etcHostsPath))
 		if err != nil {
 			return nil, fmt.Errorf("read the node's hosts file: %w", err)
 		}
@@ -96,7 +96,7 @@ func (k *Kubelet) hostsMount(pod *corev1.Pod, sb *kubecontainer.PodSandbox, c co
 		content = managedHostsFileContent([]string{sb.IP}, podHostname(pod), podDomain(pod, k.cfg.ClusterDomain), pod.Spec.HostAliases)
 	}
 	nodePath := path.Join(volumemanager.PodDir(pod.UID), "etc-hosts")
-	file := k.onDisk(nodePath)
+	file := k.volumes.OnDisk(nodePath)
 	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
 		return nil, fmt.Errorf("write the pod's hosts file: %w", err)
 	}
@@ -170,7 +170,7 @@ func (k *Kubelet) ensureNodeFiles() error {
 		if nodePath == "" {
 			continue
 		}
-		file := k.onDisk(nodePath)
+		file := k.volumes.OnDisk(nodePath)
 		if _, err := os.Stat(file); err == nil {
 			continue
 		}

@@ -9,38 +9,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 	"github.com/mkube/mkube/kubelet/volumemanager"
 )
-
-// storagePod is a pod with an emptyDir "cache" of sizeLimit, a configMap
-// volume, and containers "app" and "side" with the ephemeral-storage
-// limits given ("" for none).
-func storagePod(sizeLimit, appLimit, sideLimit string) *corev1.Pod {
-	container := func(name, limit string) corev1.Container {
-		c := corev1.Container{Name: name, Image: "busybox:1.36"}
-		if limit != "" {
-			c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse(limit)}
-		}
-		return c
-	}
-	cache := corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-	if sizeLimit != "" {
-		cache.EmptyDir.SizeLimit = ptr.To(resource.MustParse(sizeLimit))
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
-		Spec: corev1.PodSpec{NodeName: "node01", Containers: []corev1.Container{container("app", appLimit), container("side", sideLimit)},
-			Volumes: []corev1.Volume{cache, {Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}},
-	}
-}
 
 // The measures are the files' bytes: an emptyDir's and a configMap
 // volume's on the node's disk (the configMap's keys once, not through
@@ -54,19 +29,20 @@ func TestLocalStorageUsageMeasuresVolumesLayersAndLogs(t *testing.T) {
 	}
 	t.Cleanup(rs.close)
 	k := &Kubelet{cfg: Config{NodeName: "node01", NodeRoot: root, PodLogsDir: logs}, runtime: rs, log: slog.New(slog.DiscardHandler)}
-	pod := storagePod("1Ki", "1Mi", "")
+	k.volumes = newVolumeManager(k)
+	pod := kubelettest.StoragePod("1Ki", "1Mi", "")
 	pod.Spec.Containers = pod.Spec.Containers[:1]
 	pod.Spec.Containers[0].Command = []string{"sh", "-c", "echo 12345 > /tmp/out; echo logged; sleep 3600"}
 
-	cache := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0]))
-	config := k.onDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[1]))
+	cache := k.volumes.OnDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[0]))
+	config := k.volumes.OnDisk(volumemanager.Dir(pod.UID, pod.Spec.Volumes[1]))
 	must(t, os.MkdirAll(cache, 0o755))
 	must(t, os.WriteFile(filepath.Join(cache, "blob"), make([]byte, 1500), 0o644))
 	if _, err := volumemanager.WriteAtomically(config, map[string]volumemanager.File{"key": {Data: []byte("value"), Mode: 0o644}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, logs)})
+	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: criConfigs(logs).SandboxConfig(pod, 0)})
 	must(t, err)
 	startContainer(t, rs, pod, sb.GetPodSandboxId(), pod.Spec.Containers[0], 0)
 

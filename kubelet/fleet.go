@@ -21,6 +21,7 @@ import (
 	"github.com/mkube/mkube/cri"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/pleg"
@@ -47,7 +48,8 @@ import (
 //     PodCertificateRequests, for projected volumes
 //     (packages clustertrustbundle and podcertificate);
 //   - one container runtime, whose sandboxes carry their node's name
-//     (labelNodeName), and one container-event stream (package pleg);
+//     (kubelet/kuberuntime's LabelNodeName), and one container-event
+//     stream (package pleg);
 //   - one kubelet API port, which every node reports: a pod's logs are
 //     found by the pod, whatever its node.
 //
@@ -251,10 +253,10 @@ func fleetNodeIP(i int) netip.Addr {
 }
 
 // route hands a pod event to the queue of the pod's node, if it is one
-// of the fleet's.
+// of the fleet's: it only queues the pod's key.
 func (f *Fleet) route(obj runtime.Object) {
 	if k := f.byName[obj.(*corev1.Pod).Spec.NodeName]; k != nil {
-		k.enqueue(obj)
+		k.queue.Add(client.KeyOf(obj))
 	}
 }
 
@@ -265,7 +267,7 @@ func (f *Fleet) kubeletOf(key string, sandboxLabels map[string]string) *Kubelet 
 	if obj, ok := f.informer.Cache().Get(key); ok {
 		return f.byName[obj.(*corev1.Pod).Spec.NodeName]
 	}
-	return f.byName[sandboxLabels[labelNodeName]]
+	return f.byName[sandboxLabels[kuberuntime.LabelNodeName]]
 }
 
 // pods are all the fleet's pods.

@@ -20,7 +20,7 @@ import (
 // present, and syncs the pod again when it says to (a pull that failed,
 // after its back-off).
 func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c corev1.Container) (string, *corev1.ContainerStateWaiting, error) {
-	ref, w, requeueAfter, err := k.images.EnsureImage(ctx, pod, c, sandboxConfig(pod, 0, k.cfg.PodLogsDir))
+	ref, w, requeueAfter, err := k.images.EnsureImage(ctx, pod, c, k.runtimeManager.Configs.SandboxConfig(pod, 0))
 	if requeueAfter > 0 {
 		k.queue.AddAfter(client.KeyOf(pod), requeueAfter)
 	}

@@ -85,7 +85,8 @@ type Config struct {
 	ClusterDNS    []netip.Addr
 	ClusterDomain string
 	// AllowedUnsafeSysctls are the sysctls beyond the safe set that pods
-	// may set here (--allowed-unsafe-sysctls; sysctls.go).
+	// may set here (--allowed-unsafe-sysctls; package lifecycle's
+	// sysctls.go).
 	AllowedUnsafeSysctls []string
 	ResolverConfig       string
 	// NFSRoot stands for the NFS servers: an nfs volume of server S and
@@ -107,7 +108,7 @@ type Config struct {
 	Address string
 	Port    int
 	// BackOffInitial and BackOffMax bound the crash-loop back-off
-	// (backoff.go); 0 means Kubernetes' 10 s and 5 min.
+	// (package backoff); 0 means Kubernetes' 10 s and 5 min.
 	BackOffInitial, BackOffMax time.Duration
 	// PodManifestPath is the directory of static pod manifests
 	// (--pod-manifest-path; "" runs none), read every FileCheckFrequency
@@ -170,7 +171,8 @@ type Kubelet struct {
 	staticPods *config.Manager
 
 	// probeClient is an HTTP client to a pod's IP, without keep-alives
-	// (package prober's): httpGet probes, and lifecyclehooks.go's hooks.
+	// (package prober's): httpGet probes, and kubelet/kuberuntime's
+	// httpGet hooks.
 	probeClient func(timeout time.Duration) *http.Client
 
 	// podCertificateFiles adds the files of a pod's podCertificate
@@ -279,14 +281,15 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 	// The runtime answered Version when the fleet connected.
 	k.nodeStatus = newNodeStatusManager(k)
 	k.status = status.NewManager(k.client, k.static.APIUID, cfg.Clock, log)
+	k.volumes = newVolumeManager(k) // volumes.go: first, as the others find the node's disk through it
 	k.runtimeManager = kuberuntime.NewManager(kuberuntime.Options{Runtime: f.runtime.runtime, Client: k.client,
-		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), // runtimemanager.go
+		Recorder: k.recorder, Clock: cfg.Clock, Log: log, Configs: criConfigs(cfg.PodLogsDir), // managers.go
 		ContainerID: f.runtime.containerID, NodeRoot: cfg.NodeRoot,
-		OnDisk: k.onDisk, PodDNS: k.podDNS, HostsMount: k.hostsMount, // volumes.go, dns.go, etchosts.go
-		ProbePort: probePort, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // probes.go
+		OnDisk: k.volumes.OnDisk, PodDNS: k.dnsConfigurer().PodDNS, HostsMount: k.hostsMount, // dns.go, etchosts.go
+		ProbePort: prober.Port, HTTPClient: func() *http.Client { return k.probeClient(0) }}) // package prober
 	probes := &prober.Prober{Injected: f.runtime.probeFailure, Runtime: f.runtime.runtime, DialPod: f.runtime.dialPod, // podnetwork.go
 		Kill: func(ctx context.Context, pod *corev1.Pod, spec corev1.Container, cur *kubecontainer.Container, grace *int64) error {
-			return k.runtimeManager.KillContainer(ctx, pod, spec, cur, gracePeriod(grace))
+			return k.runtimeManager.KillContainer(ctx, pod, spec, cur, kuberuntime.GracePeriod(grace))
 		},
 		Resync: k.queue.Add, Recorder: k.recorder, Log: log}
 	k.probes = prober.NewManager(prober.Options{Runner: k.metrics.Probes.Runner(probes, cfg.Clock), OnChange: probes.OnChange,
@@ -301,14 +304,13 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 			return services
 		},
 		ConfigMap: k.configMap, Secret: k.secret, // objects.go
-		PodField: podField, ResourceField: resourceField, // criconfig.go
+		PodField: podField, ResourceField: resourceField, // downwardapi.go
 		Recorder: k.recorder, Retry: k.queue.AddAfter, Log: log}
 	certNode := &podcertificate.ClientNode{Name: cfg.NodeName, UID: func() types.UID { return k.nodeStatus.Node().UID }, Client: k.client, Recorder: k.recorder}
 	k.podCertificateFiles = func(ctx context.Context, pod *corev1.Pod, volume string, index int, src *corev1.PodCertificateProjection,
 		mode os.FileMode, out map[string]volumemanager.File) error {
 		return f.podCertificates.Files(ctx, certNode, pod, volume, index, src, mode, out)
 	}
-	k.volumes = newVolumeManager(k) // volumes.go
 	k.eviction = newEvictionManager(k)
 	k.staticPods = newStaticPodManager(k)
 	return k

@@ -6,7 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/kubelet/config"
+	"github.com/mkube/mkube/kubelet/envvars"
 	"github.com/mkube/mkube/kubelet/eviction"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	kubeletmetrics "github.com/mkube/mkube/kubelet/metrics"
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/server"
@@ -17,17 +19,28 @@ import (
 // and labels are given them here, as func fields and small interfaces:
 // they cannot import this package.
 
+// criConfigs builds the CRI configs of the sandboxes and containers of
+// a node whose runtime writes the logs in podLogsDir, with this
+// package's hostname (etchosts.go) and volume mounts (volumes.go), and
+// package envvars' $(VAR) expansion of command and args. A container's
+// config names no log directory: only its sandbox's does.
+func criConfigs(podLogsDir string) kuberuntime.Configs {
+	return kuberuntime.Configs{PodLogsDir: podLogsDir, Hostname: podHostname,
+		ExpandArgs: envvars.ExpandArgs, VolumeMounts: volumeMounts}
+}
+
 // newEvictionManager is k's eviction manager, which finds a pod's
-// containers in the runtime by the labels of criconfig.go, on k's node.
+// containers in the runtime by kubelet/kuberuntime's labels, on k's
+// node.
 func newEvictionManager(k *Kubelet) *eviction.Manager {
-	o := eviction.Options{Runtime: k.runtime.runtime, ContainerLabel: labelContainerName,
+	o := eviction.Options{Runtime: k.runtime.runtime, ContainerLabel: kuberuntime.LabelContainerName,
 		Selector: func(pod *corev1.Pod) map[string]string {
-			return map[string]string{labelPodUID: string(pod.UID), labelNodeName: k.cfg.NodeName}
+			return map[string]string{kuberuntime.LabelPodUID: string(pod.UID), kuberuntime.LabelNodeName: k.cfg.NodeName}
 		},
-		LogDir:   func(pod *corev1.Pod) string { return podLogDirectory(k.cfg.PodLogsDir, pod) },
+		LogDir:   func(pod *corev1.Pod) string { return kuberuntime.PodLogDirectory(k.cfg.PodLogsDir, pod) },
 		Failures: k.status, Recorder: k.recorder, Enqueue: k.queue.Add, Log: k.log}
 	if k.cfg.NodeRoot != "" {
-		o.OnDisk = k.onDisk
+		o.OnDisk = k.volumes.OnDisk
 	}
 	return eviction.NewManager(o)
 }
@@ -51,7 +64,7 @@ func newStaticPodManager(k *Kubelet) *config.Manager {
 			if err != nil || sb == nil {
 				return err
 			}
-			return k.stopContainers(ctx, pod, sb, gracePeriod(pod.Spec.TerminationGracePeriodSeconds))
+			return k.stopContainers(ctx, pod, sb, kuberuntime.GracePeriod(pod.Spec.TerminationGracePeriodSeconds))
 		},
 		ForgetPod: k.forgetPod, ReleasePod: k.releasePod, RunPod: k.runPod, Clock: k.clock, Log: k.log})
 }
@@ -61,7 +74,7 @@ func newStaticPodManager(k *Kubelet) *config.Manager {
 func newMetricsEndpoints(k *Kubelet) *kubeletmetrics.Endpoints {
 	cfg := k.cfg
 	return kubeletmetrics.NewEndpoints(kubeletmetrics.Options{Node: cfg.NodeName, MachineID: nodestatus.MachineID(cfg.NodeName),
-		Stats: stats.Options{Node: cfg.NodeName, Runtime: k.runtime.runtime, Selector: map[string]string{labelNodeName: cfg.NodeName},
+		Stats: stats.Options{Node: cfg.NodeName, Runtime: k.runtime.runtime, Selector: map[string]string{kuberuntime.LabelNodeName: cfg.NodeName},
 			Pods: func() []*corev1.Pod { return k.fleet.podsOf(cfg.NodeName) }, Capacity: cfg.Capacity,
 			Volumes: func(ctx context.Context, pod *corev1.Pod) map[string]int64 {
 				u, _ := k.eviction.LocalStorageUsage(ctx, pod)
@@ -95,7 +108,7 @@ func newNodeStatusManager(k *Kubelet) *nodestatus.Manager {
 			StatusInterval: cfg.StatusInterval, NodeStatusReportFrequency: cfg.NodeStatusReportFrequency},
 		Client: k.client, Recorder: k.recorder, Runtime: k.runtime.runtime,
 		RuntimeVersion: k.runtime.version, PeerAddress: k.runtime.peerAddress, Annotations: nodeAnnotations(k),
-		NodeContainers: map[string]string{labelNodeName: cfg.NodeName},
+		NodeContainers: map[string]string{kuberuntime.LabelNodeName: cfg.NodeName},
 		Images:         k.fleet.nodeImages.List, RestoreImages: k.restoreImages,
 		Lease: k.lease, Clock: k.clock, Log: k.log})
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/envvars"
 )
 
 // The ConfigMaps and Secrets that containers see, as env or as volumes,
@@ -28,7 +29,7 @@ func (k *Kubelet) configMap(ctx context.Context, ns, name string) (*corev1.Confi
 		}
 	}
 	cm := &corev1.ConfigMap{}
-	return cm, kubeletNotFound("configmap", name, k.client.Get(ctx, client.ConfigMaps, ns, name, cm))
+	return cm, envvars.NotFound("configmap", name, k.client.Get(ctx, client.ConfigMaps, ns, name, cm))
 }
 
 // secret is the Secret ns/name, as configMap.
@@ -39,7 +40,7 @@ func (k *Kubelet) secret(ctx context.Context, ns, name string) (*corev1.Secret, 
 		}
 	}
 	s := &corev1.Secret{}
-	return s, kubeletNotFound("secret", name, k.client.Get(ctx, client.Secrets, ns, name, s))
+	return s, envvars.NotFound("secret", name, k.client.Get(ctx, client.Secrets, ns, name, s))
 }
 
 // watchObjects notes every change of a ConfigMap or Secret, for the

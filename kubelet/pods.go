@@ -10,16 +10,16 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/kubelet/kuberuntime"
 	kubetypes "github.com/mkube/mkube/kubelet/types"
 )
 
 // The pod pipeline, seed step 12: the informer watches the pods bound to
-// this node → enqueue puts the key on the queue → workers
+// this node → the fleet's route puts the key on its node's queue → workers
 // (queue.Work) → syncPod, which makes the node match the pod and
 // reports the result (step 13).
 
@@ -43,15 +43,10 @@ func podActionFor(pod *corev1.Pod) podAction {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return actionTerminate
-	case podFinished(pod):
+	case kubetypes.PodFinished(pod):
 		return actionRelease
 	}
 	return actionRun
-}
-
-// enqueue is the handler of every pod event: it only queues the pod's key.
-func (k *Kubelet) enqueue(obj runtime.Object) {
-	k.queue.Add(client.KeyOf(obj))
 }
 
 // syncPod makes this node match the pod named key, as the informer's cache
@@ -113,7 +108,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 	k.admission.Forget(key, keep)
 	ns, name, _ := strings.Cut(key, "/")
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodNamespace: ns, labelPodName: name, labelNodeName: k.cfg.NodeName}}})
+		LabelSelector: map[string]string{kuberuntime.LabelPodNamespace: ns, kuberuntime.LabelPodName: name, kuberuntime.LabelNodeName: k.cfg.NodeName}}})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}
@@ -125,7 +120,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		if err := k.removeSandbox(ctx, sb.GetId()); err != nil {
 			return err
 		}
-		dir := podLogDirectory(k.cfg.PodLogsDir, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}})
+		dir := kuberuntime.PodLogDirectory(k.cfg.PodLogsDir, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}})
 		if err := os.RemoveAll(dir); err != nil {
 			k.log.Warn("could not remove pod logs", "pod", key, "dir", dir, "err", err)
 		}
@@ -147,7 +142,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 // until the pod is deleted (forgetPod).
 func (k *Kubelet) releasePod(ctx context.Context, pod *corev1.Pod, why string) error {
 	list, err := k.runtime.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{labelPodUID: string(pod.UID)}}})
+		LabelSelector: map[string]string{kuberuntime.LabelPodUID: string(pod.UID)}}})
 	if err != nil {
 		return fmt.Errorf("list pod sandboxes: %w", err)
 	}

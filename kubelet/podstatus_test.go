@@ -43,7 +43,7 @@ func startAll(t *testing.T, pod *corev1.Pod) (*runtimeService, *kubecontainer.Po
 	t.Helper()
 	rs := testRuntime(t)
 	ctx, logs := context.Background(), t.TempDir()
-	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, 0, logs)})
+	sb, err := rs.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: criConfigs(logs).SandboxConfig(pod, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func startContainer(t *testing.T, rs *runtimeService, pod *corev1.Pod, sandboxID
 		t.Fatal(err)
 	}
 	created, err := rs.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
-		Config: containerConfig(pod, c, attempt, pulled.GetImageRef(), nil)})
+		Config: criConfigs("").ContainerConfig(pod, c, attempt, pulled.GetImageRef(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestARestoredPodReportsTheStatusItHad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := fresh.inProcess.RestoreSandbox(sandboxConfig(stored, 0, t.TempDir()), netip.MustParseAddr(stored.Status.PodIP), t0, containers); err != nil {
+	if _, err := fresh.inProcess.RestoreSandbox(criConfigs(t.TempDir()).SandboxConfig(stored, 0), netip.MustParseAddr(stored.Status.PodIP), t0, containers); err != nil {
 		t.Fatal(err)
 	}
 	again := status.GeneratePodStatus(stored, podSandboxOf(t, fresh, stored), nil, hostIP, t0.Add(time.Hour))

@@ -27,10 +27,11 @@ import (
 //     tried again --sync-frequency later. If they fit, they are the pod's
 //     allocation from now on.
 //  2. actuation: each running container whose cgroup settings are not
-//     its allocated resources' (containerResources) is given them by the
-//     runtime's UpdateContainerResources, without a restart, unless its
-//     resizePolicy says RestartContainer for a resource that changed:
-//     then it is restarted with them (restartCount + 1).
+//     its allocated resources' (kubelet/kuberuntime's ContainerResources)
+//     is given them by the runtime's UpdateContainerResources, without a
+//     restart, unless its resizePolicy says RestartContainer for a
+//     resource that changed: then it is restarted with them
+//     (restartCount + 1).
 //  3. status: containerStatuses[].allocatedResources are the allocated
 //     requests, .resources what the runtime reports the container has; a
 //     PodResizeInProgress condition stays while the two differ.
@@ -66,7 +67,7 @@ func (k *Kubelet) resizeContainer(ctx context.Context, pod *corev1.Pod, c corev1
 	return false, nil
 }
 
-// sameCgroup compares what containerResources sets.
+// sameCgroup compares what kuberuntime.ContainerResources sets.
 func sameCgroup(a, b *runtimeapi.LinuxContainerResources) bool {
 	return a.GetCpuShares() == b.GetCpuShares() && a.GetCpuQuota() == b.GetCpuQuota() &&
 		a.GetCpuPeriod() == b.GetCpuPeriod() && a.GetMemoryLimitInBytes() == b.GetMemoryLimitInBytes()

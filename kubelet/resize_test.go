@@ -5,21 +5,13 @@ import (
 	"testing"
 
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 	"github.com/mkube/mkube/kubelet/kuberuntime"
 	"github.com/mkube/mkube/kubelet/lifecycle"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
-
-func resourceList(kv ...string) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return out
-}
 
 // A container's status.resources are its cgroup settings read back, in
 // the units of its spec where they agree.
@@ -30,10 +22,10 @@ func TestActualResources(t *testing.T) {
 		have *runtimeapi.LinuxContainerResources
 		want string
 	}{
-		{"settings that match are the spec's own values", corev1.ResourceRequirements{Requests: resourceList("cpu", "2m", "memory", "64Mi"), Limits: resourceList("cpu", "10m")},
-			kuberuntime.ContainerResources(corev1.Container{Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "1m"), Limits: resourceList("cpu", "5m")}}),
+		{"settings that match are the spec's own values", corev1.ResourceRequirements{Requests: kubelettest.ResourceList("cpu", "2m", "memory", "64Mi"), Limits: kubelettest.ResourceList("cpu", "10m")},
+			kuberuntime.ContainerResources(corev1.Container{Resources: corev1.ResourceRequirements{Requests: kubelettest.ResourceList("cpu", "1m"), Limits: kubelettest.ResourceList("cpu", "5m")}}),
 			"requests cpu=2m memory=64Mi limits cpu=10m"},
-		{"settings not yet resized are read back", corev1.ResourceRequirements{Requests: resourceList("cpu", "200m"), Limits: resourceList("memory", "128Mi")},
+		{"settings not yet resized are read back", corev1.ResourceRequirements{Requests: kubelettest.ResourceList("cpu", "200m"), Limits: kubelettest.ResourceList("memory", "128Mi")},
 			&runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 64 << 20},
 			"requests cpu=99m limits memory=64Mi"},
 		{"nothing asked, nothing reported", corev1.ResourceRequirements{}, &runtimeapi.LinuxContainerResources{CpuShares: 2}, ""},
@@ -78,7 +70,7 @@ func describeResources(r corev1.ResourceRequirements) string {
 // condition replaces the last one.
 func TestSetResourceStatus(t *testing.T) {
 	alloc := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
-		{Name: "a", Resources: corev1.ResourceRequirements{Requests: resourceList("cpu", "200m")}},
+		{Name: "a", Resources: corev1.ResourceRequirements{Requests: kubelettest.ResourceList("cpu", "200m")}},
 		{Name: "b"}}}}
 	alloc.Generation = 2
 	sb := &kubecontainer.PodSandbox{Containers: map[string]*kubecontainer.Container{

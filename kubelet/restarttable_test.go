@@ -33,7 +33,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // The restart table of seed 003 §5.3, played KWOK-style: no process runs,
 // the runtime's view of the pod (a kubecontainer.PodSandbox and its Containers
 // records) is written by hand for each moment, and the kubelet's own code
-// turns it into a pod status (generatePodStatus), a decision (shouldRestart,
+// turns it into a pod status (status.GeneratePodStatus), a decision (shouldRestart,
 // restartsNow with a real backOff on a fake clock) and a CrashLoopBackOff
 // waiting state (syncContainer). The STATUS, READY and RESTARTS columns are
 // the API server's own table code (core.Pods.Row, which calls the

@@ -48,7 +48,7 @@ func (k *Kubelet) restoreImages(images []corev1.ContainerImage) {
 func (k *Kubelet) restorePods(ctx context.Context) {
 	pods := k.fleet.podsOf(k.cfg.NodeName)
 	for _, pod := range pods {
-		if ranHere(pod) && !podFinished(pod) && !kubetypes.IsMirrorPod(pod) {
+		if ranHere(pod) && !kubetypes.PodFinished(pod) && !kubetypes.IsMirrorPod(pod) {
 			k.admission.NoteAdmitted(pod)
 		}
 	}
@@ -70,7 +70,7 @@ func (k *Kubelet) restorePods(ctx context.Context) {
 // restorePod takes back one pod, if it ran here and may still run. A
 // finished pod has nothing left to take back.
 func (k *Kubelet) restorePod(ctx context.Context, pod *corev1.Pod) error {
-	if !ranHere(pod) || podFinished(pod) {
+	if !ranHere(pod) || kubetypes.PodFinished(pod) {
 		return nil
 	}
 	if sb, err := k.runtime.podSandbox(ctx, pod.UID); sb != nil || err != nil {
@@ -88,16 +88,13 @@ func (k *Kubelet) restorePod(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Status.StartTime != nil {
 		created = pod.Status.StartTime.Time
 	}
-	if _, err := k.runtime.inProcess.RestoreSandbox(sandboxConfig(pod, 0, k.cfg.PodLogsDir), ip, created, containers); err != nil {
+	if _, err := k.runtime.inProcess.RestoreSandbox(k.runtimeManager.Configs.SandboxConfig(pod, 0), ip, created, containers); err != nil {
 		return err
 	}
 	k.log.Info("took back a pod that ran here before the kubelet restarted", "pod", client.KeyOf(pod),
 		"podIP", pod.Status.PodIP, "containers", len(containers))
 	return nil
 }
-
-// podFinished: nothing of the pod runs any more, and nothing will.
-func podFinished(pod *corev1.Pod) bool { return kubetypes.PodFinished(pod) }
 
 // ranHere: the pod got a sandbox (an IP) or a container from an earlier
 // kubelet.
@@ -154,7 +151,7 @@ func restoredConfig(pod *corev1.Pod, cs corev1.ContainerStatus, attempt uint32, 
 	if env != nil {
 		vars = env(c)
 	}
-	return containerConfig(pod, c, attempt, cs.Image, vars)
+	return criConfigs("").ContainerConfig(pod, c, attempt, cs.Image, vars) // managers.go
 }
 
 // restoredEnv makes a restored container's environment as its creation

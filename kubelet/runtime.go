@@ -36,7 +36,7 @@ const runtimeConnectTimeout = 5 * time.Second
 type runtimeService struct {
 	runtime runtimeapi.RuntimeServiceClient
 	images  runtimeapi.ImageServiceClient
-	faults  runtimev1.FaultsClient // mkube's own service beside CRI (faults.go)
+	faults  runtimev1.FaultsClient // mkube's own service beside CRI (cri/faults.go)
 	// probeFaults holds the containers (raw IDs) with probe failures
 	// injected through this kubelet (`mkube fail-probes`), whose probes
 	// ask the runtime before they run; the others' need not.

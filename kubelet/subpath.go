@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/mkube/mkube/kubelet/envvars"
 )
 
 // A volumeMount may show a subdirectory of its volume: subPath names it,
@@ -20,7 +22,7 @@ import (
 
 // subPathOf is the subdirectory of its volume that mount m shows ("" for
 // all of it). subPathExpr takes $(VAR) from env, the container's final
-// environment, by Kubernetes' expansion rules (expansion.go); a variable
+// environment, by Kubernetes' expansion rules (package envvars); a variable
 // that is undefined or empty is an error, as the kubelet's
 // ExpandContainerVolumeMounts says:
 //
@@ -34,7 +36,7 @@ func subPathOf(m corev1.VolumeMount, env []corev1.EnvVar) (string, error) {
 			values[e.Name] = e.Value
 		}
 		missing := sets.New[string]()
-		sub = expandVars(m.SubPathExpr, func(name string) (string, bool) {
+		sub = envvars.Expand(m.SubPathExpr, func(name string) (string, bool) {
 			if values[name] == "" {
 				missing.Insert(name)
 			}

@@ -68,7 +68,7 @@ func TestPrepareSubPathsMakesTheDirectoryTheMountShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/shared/web-1"
-	if fi, err := os.Stat(k.onDisk(shared)); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(k.volumes.OnDisk(shared)); err != nil || !fi.IsDir() {
 		t.Errorf("the subPath directory on the disk: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "node01", "var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/mem/web-1")); err == nil {

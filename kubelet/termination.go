@@ -25,11 +25,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// gracePeriod is the StopContainer timeout for a grace period in
-// seconds (nil: the API default of 30; at least kubelet/kuberuntime's
-// MinGracePeriod).
-func gracePeriod(seconds *int64) int64 { return kuberuntime.GracePeriod(seconds) }
-
 // terminate runs terminatePod for pod in the background (see
 // inBackground): stopping containers waits out their grace periods.
 func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
@@ -115,16 +110,13 @@ func (k *Kubelet) stopContainers(ctx context.Context, pod *corev1.Pod, sb *kubec
 	}
 	err := k.stopEach(ctx, pod, sb, regular, grace)
 	for i := len(sidecars) - 1; i >= 0; i-- {
-		left := max(grace-int64(k.clock.Since(start)/time.Second), minimumGracePeriod)
+		// A sidecar is given at least the kubelet's minimum to stop,
+		// however little of the pod's grace period the others left.
+		left := max(grace-int64(k.clock.Since(start)/time.Second), kuberuntime.MinGracePeriod)
 		err = errors.Join(err, k.stopEach(ctx, pod, sb, sidecars[i:i+1], left))
 	}
 	return err
 }
-
-// minimumGracePeriod is the least a sidecar is given to stop, in
-// seconds, however little of the pod's grace period the others left
-// (the kubelet's minimumGracePeriodInSeconds).
-const minimumGracePeriod = 2
 
 // stopEach stops those of containers that run, all at once.
 func (k *Kubelet) stopEach(ctx context.Context, pod *corev1.Pod, sb *kubecontainer.PodSandbox, containers []corev1.Container, grace int64) error {
@@ -157,7 +149,7 @@ func (k *Kubelet) terminatePod(ctx context.Context, pod *corev1.Pod) error {
 		return err // retried
 	}
 	if sb != nil {
-		grace := gracePeriod(pod.DeletionGracePeriodSeconds)
+		grace := kuberuntime.GracePeriod(pod.DeletionGracePeriodSeconds)
 		k.log.Info("pod is being deleted: stopping its containers", "pod", key,
 			"gracePeriodSeconds", ptr.Deref(pod.DeletionGracePeriodSeconds, 0))
 		if err := k.stopContainers(ctx, pod, sb, grace); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	kubecontainer "github.com/mkube/mkube/kubelet/container"
+	kubetypes "github.com/mkube/mkube/kubelet/types"
 	"github.com/mkube/mkube/kubelet/volumemanager"
 )
 
@@ -20,11 +21,6 @@ import (
 // volumes' directories, which the runtime binds into the container
 // (cri/volumes.go). The node's disk is simulated: "/" of node N is
 // NodeRoot/N on the real machine, shared by the kubelet and its runtime.
-
-// onDisk is where a node path is on the real machine.
-func (k *Kubelet) onDisk(nodePath string) string {
-	return volumemanager.OnDisk(k.cfg.NodeRoot, k.cfg.NodeName, nodePath)
-}
 
 // newVolumeManager is the volume manager of k's node, which calls back
 // into the Kubelet for what is the Kubelet's: its informers and managers
@@ -98,7 +94,7 @@ func (f *Fleet) resyncVolumes(ctx context.Context) {
 		}
 		for _, obj := range f.informer.Cache().List() {
 			pod := obj.(*corev1.Pod)
-			if !podFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
+			if !kubetypes.PodFinished(pod) && (mountsChanged(pod, changed) || f.tokens.PodRenewalDue(pod) ||
 				bundles && clustertrustbundle.MountsTrustBundles(pod) || f.podCertificates.RefreshDue(pod)) {
 				f.route(pod) // package token: a token is renewed when 80% of its life has passed
 			}

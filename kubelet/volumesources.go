@@ -14,8 +14,9 @@ import (
 // volumeSources is where the volume manager (package volumemanager)
 // reads what configMap, secret, downwardAPI and projected volumes hold:
 // the Kubelet's objects (objects.go), the fleet's token and trust bundle
-// managers, its pod certificates (podcertificates.go), and the downward
-// API's values as containers' environments get them (criconfig.go).
+// managers, its pod certificates (package podcertificate, as this node:
+// kubelet.go), and the downward API's values as containers'
+// environments get them (downwardapi.go).
 type volumeSources struct{ k *Kubelet }
 
 func (s volumeSources) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {

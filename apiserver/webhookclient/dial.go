@@ -46,7 +46,7 @@ import (
 //
 // A real kube-apiserver authenticates to kubelets with its
 // --kubelet-client-certificate; mkube's kubelets serve plain HTTP without
-// authentication (kubelet/server.go), as pods/log and exec reach them.
+// authentication (kubelet/server/server.go), as pods/log and exec reach them.
 
 // kubeletAddressTypes is kube-apiserver's default
 // --kubelet-preferred-address-types.

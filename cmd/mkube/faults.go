@@ -28,7 +28,7 @@ import (
 //
 //	POST /api/v1/nodes/<node>/proxy/mkube/faults/<ns>/<pod>/<container>/crash?exitCode=3
 //
-// and the kubelet calls the runtime's Faults service (kubelet/faults.go).
+// and the kubelet calls the runtime's Faults service (kubelet/server/faults.go).
 
 // faultFlags are the flags every pod fault command takes.
 type faultFlags struct {

@@ -40,7 +40,7 @@ type Manager struct {
 	Informer *client.Informer
 	bundles  bundleCache // the informer's cache
 	// changed is set by the informer's handlers (any add, update or
-	// delete) and taken by the volume resync (volumes.go).
+	// delete) and taken by the volume resync (the kubelet's volumes.go).
 	changed atomic.Bool
 }
 

@@ -31,7 +31,7 @@ type Container struct {
 	ExitCode              int32
 	Reason                string
 	// Message is an exited instance's termination message
-	// (terminationmessage.go).
+	// (kubelet/kuberuntime's terminationmessage.go).
 	Message string
 	LogPath string // its CRI log file
 	// Previous is the instance this one replaced: what `kubectl logs
@@ -44,7 +44,7 @@ type Container struct {
 	// readiness probe has not succeeded, or it has not started.
 	NotStarted, NotReady bool
 	// Resources are its cgroup settings as the runtime has them now
-	// (resize.go); nil if the runtime does not say.
+	// (the kubelet's resize.go); nil if the runtime does not say.
 	Resources *runtimeapi.LinuxContainerResources
 }
 

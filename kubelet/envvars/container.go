@@ -28,7 +28,7 @@ type Builder struct {
 	ConfigMap func(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
 	Secret    func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 	// PodField and ResourceField resolve a fieldRef and a
-	// resourceFieldRef (the kubelet's downward API, criconfig.go).
+	// resourceFieldRef (the kubelet's downward API, downwardapi.go).
 	PodField      func(pod *corev1.Pod, path, hostIP, podIP string) (string, error)
 	ResourceField func(pod *corev1.Pod, c corev1.Container, sel *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error)
 	Recorder      *record.Recorder

@@ -22,7 +22,7 @@ import (
 //  2. env, in order: a value with its $(VAR) references expanded against
 //     the variables so far and the service variables (expansion.go), or
 //     a valueFrom resolved: a ConfigMap's or Secret's key, a pod field, a
-//     resource (the kubelet's criconfig.go, as Builder's PodField and
+//     resource (the kubelet's downwardapi.go, as Builder's PodField and
 //     ResourceField). A name set twice keeps the later value,
 //     which is how env wins over envFrom;
 //  3. the service variables (serviceEnv) whose names are still free.

@@ -1,7 +1,6 @@
 package envvars
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 )
 
 func TestServiceVars(t *testing.T) {
@@ -97,7 +98,7 @@ func TestServiceVars(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got, want := envLines(serviceVars(tc.svc)), strings.Join(tc.want, "\n"); got != want {
+			if got, want := kubelettest.EnvLines(serviceVars(tc.svc)), strings.Join(tc.want, "\n"); got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
 		})
@@ -335,13 +336,4 @@ func TestMakeEnvReadsEachObjectOnce(t *testing.T) {
 	if *reads != 1 {
 		t.Errorf("read the ConfigMap %d times, want once", *reads)
 	}
-}
-
-// envLines prints variables as `env` does.
-func envLines(env []corev1.EnvVar) string {
-	lines := make([]string, len(env))
-	for i, e := range env {
-		lines[i] = fmt.Sprintf("%s=%s", e.Name, e.Value)
-	}
-	return strings.Join(lines, "\n")
 }

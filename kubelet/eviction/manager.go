@@ -199,7 +199,7 @@ func localStorageEviction(pod *corev1.Pod, u Usage) (string, bool) {
 // evict fails pod for message: Kubernetes' evictPod, whose killPodFunc
 // here is the pod's own worker. The event and the failure are recorded
 // now; the worker, which the pod is queued for, stops its containers and
-// reports it Failed (runPod → failPod).
+// reports it Failed (package kubelet's runPod → failPod).
 func (m *Manager) evict(pod *corev1.Pod, message string) {
 	if known := m.o.Failures.Fail(pod.UID, status.Failure{Reason: Reason, Message: message}); known {
 		return

@@ -20,17 +20,19 @@ func PodLogDirectory(root string, pod *corev1.Pod) string {
 }
 
 // Configs builds the CRI configs of a node's sandboxes and containers.
-// The functions are the kubelet's own, which other files of package
-// kubelet hold.
+// The functions are the kubelet's own (package kubelet's criConfigs
+// fills them in).
 type Configs struct {
 	// PodLogsDir is where the runtime writes the containers' logs
 	// (Config.PodLogsDir).
 	PodLogsDir string
-	// Hostname is the pod's hostname (etchosts.go).
+	// Hostname is the pod's hostname (the kubelet's etchosts.go).
 	Hostname func(*corev1.Pod) string
-	// ExpandArgs expands $(VAR) in a command or its args (expansion.go).
+	// ExpandArgs expands $(VAR) in a command or its args (package
+	// envvars' ExpandArgs).
 	ExpandArgs func(args []string, env []corev1.EnvVar) []string
-	// VolumeMounts are the mounts of c's volumes (volumes.go).
+	// VolumeMounts are the mounts of c's volumes (the kubelet's
+	// volumes.go).
 	VolumeMounts func(pod *corev1.Pod, c corev1.Container, env []corev1.EnvVar) []*runtimeapi.Mount
 }
 
@@ -90,8 +92,8 @@ func runtimeProtocol(p corev1.Protocol) runtimeapi.Protocol {
 
 // ContainerConfig is the kubelet's generateContainerConfig for the
 // attempt-th instance of c, from the image imageRef that the pull (or
-// ImageStatus) named, with the environment env (the kubelet's envvars.go), against
-// which $(VAR) in command and args is expanded. The user's spelling of
+// ImageStatus) named, with the environment env (package envvars),
+// against which $(VAR) in command and args is expanded. The user's spelling of
 // the image goes along as user_specified_image: the pod status reports
 // the image as the spec names it.
 func (b Configs) ContainerConfig(pod *corev1.Pod, c corev1.Container, attempt uint32, imageRef string, env []corev1.EnvVar) *runtimeapi.ContainerConfig {

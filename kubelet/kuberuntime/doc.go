@@ -20,7 +20,7 @@
 // Where things live (the upstream file each mirrors):
 //
 //	file                   what it holds
-//	manager.go             the Manager and its Options; StopContainer, the grace periods (kuberuntime_manager.go, kuberuntime_container.go)
+//	manager.go             the Manager and its Options; StopContainer, the grace periods, PodRef (kuberuntime_manager.go, kuberuntime_container.go)
 //	sandbox.go             RunPodSandbox: the RuntimeClass' handler, then the sandbox (kuberuntime_sandbox.go, runtimeclass)
 //	criconfig.go           Configs: the CRI configs of sandboxes and containers, their cgroup resources, KubeletMounts (kuberuntime_sandbox.go, kuberuntime_container.go)
 //	labels.go              the labels of the kubelet's sandboxes and containers (labels.go, pkg/kubelet/types/labels.go)

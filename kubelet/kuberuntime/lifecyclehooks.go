@@ -40,8 +40,8 @@ import (
 var hookUserAgent = "kube-lifecycle/" + version.MajorMinor
 
 // maxHookBody is how much of an HTTP hook's answer is read before the
-// connection is dropped: as much as of a probe's (maxProbeBody of the
-// kubelet's probes.go).
+// connection is dropped: as much as of a probe's (package prober's
+// MaxBody).
 const maxHookBody = 10 << 10
 
 // runHook runs handler h of container c, whose instance is id, in the
@@ -95,7 +95,7 @@ func (m *Manager) runHTTPHook(ctx context.Context, c corev1.Container, podIP str
 			return errors.New("failed to find networking container: the pod has no IP")
 		}
 	}
-	port, err := m.ProbePort(h.Port, c) // the kubelet's probes.go
+	port, err := m.ProbePort(h.Port, c) // package prober's Port
 	if err != nil {
 		return err
 	}

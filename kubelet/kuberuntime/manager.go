@@ -54,7 +54,7 @@ type Options struct {
 	// gets none (etchosts.go).
 	HostsMount func(*corev1.Pod, *kubecontainer.PodSandbox, corev1.Container) (*runtimeapi.Mount, error)
 	// ProbePort resolves a handler's port, a number or the name of one of
-	// c's ports, as the probes do (probes.go).
+	// c's ports, as the probes do (package prober's Port).
 	ProbePort func(intstr.IntOrString, corev1.Container) (int, error)
 	// HTTPClient GETs through the pod network (podnetwork.go), for the
 	// httpGet hooks.

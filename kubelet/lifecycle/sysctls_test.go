@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mkube/mkube/kubelet/internal/kubelettest"
 )
 
 func TestTheNodeAllowsSafeSysctlsAndThoseItsAdminAllowed(t *testing.T) {
@@ -24,18 +26,18 @@ func TestTheNodeAllowsSafeSysctlsAndThoseItsAdminAllowed(t *testing.T) {
 		unsafe  []string
 		message string
 	}{
-		{"no sysctls", admissionPod("p"), nil, ""},
-		{"a safe one", admissionPod("p", sysctls("kernel.shm_rmid_forced")), nil, ""},
-		{"written with slashes", admissionPod("p", sysctls("net/ipv4/tcp_syncookies")), nil, ""},
-		{"an unsafe one", admissionPod("p", sysctls("kernel.shm_rmid_forced", "kernel.msgmax")), nil, `forbidden sysctl: "kernel.msgmax" not allowlisted`},
-		{"allowed by name", admissionPod("p", sysctls("kernel.msgmax")), []string{"kernel.msgmax"}, ""},
-		{"allowed by pattern", admissionPod("p", sysctls("kernel.msgmax", "kernel.msgmnb")), []string{"kernel.msg*"}, ""},
-		{"a pattern allows its prefix only", admissionPod("p", sysctls("kernel.sem")), []string{"kernel.msg*"}, `forbidden sysctl: "kernel.sem" not allowlisted`},
-		{"a network one with hostNetwork", admissionPod("p", sysctls("net.ipv4.tcp_syncookies"), hostNetwork), nil,
+		{"no sysctls", kubelettest.AdmissionPod("p"), nil, ""},
+		{"a safe one", kubelettest.AdmissionPod("p", sysctls("kernel.shm_rmid_forced")), nil, ""},
+		{"written with slashes", kubelettest.AdmissionPod("p", sysctls("net/ipv4/tcp_syncookies")), nil, ""},
+		{"an unsafe one", kubelettest.AdmissionPod("p", sysctls("kernel.shm_rmid_forced", "kernel.msgmax")), nil, `forbidden sysctl: "kernel.msgmax" not allowlisted`},
+		{"allowed by name", kubelettest.AdmissionPod("p", sysctls("kernel.msgmax")), []string{"kernel.msgmax"}, ""},
+		{"allowed by pattern", kubelettest.AdmissionPod("p", sysctls("kernel.msgmax", "kernel.msgmnb")), []string{"kernel.msg*"}, ""},
+		{"a pattern allows its prefix only", kubelettest.AdmissionPod("p", sysctls("kernel.sem")), []string{"kernel.msg*"}, `forbidden sysctl: "kernel.sem" not allowlisted`},
+		{"a network one with hostNetwork", kubelettest.AdmissionPod("p", sysctls("net.ipv4.tcp_syncookies"), hostNetwork), nil,
 			`forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host net enabled`},
-		{"an IPC one with hostIPC", admissionPod("p", sysctls("kernel.msgmax"), hostIPC), []string{"kernel.msg*"},
+		{"an IPC one with hostIPC", kubelettest.AdmissionPod("p", sysctls("kernel.msgmax"), hostIPC), []string{"kernel.msg*"},
 			`forbidden sysctl: "kernel.msgmax" not allowed with host IPC enabled`},
-		{"an IPC one with hostNetwork", admissionPod("p", sysctls("kernel.shm_rmid_forced"), hostNetwork), nil, ""},
+		{"an IPC one with hostNetwork", kubelettest.AdmissionPod("p", sysctls("kernel.shm_rmid_forced"), hostNetwork), nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,9 +27,10 @@ import (
 //	  asked at 10:00:00, renewed after 10:48:05 (20% = 721 s before 11:00:07)
 //	expirationSeconds 172800 (two days): renewed after a day
 //
-// The volume resync (resyncVolumes) brings renewals to the pods' files
-// within --sync-frequency, as the kubelet's periodic pod sync does. A
-// renewal that fails keeps the old token while it is still good.
+// The volume resync (package kubelet's resyncVolumes) brings renewals
+// to the pods' files within --sync-frequency, as the kubelet's periodic
+// pod sync does. A renewal that fails keeps the old token while it is
+// still good.
 type Manager struct {
 	// request asks the API server for a token: POST
 	// serviceaccounts/<name>/token in namespace.
@@ -128,7 +129,7 @@ func (m *Manager) renewalDue(tr *authenticationv1.TokenRequest) bool {
 	return now.After(issued.Add(maxTokenTTL)) || now.After(exp.Add(-life/5))
 }
 
-// podRenewalDue: one of pod's projected tokens is due for renewal, so the
+// PodRenewalDue: one of pod's projected tokens is due for renewal, so the
 // pod's volumes should be synced. A token never fetched is not: the
 // pod's own sync fetches it (or retries, with its FailedMount).
 func (m *Manager) PodRenewalDue(pod *corev1.Pod) bool {

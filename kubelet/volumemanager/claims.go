@@ -106,7 +106,7 @@ func (m *Manager) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
-		if _, err := os.Readlink(m.onDisk(Dir(pod.UID, v))); err == nil {
+		if _, err := os.Readlink(m.OnDisk(Dir(pod.UID, v))); err == nil {
 			continue // mounted before
 		}
 		cv, err := m.processClaim(ctx, pod, v)
@@ -129,7 +129,7 @@ func (m *Manager) setUpClaims(ctx context.Context, pod *corev1.Pod) error {
 		if err != nil {
 			return err
 		}
-		if err := linkVolume(m.onDisk(Dir(pod.UID, cv.volume)), data); err != nil {
+		if err := linkVolume(m.OnDisk(Dir(pod.UID, cv.volume)), data); err != nil {
 			return &mountError{volume: cv.pv.Name, err: err}
 		}
 		m.opts.Log.Info("claim mounted", "pod", client.KeyOf(pod), "volume", cv.volume.Name, "claim", cv.claim.Name, "persistentVolume", cv.pv.Name, "data", data)
@@ -226,13 +226,13 @@ func usesClaim(pod *corev1.Pod, claim string) bool {
 func (m *Manager) claimData(pv *corev1.PersistentVolume) (string, error) {
 	switch s := pv.Spec.PersistentVolumeSource; {
 	case s.HostPath != nil:
-		dir := m.onDisk(path.Clean("/" + s.HostPath.Path))
+		dir := m.OnDisk(path.Clean("/" + s.HostPath.Path))
 		if err := setUpHostPath(dir, s.HostPath); err != nil {
 			return "", &mountError{volume: pv.Name, err: err}
 		}
 		return dir, nil
 	case s.Local != nil:
-		dir := m.onDisk(path.Clean("/" + s.Local.Path))
+		dir := m.OnDisk(path.Clean("/" + s.Local.Path))
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return "", &mountError{volume: pv.Name, op: "NewMounter initialization", err: fmt.Errorf("path %q does not exist", s.Local.Path)}
 		}

@@ -108,7 +108,7 @@ func TestClaimVolumes(t *testing.T) {
 			if tt.wantData == "" {
 				return
 			}
-			link, err := os.Readlink(k.onDisk(Dir(pod.UID, pod.Spec.Volumes[0])))
+			link, err := os.Readlink(k.OnDisk(Dir(pod.UID, pod.Spec.Volumes[0])))
 			if err != nil || link != tt.wantData {
 				t.Errorf("the volume directory links to %q (%v), want %q", link, err, tt.wantData)
 			}

@@ -24,7 +24,7 @@
 // # Where things live
 //
 //	file             what it holds
-//	manager.go       Options, Manager: MountVolumes (runPod's volume step), TearDownVolumes
+//	manager.go       Options, Manager: MountVolumes (runPod's volume step), TearDownVolumes, OnDisk
 //	setup.go         setting a pod's volumes up, volume by volume: hostPath, nfs, FailedMount errors
 //	claims.go        persistentVolumeClaim volumes: process, attach (Multi-Attach), mount
 //	payload.go       Sources, and what configMap, secret, downwardAPI and projected volumes hold

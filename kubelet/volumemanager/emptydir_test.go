@@ -69,15 +69,15 @@ func TestMemoryEmptyDirIsATmpfsMountOfTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	point := "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/mem"
-	ms, err := mounttable.Read(k.onDisk("/"))
+	ms, err := mounttable.Read(k.OnDisk("/"))
 	if want := []mounttable.Mount{{Source: "tmpfs", Point: point, Type: "tmpfs", Size: 1 << 20}}; err != nil || len(ms) != 1 || ms[0] != want[0] {
 		t.Errorf("mount table: %+v, %v; want %+v", ms, err, want)
 	}
-	if entries, err := os.ReadDir(k.onDisk(point)); err != nil || len(entries) != 0 {
+	if entries, err := os.ReadDir(k.OnDisk(point)); err != nil || len(entries) != 0 {
 		t.Errorf("mount point: %v, %v; want an empty directory", entries, err)
 	}
 	k.TearDownVolumes(pod.UID)
-	if ms, _ := mounttable.Read(k.onDisk("/")); len(ms) != 0 {
+	if ms, _ := mounttable.Read(k.OnDisk("/")); len(ms) != 0 {
 		t.Errorf("after teardown the table still has %+v", ms)
 	}
 }

@@ -60,8 +60,10 @@ type Manager struct {
 // NewManager returns the volume manager of the node opts describe.
 func NewManager(opts Options) *Manager { return &Manager{opts: opts} }
 
-// onDisk is where a node path is on the real machine.
-func (m *Manager) onDisk(nodePath string) string {
+// OnDisk is where a node path of the manager's node is on the real
+// machine: the kubelet's files beside the volumes (/etc/hosts, the
+// termination logs) are on the same disk.
+func (m *Manager) OnDisk(nodePath string) string {
 	return OnDisk(m.opts.NodeRoot, m.opts.NodeName, nodePath)
 }
 
@@ -107,10 +109,10 @@ func (m *Manager) TearDownVolumes(uid types.UID) {
 		return
 	}
 	m.state.Forget(uid)
-	if err := UnmountPod(m.onDisk("/"), uid); err != nil {
+	if err := UnmountPod(m.OnDisk("/"), uid); err != nil {
 		m.opts.Log.Warn("could not unmount the pod's tmpfs volumes", "uid", uid, "err", err)
 	}
-	if err := os.RemoveAll(m.onDisk(PodDir(uid))); err != nil {
+	if err := os.RemoveAll(m.OnDisk(PodDir(uid))); err != nil {
 		m.opts.Log.Warn("could not remove the pod's volumes", "uid", uid, "err", err)
 	}
 }

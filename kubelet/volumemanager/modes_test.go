@@ -54,7 +54,7 @@ func TestVolumesHaveKubernetesModes(t *testing.T) {
 		{"defaultMode is every file's", "kubernetes.io~downward-api/private/podname", 0o440},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fi, err := os.Stat(k.onDisk(path.Join(volumes, tc.path))) // through the ..data links
+			fi, err := os.Stat(k.OnDisk(path.Join(volumes, tc.path))) // through the ..data links
 			if err != nil || fi.Mode() != tc.want {
 				t.Errorf("mode %v, %v; want %v", modeOf(fi), err, tc.want)
 			}

@@ -19,7 +19,7 @@ import (
 // projected serviceAccountToken source, a token bound to the pod; a
 // clusterTrustBundle source, PEM trust anchors (package clustertrustbundle);
 // a podCertificate source, the pod's own key and certificate chain
-// (package kubelet's podcertificates.go).
+// (package podcertificate, through Sources).
 
 // Sources are where the kubelet reads what these volumes hold: the
 // objects from its informers or the API server, the tokens, trust
@@ -82,7 +82,7 @@ func (m *Manager) volumePayload(ctx context.Context, pod *corev1.Pod, v corev1.V
 				if anchors, err = m.opts.Sources.TrustAnchors(src.ClusterTrustBundle); err == nil {
 					out[src.ClusterTrustBundle.Path] = File{Data: anchors, Mode: mode}
 				}
-			case src.PodCertificate != nil: // package kubelet's podcertificates.go
+			case src.PodCertificate != nil: // package podcertificate, through the kubelet
 				err = m.opts.Sources.PodCertificateFiles(ctx, pod, v.Name, i, src.PodCertificate, mode, out)
 			}
 			if err != nil {

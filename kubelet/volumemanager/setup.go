@@ -25,7 +25,7 @@ import (
 //   - emptyDir: an empty directory, shared by the pod's containers, kept
 //     across their restarts, removed with the pod; of medium Memory, a
 //     tmpfs (emptydir.go); its sizeLimit is watched by the eviction
-//     manager (package kubelet's eviction.go);
+//     manager (package eviction);
 //   - hostPath: the node's own directory (NodeRoot/N/<path>), shared by
 //     the pods of the node and kept after them;
 //   - configMap, secret, downwardAPI, projected: the object's keys as
@@ -76,7 +76,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	for _, v := range pod.Spec.Volumes {
-		dir := m.onDisk(Dir(pod.UID, v))
+		dir := m.OnDisk(Dir(pod.UID, v))
 		var err error
 		switch s := v.VolumeSource; {
 		case s.HostPath != nil:
@@ -88,7 +88,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 		case s.Image != nil:
 			continue // nothing on the node's disk: the runtime mounts the image (imagevolumes.go)
 		case IsMemory(v):
-			err = SetUpMemoryEmptyDir(m.onDisk("/"), dir, pod, v, m.opts.Memory)
+			err = SetUpMemoryEmptyDir(m.OnDisk("/"), dir, pod, v, m.opts.Memory)
 		case s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil:
 			// Kubernetes wraps these in an emptyDir: their directory is
 			// one, drwxrwxrwx, which the payload's links fill.

@@ -32,8 +32,8 @@ func (m *Manager) PrepareSubPaths(pod *corev1.Pod, c corev1.Container, env []cor
 		if sub == "" || !ok || IsMemory(v) || v.Image != nil || m.opts.NodeRoot == "" { // an image's subPath is the runtime's
 			continue
 		}
-		root := m.onDisk(Dir(pod.UID, v))
-		dir := m.onDisk(path.Join(Dir(pod.UID, v), sub))
+		root := m.OnDisk(Dir(pod.UID, v))
+		dir := m.OnDisk(path.Join(Dir(pod.UID, v), sub))
 		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

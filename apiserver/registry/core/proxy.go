@@ -28,7 +28,7 @@ import (
 // any method, is forwarded there, and the answer streamed back as it is:
 // status, Content-Type and body. It is how a client outside the cluster
 // network (kubectl on a laptop) reaches a kubelet or a pod anyway; mkube's
-// CLI sends its faults this way (kubelet/faults.go). Only the API server's
+// CLI sends its faults this way (kubelet/server/faults.go). Only the API server's
 // own failures are a Status: no such object (404), nothing to proxy to
 // (503, "no endpoints available for service"), a kubelet it cannot reach
 // (503).
