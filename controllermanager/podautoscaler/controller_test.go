@@ -2,6 +2,7 @@ package podautoscaler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -233,7 +234,13 @@ func TestHPAScalesADeploymentUpUnderLoadAndDownAfterTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.runningPod("php-apache-0")
-	e.createHPA("php-apache", autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "php-apache"}, cpuUtilization(50), nil)
+	// As the walkthrough's older `kubectl autoscale` does, at autoscaling/v1:
+	// the API server stores it as v2, which the controller reads.
+	v1 := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"php-apache"},
+	"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"php-apache"},"minReplicas":1,"maxReplicas":10,"targetCPUUtilizationPercentage":50}}`
+	if err := e.c.Do(ctx, "POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", json.RawMessage(v1), nil); err != nil {
+		t.Fatal(err)
+	}
 
 	// Under load: 400m of a 200m request is 200%, four times the target.
 	// (Without a behavior one step may reach max(2 × 1, 4) = 4 at most;
@@ -274,4 +281,21 @@ func TestHPAScalesADeploymentUpUnderLoadAndDownAfterTheWindow(t *testing.T) {
 	}
 	wantConditions(t, hpa, "AbleToScale=True/SucceededRescale", "ScalingLimited=False/DesiredWithinRange")
 	e.wantEvent("php-apache", ReasonSuccessfulRescale, "New size: 1; reason: All metrics below target")
+}
+
+// Run syncs each autoscaler once a period has passed on its clock.
+func TestHPASyncsEveryPeriodOnItsClock(t *testing.T) {
+	e := start(t, Options{SyncPeriod: 30 * time.Second}, nil)
+	e.deployment("web")
+	e.runningPod("web-0")
+	e.createHPA("web", autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, cpuUtilization(50), nil)
+	e.load.set(400)
+	testserver.Background(t, e.ctrl.Run)
+	testserver.Eventually(t, "a sync once 30 s have passed", func() (bool, string) {
+		// The sync is timed when the informer hands over the autoscaler;
+		// until then a step of the clock times nothing.
+		e.clk.Step(30 * time.Second)
+		got := e.replicas(client.Deployments, "web")
+		return got == 4, fmt.Sprintf("replicas %d", got)
+	})
 }

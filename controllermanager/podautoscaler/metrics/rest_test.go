@@ -27,7 +27,9 @@ func serve(t *testing.T, bodies map[string]string) *REST {
 		_, _ = w.Write([]byte(body))
 	}))
 	t.Cleanup(srv.Close)
-	resourceOf := func(_ context.Context, apiVersion, kind string) (string, error) { return strings.ToLower(kind) + "s", nil }
+	resourceOf := func(_ context.Context, apiVersion, kind string) (string, error) {
+		return strings.ToLower(kind) + "s", nil
+	}
 	return NewREST(client.New(srv.URL, "metrics-test"), resourceOf)
 }
 
