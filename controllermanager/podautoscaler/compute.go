@@ -24,6 +24,7 @@ func (c *Controller) computeReplicasForMetrics(ctx context.Context, hpa *autosca
 	if err != nil {
 		return -1, "", nil, err
 	}
+	calc := c.calc.withTolerances(c.tolerancesFor(hpa))
 	specs := hpa.Spec.Metrics
 	statuses := make([]autoscalingv2.MetricStatus, len(specs))
 	var (
@@ -34,7 +35,7 @@ func (c *Controller) computeReplicasForMetrics(ctx context.Context, hpa *autosca
 		firstCondition autoscalingv2.HorizontalPodAutoscalerCondition
 	)
 	for i, spec := range specs {
-		proposal, name, condition, err := c.computeReplicasForMetric(ctx, hpa, spec, specReplicas, statusReplicas, selector, &statuses[i])
+		proposal, name, condition, err := c.computeReplicasForMetric(ctx, calc, hpa, spec, specReplicas, statusReplicas, selector, &statuses[i])
 		if err != nil {
 			if invalid == 0 {
 				firstError, firstCondition = err, condition
@@ -58,6 +59,21 @@ func (c *Controller) computeReplicasForMetrics(ctx context.Context, hpa *autosca
 	}
 	c.setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from %s", metric)
 	return replicas, metric, statuses, firstError
+}
+
+// tolerancesFor is the flag's tolerance, or the autoscaler's behavior's
+// for a direction that names one.
+func (c *Controller) tolerancesFor(hpa *autoscalingv2.HorizontalPodAutoscaler) tolerances {
+	t := c.calc.tolerances
+	if b := hpa.Spec.Behavior; b != nil {
+		if b.ScaleDown != nil && b.ScaleDown.Tolerance != nil {
+			t.scaleDown = b.ScaleDown.Tolerance.AsApproximateFloat64()
+		}
+		if b.ScaleUp != nil && b.ScaleUp.Tolerance != nil {
+			t.scaleUp = b.ScaleUp.Tolerance.AsApproximateFloat64()
+		}
+	}
+	return t
 }
 
 // validateAndParseSelector is the target's pods' selector, from its
@@ -91,13 +107,13 @@ func milli(v int64) *resource.Quantity { return resource.NewMilliQuantity(v, res
 
 // computeReplicasForMetric is one metric's proposal, its name, and, on
 // failure, the condition to show; it fills status.
-func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, spec autoscalingv2.MetricSpec,
+func (c *Controller) computeReplicasForMetric(ctx context.Context, calc *ReplicaCalculator, hpa *autoscalingv2.HorizontalPodAutoscaler, spec autoscalingv2.MetricSpec,
 	specReplicas, statusReplicas int32, selector labels.Selector, status *autoscalingv2.MetricStatus) (int32, string, autoscalingv2.HorizontalPodAutoscalerCondition, error) {
 	none := autoscalingv2.HorizontalPodAutoscalerCondition{}
 	switch spec.Type {
 	case autoscalingv2.ResourceMetricSourceType:
 		r := spec.Resource
-		replicas, current, name, err := c.resourceReplicas(ctx, specReplicas, r.Target, r.Name, hpa.Namespace, "", selector)
+		replicas, current, name, err := c.resourceReplicas(ctx, calc, specReplicas, r.Target, r.Name, hpa.Namespace, "", selector)
 		if err != nil {
 			return 0, "", c.unableToCompute(hpa, ReasonFailedGetResourceMetric, err), fmt.Errorf("failed to get %s resource metric value: %v", r.Name, err)
 		}
@@ -105,7 +121,7 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 		return replicas, name, none, nil
 	case autoscalingv2.ContainerResourceMetricSourceType:
 		r := spec.ContainerResource
-		replicas, current, name, err := c.resourceReplicas(ctx, specReplicas, r.Target, r.Name, hpa.Namespace, r.Container, selector)
+		replicas, current, name, err := c.resourceReplicas(ctx, calc, specReplicas, r.Target, r.Name, hpa.Namespace, r.Container, selector)
 		if err != nil {
 			return 0, "", c.unableToCompute(hpa, ReasonFailedGetContainerResourceMetric, err), fmt.Errorf("failed to get %s container metric value: %v", r.Container, err)
 		}
@@ -120,7 +136,7 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 		if err != nil {
 			return 0, "", c.unableToCompute(hpa, ReasonFailedGetPodsMetric, err), fmt.Errorf("failed to get pods metric value: %v", err)
 		}
-		replicas, usage, _, err := c.calc.GetMetricReplicas(ctx, specReplicas, p.Target.AverageValue.MilliValue(), p.Metric.Name, hpa.Namespace, selector, metricSelector)
+		replicas, usage, _, err := calc.GetMetricReplicas(ctx, specReplicas, p.Target.AverageValue.MilliValue(), p.Metric.Name, hpa.Namespace, selector, metricSelector)
 		if err != nil {
 			return 0, "", c.unableToCompute(hpa, ReasonFailedGetPodsMetric, err), fmt.Errorf("failed to get pods metric value: %v", err)
 		}
@@ -128,9 +144,9 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 			Current: autoscalingv2.MetricValueStatus{AverageValue: milli(usage)}}}
 		return replicas, "pods metric " + p.Metric.Name, none, nil
 	case autoscalingv2.ObjectMetricSourceType:
-		return c.objectReplicas(ctx, hpa, spec.Object, specReplicas, statusReplicas, selector, status)
+		return c.objectReplicas(ctx, calc, hpa, spec.Object, specReplicas, statusReplicas, selector, status)
 	case autoscalingv2.ExternalMetricSourceType:
-		return c.externalReplicas(ctx, hpa, spec.External, specReplicas, statusReplicas, selector, status)
+		return c.externalReplicas(ctx, calc, hpa, spec.External, specReplicas, statusReplicas, selector, status)
 	}
 	// The API server's validation lets no other type through.
 	err := fmt.Errorf("unknown metric source type %q", string(spec.Type))
@@ -139,10 +155,10 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 
 // resourceReplicas is the proposal of a Resource or ContainerResource
 // metric, by its AverageValue or its AverageUtilization target.
-func (c *Controller) resourceReplicas(ctx context.Context, specReplicas int32, target autoscalingv2.MetricTarget, res corev1.ResourceName,
+func (c *Controller) resourceReplicas(ctx context.Context, calc *ReplicaCalculator, specReplicas int32, target autoscalingv2.MetricTarget, res corev1.ResourceName,
 	namespace, container string, selector labels.Selector) (int32, autoscalingv2.MetricValueStatus, string, error) {
 	if target.AverageValue != nil {
-		replicas, usage, _, err := c.calc.GetRawResourceReplicas(ctx, specReplicas, target.AverageValue.MilliValue(), res, namespace, selector, container)
+		replicas, usage, _, err := calc.GetRawResourceReplicas(ctx, specReplicas, target.AverageValue.MilliValue(), res, namespace, selector, container)
 		if err != nil {
 			return 0, autoscalingv2.MetricValueStatus{}, "", fmt.Errorf("failed to get %s usage: %v", res, err)
 		}
@@ -155,7 +171,7 @@ func (c *Controller) resourceReplicas(ctx context.Context, specReplicas int32, t
 	if target.AverageUtilization == nil {
 		return 0, autoscalingv2.MetricValueStatus{}, "", errors.New("invalid resource metric source: neither an average utilization target nor an average value (usage) target was set")
 	}
-	replicas, utilization, raw, _, err := c.calc.GetResourceReplicas(ctx, specReplicas, *target.AverageUtilization, res, namespace, selector, container)
+	replicas, utilization, raw, _, err := calc.GetResourceReplicas(ctx, specReplicas, *target.AverageUtilization, res, namespace, selector, container)
 	if err != nil {
 		return 0, autoscalingv2.MetricValueStatus{}, "", fmt.Errorf("failed to get %s utilization: %v", res, err)
 	}

@@ -116,7 +116,7 @@ func New(d controller.Deps, o Options) *Controller {
 	if m == nil {
 		m = metrics.NewREST(d.Client, c.scales.resourceFor)
 	}
-	c.calc = &ReplicaCalculator{metrics: m, pods: c.podsMatching, tolerance: cmp.Or(o.Tolerance, DefaultTolerance),
+	c.calc = &ReplicaCalculator{metrics: m, pods: c.podsMatching, tolerances: tolerances{cmp.Or(o.Tolerance, DefaultTolerance), cmp.Or(o.Tolerance, DefaultTolerance)},
 		cpuInitializationPeriod:       cmp.Or(o.CPUInitializationPeriod, DefaultCPUInitializationPeriod),
 		delayOfInitialReadinessStatus: cmp.Or(o.InitialReadinessDelay, DefaultInitialReadinessDelay),
 		clock:                         d.Clock, log: c.log}

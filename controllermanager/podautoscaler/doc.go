@@ -15,7 +15,7 @@
 //     resource found by discovery;
 //  2. for each metric, read its values (package metrics) and propose a
 //     count: desired = ceil(current × usage / target), nothing within the
-//     tolerance (0.1), pods being deleted or failed ignored, pods without
+//     tolerance (0.1, or the behavior's per direction), pods being deleted or failed ignored, pods without
 //     a sample counted against the move, not yet ready pods at 0 for cpu;
 //     the largest proposal wins;
 //  3. bound it: the stabilization windows (the highest recommendation of
@@ -46,9 +46,8 @@
 // Package metrics (upstream's metrics/) reads metrics.k8s.io,
 // custom.metrics.k8s.io and external.metrics.k8s.io.
 //
-// Not done as upstream: scaling to zero (HPAScaleToZero) and the
-// per-direction tolerance of behavior (HPAConfigurableTolerance) are not
-// enabled; overlapping autoscalers of one target are not detected; the
+// Not done as upstream: scaling to zero (HPAScaleToZero) is not enabled;
+// overlapping autoscalers of one target are not detected; the
 // controller's own metrics (horizontal_pod_autoscaler_controller_*) are
 // left to the controller manager's /metrics.
 package podautoscaler

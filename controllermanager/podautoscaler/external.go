@@ -13,7 +13,7 @@ import (
 // objectReplicas is the proposal of an Object metric (a custom metric
 // describing one object, such as an Ingress's requests per second), by
 // its Value or its AverageValue target.
-func (c *Controller) objectReplicas(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, o *autoscalingv2.ObjectMetricSource,
+func (c *Controller) objectReplicas(ctx context.Context, calc *ReplicaCalculator, hpa *autoscalingv2.HorizontalPodAutoscaler, o *autoscalingv2.ObjectMetricSource,
 	specReplicas, statusReplicas int32, selector labels.Selector, status *autoscalingv2.MetricStatus) (int32, string, autoscalingv2.HorizontalPodAutoscalerCondition, error) {
 	fail := func(err error) (int32, string, autoscalingv2.HorizontalPodAutoscalerCondition, error) {
 		return 0, "", c.unableToCompute(hpa, ReasonFailedGetObjectMetric, err), fmt.Errorf("failed to get object metric value: %v", err)
@@ -27,10 +27,10 @@ func (c *Controller) objectReplicas(ctx context.Context, hpa *autoscalingv2.Hori
 	var usage int64
 	switch {
 	case o.Target.Type == autoscalingv2.ValueMetricType && o.Target.Value != nil:
-		replicas, usage, _, err = c.calc.GetObjectMetricReplicas(ctx, specReplicas, o.Target.Value.MilliValue(), o.Metric.Name, hpa.Namespace, &o.DescribedObject, selector, metricSelector)
+		replicas, usage, _, err = calc.GetObjectMetricReplicas(ctx, specReplicas, o.Target.Value.MilliValue(), o.Metric.Name, hpa.Namespace, &o.DescribedObject, selector, metricSelector)
 		current.Value = milli(usage)
 	case o.Target.Type == autoscalingv2.AverageValueMetricType && o.Target.AverageValue != nil:
-		replicas, usage, _, err = c.calc.GetObjectPerPodMetricReplicas(ctx, statusReplicas, o.Target.AverageValue.MilliValue(), o.Metric.Name, hpa.Namespace, &o.DescribedObject, metricSelector)
+		replicas, usage, _, err = calc.GetObjectPerPodMetricReplicas(ctx, statusReplicas, o.Target.AverageValue.MilliValue(), o.Metric.Name, hpa.Namespace, &o.DescribedObject, metricSelector)
 		current.AverageValue = milli(usage)
 	default:
 		err = errors.New("invalid object metric source: neither a value target nor an average value target was set")
@@ -46,7 +46,7 @@ func (c *Controller) objectReplicas(ctx context.Context, hpa *autoscalingv2.Hori
 // externalReplicas is the proposal of an External metric (something
 // outside the cluster, such as a queue's length), by its Value or its
 // AverageValue target.
-func (c *Controller) externalReplicas(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, e *autoscalingv2.ExternalMetricSource,
+func (c *Controller) externalReplicas(ctx context.Context, calc *ReplicaCalculator, hpa *autoscalingv2.HorizontalPodAutoscaler, e *autoscalingv2.ExternalMetricSource,
 	specReplicas, statusReplicas int32, selector labels.Selector, status *autoscalingv2.MetricStatus) (int32, string, autoscalingv2.HorizontalPodAutoscalerCondition, error) {
 	var current autoscalingv2.MetricValueStatus
 	var replicas int32
@@ -54,10 +54,10 @@ func (c *Controller) externalReplicas(ctx context.Context, hpa *autoscalingv2.Ho
 	var err error
 	switch {
 	case e.Target.AverageValue != nil:
-		replicas, usage, _, err = c.calc.GetExternalPerPodMetricReplicas(ctx, statusReplicas, e.Target.AverageValue.MilliValue(), e.Metric.Name, hpa.Namespace, e.Metric.Selector)
+		replicas, usage, _, err = calc.GetExternalPerPodMetricReplicas(ctx, statusReplicas, e.Target.AverageValue.MilliValue(), e.Metric.Name, hpa.Namespace, e.Metric.Selector)
 		current.AverageValue = milli(usage)
 	case e.Target.Value != nil:
-		replicas, usage, _, err = c.calc.GetExternalMetricReplicas(ctx, specReplicas, e.Target.Value.MilliValue(), e.Metric.Name, hpa.Namespace, e.Metric.Selector, selector)
+		replicas, usage, _, err = calc.GetExternalMetricReplicas(ctx, specReplicas, e.Target.Value.MilliValue(), e.Metric.Name, hpa.Namespace, e.Metric.Selector, selector)
 		current.Value = milli(usage)
 	default:
 		err = errors.New("invalid external metric source: neither a value target nor an average value target was set")

@@ -26,8 +26,8 @@ type ReplicaCalculator struct {
 	metrics metrics.Client
 	// pods lists the pods of namespace matching selector (the informer's
 	// cache).
-	pods      func(namespace string, selector labels.Selector) []*corev1.Pod
-	tolerance float64
+	pods       func(namespace string, selector labels.Selector) []*corev1.Pod
+	tolerances tolerances
 	// cpuInitializationPeriod: a pod's CPU samples are suspect for this
 	// long after it starts (start-up work is not load).
 	cpuInitializationPeriod time.Duration
@@ -129,8 +129,8 @@ func (c *ReplicaCalculator) decide(ctx context.Context, currentReplicas int32, g
 	log := logFrom(ctx, c.log)
 	scaleUpWithUnready := len(g.unready) > 0 && ratio > 1.0
 	if !scaleUpWithUnready && len(g.missing) == 0 {
-		if math.Abs(1.0-ratio) <= c.tolerance {
-			log.Info("usage ratio within the tolerance: keep the current count", "ratio", ratio, "tolerance", c.tolerance, "replicas", currentReplicas)
+		if c.tolerances.isWithin(ratio) {
+			log.Info("usage ratio within the tolerance: keep the current count", "ratio", ratio, "tolerance", c.tolerances, "replicas", currentReplicas)
 			return currentReplicas, nil // the change would be too small
 		}
 		replicas := int32(math.Ceil(ratio * float64(g.readyCount)))
@@ -158,7 +158,7 @@ func (c *ReplicaCalculator) decide(ctx context.Context, currentReplicas int32, g
 	}
 	log.Info("usage ratio recomputed with the pods that could not be trusted filled in against the move",
 		"ratio", ratio, "newRatio", newRatio, "missingPods", len(g.missing), "unreadyPods", len(g.unready), "scaleUpWithUnready", scaleUpWithUnready)
-	if math.Abs(1.0-newRatio) <= c.tolerance || (ratio < 1.0 && newRatio > 1.0) || (ratio > 1.0 && newRatio < 1.0) {
+	if c.tolerances.isWithin(newRatio) || (ratio < 1.0 && newRatio > 1.0) || (ratio > 1.0 && newRatio < 1.0) {
 		log.Info("with those pods filled in, the change is within the tolerance or turns the other way: keep the current count", "replicas", currentReplicas)
 		return currentReplicas, nil
 	}
@@ -234,7 +234,7 @@ func (c *ReplicaCalculator) externalUsage(ctx context.Context, metricName, names
 // that is within the tolerance of the pods there are.
 func (c *ReplicaCalculator) perPodReplicas(statusReplicas int32, usage, targetPerPod int64) int32 {
 	ratio := float64(usage) / (float64(targetPerPod) * float64(statusReplicas))
-	if math.Abs(1.0-ratio) <= c.tolerance {
+	if c.tolerances.isWithin(ratio) {
 		return statusReplicas
 	}
 	return int32(math.Ceil(float64(usage) / float64(targetPerPod)))
@@ -246,7 +246,7 @@ func (c *ReplicaCalculator) getUsageRatioReplicaCount(currentReplicas int32, rat
 	if currentReplicas == 0 {
 		return int32(math.Ceil(ratio)), nil
 	}
-	if math.Abs(1.0-ratio) <= c.tolerance {
+	if c.tolerances.isWithin(ratio) {
 		return currentReplicas, nil
 	}
 	ready, err := c.readyPodCount(namespace, selector)
@@ -292,6 +292,27 @@ func (g podGroups) dropUntrusted(samples metrics.PodMetricsInfo) {
 	for pod := range g.ignored.Union(g.unready) {
 		delete(samples, pod)
 	}
+}
+
+// tolerances are how far below and above 1 the usage ratio may be
+// before the count changes: the flag's, or a behavior's own per direction
+// (scaleDown.tolerance, scaleUp.tolerance; upstream's
+// HPAConfigurableTolerance, on by default since Kubernetes 1.34).
+type tolerances struct {
+	scaleDown, scaleUp float64
+}
+
+func (t tolerances) isWithin(ratio float64) bool {
+	return 1.0-t.scaleDown <= ratio && ratio <= 1.0+t.scaleUp
+}
+
+func (t tolerances) String() string { return fmt.Sprintf("-%g/+%g", t.scaleDown, t.scaleUp) }
+
+// withTolerances is the calculator with t, for one autoscaler's sync.
+func (c *ReplicaCalculator) withTolerances(t tolerances) *ReplicaCalculator {
+	copied := *c
+	copied.tolerances = t
+	return &copied
 }
 
 // logKey carries, in a sync's context, the log tagged with the

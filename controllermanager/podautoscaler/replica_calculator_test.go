@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/mkube/mkube/controllermanager/podautoscaler/metrics"
 )
@@ -133,7 +134,7 @@ func samples(values []int64, names ...string) metrics.PodMetricsInfo {
 
 func newTestCalculator(pods []*corev1.Pod, m metrics.Client) *ReplicaCalculator {
 	return &ReplicaCalculator{metrics: m, pods: func(string, labels.Selector) []*corev1.Pod { return pods },
-		tolerance: 0.1, cpuInitializationPeriod: 2 * time.Minute, delayOfInitialReadinessStatus: 10 * time.Second,
+		tolerances: tolerances{0.1, 0.1}, cpuInitializationPeriod: 2 * time.Minute, delayOfInitialReadinessStatus: 10 * time.Second,
 		clock: clocktesting.NewFakePassiveClock(calcNow), log: slog.New(slog.DiscardHandler)}
 }
 
@@ -307,5 +308,30 @@ func TestCustomMetricReplicas(t *testing.T) {
 				t.Errorf("replicas, usage = %d, %d; want %d, %d", got, usage, tt.want, tt.wantUsage)
 			}
 		})
+	}
+}
+
+// A behavior's tolerance of one direction replaces the flag's for it.
+func TestPerDirectionTolerance(t *testing.T) {
+	c := &Controller{calc: newTestCalculator(nil, nil)}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp: &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.5"))}}}}
+	tol := c.tolerancesFor(hpa)
+	if tol != (tolerances{scaleDown: 0.1, scaleUp: 0.5}) {
+		t.Fatalf("tolerances %v, want -0.1/+0.5", tol)
+	}
+	if tol := c.tolerancesFor(&autoscalingv2.HorizontalPodAutoscaler{}); tol != (tolerances{0.1, 0.1}) {
+		t.Fatalf("without a behavior: %v, want the flag's", tol)
+	}
+	podList := podsCase{count: 3}.pods()
+	for _, tt := range []struct {
+		tol  tolerances
+		want int32
+	}{{tolerances{0.1, 0.1}, 5}, {tolerances{0.1, 0.5}, 3}} {
+		calc := newTestCalculator(podList, &fakeMetrics{pods: samples([]int64{21000, 21000, 21000})}).withTolerances(tt.tol)
+		got, _, _, err := calc.GetMetricReplicas(context.Background(), 3, 15000, "qps", "test-namespace", labels.Everything(), labels.Everything())
+		if err != nil || got != tt.want {
+			t.Errorf("usage 1.4 × target, tolerances %v: %d, %v; want %d", tt.tol, got, err, tt.want)
+		}
 	}
 }
