@@ -335,3 +335,26 @@ func TestPerDirectionTolerance(t *testing.T) {
 		}
 	}
 }
+
+// Requests are summed over the containers and the sidecars (init
+// containers that keep running), or taken of one container for a
+// ContainerResource metric.
+func TestCalculatePodRequests(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	cpu := func(q string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0"}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always, Resources: cpu("50m")}},
+		Containers:     []corev1.Container{{Name: "app", Resources: cpu("200m")}, {Name: "log", Resources: cpu("10m")}}}}
+	for container, want := range map[string]int64{"": 260, "app": 200, "proxy": 50} {
+		got, err := calculatePodRequests([]*corev1.Pod{pod}, container, corev1.ResourceCPU)
+		if err != nil || got["web-0"] != want {
+			t.Errorf("container %q: %v, %v; want %dm", container, got, err, want)
+		}
+	}
+	pod.Spec.Containers[1].Resources = corev1.ResourceRequirements{}
+	if _, err := calculatePodRequests([]*corev1.Pod{pod}, "", corev1.ResourceCPU); err == nil || err.Error() != "missing request for cpu in container log of Pod web-0" {
+		t.Errorf("a container without a request: %v", err)
+	}
+}
