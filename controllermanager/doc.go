@@ -54,6 +54,10 @@
 //   - resourcequota-controller (package resourcequota): copies each
 //     ResourceQuota's spec.hard into its status and recounts status.used,
 //     giving back what deleted and finished objects held (seed 003 八);
+//   - horizontalpodautoscaling (package podautoscaler): scales each
+//     HorizontalPodAutoscaler's target through its scale subresource so
+//     that its metrics (metrics.k8s.io's CPU and memory, custom and
+//     external metrics where served) meet their targets (seed 003 三.4);
 //   - csrsigning (package certificates, only with a CA key to sign with):
 //     signs the approved CertificateSigningRequests of Kubernetes' signers;
 //   - root-ca-cert-publisher (package rootcacertpublisher, always): puts
@@ -70,7 +74,7 @@
 // Kubernetes' default, so Options{} is kube-controller-manager's setup: 5
 // workers for ReplicaSets, ReplicationControllers, Deployments, Endpoints,
 // ServiceAccounts and ResourceQuotas, 1 for disruption budgets, 10 for
-// namespaces, 20 for the garbage collector, 8 for taint eviction and 8
+// namespaces, 20 for the garbage collector, 5 for autoscalers, 8 for taint eviction and 8
 // for node taints (2 for DaemonSets).
 //
 // It all lives in manager.go: Options, one field per controller, and Run,

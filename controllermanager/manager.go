@@ -24,6 +24,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/persistentvolume"
 	"github.com/mkube/mkube/controllermanager/persistentvolume/expand"
 	"github.com/mkube/mkube/controllermanager/persistentvolume/protection"
+	"github.com/mkube/mkube/controllermanager/podautoscaler"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/controllermanager/resourcequota"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
@@ -66,6 +67,10 @@ type Options struct {
 	ClusterRoleAggregation clusterroleaggregation.Options
 	// ResourceQuota also says how often every quota is recounted in full.
 	ResourceQuota resourcequota.Options
+	// HorizontalPodAutoscaler also holds the sync period, the tolerance,
+	// the stabilization and readiness delays (the
+	// --horizontal-pod-autoscaler-* flags) and where metrics are read.
+	HorizontalPodAutoscaler podautoscaler.Options
 	// UseServiceAccountCredentials: each controller writes as its own
 	// service account, kube-system/<name> (bootstrappolicy's
 	// ControllerServiceAccounts), holding Kubernetes' role for it, as
@@ -129,6 +134,7 @@ func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) 
 		{protection.VolumeControllerName, protection.NewVolumeController(as(protection.VolumeControllerName))},
 		{clusterroleaggregation.ControllerName, clusterroleaggregation.New(as(clusterroleaggregation.ControllerName), opts.ClusterRoleAggregation)},
 		{resourcequota.ControllerName, resourcequota.New(as(resourcequota.ControllerName), opts.ResourceQuota)},
+		{podautoscaler.ControllerName, podautoscaler.New(as(podautoscaler.ControllerName), opts.HorizontalPodAutoscaler)},
 		// Pods mounting a service-account token wait for its ConfigMap.
 		{rootcacertpublisher.ControllerName, rootcacertpublisher.New(as(rootcacertpublisher.ControllerName), opts.RootCACertPublisher)},
 	}

@@ -6,12 +6,13 @@ import (
 )
 
 // HorizontalPodAutoscalers with the real kubectl: `kubectl autoscale`
-// creates one, `kubectl get hpa` shows it as Kubernetes does (no metrics
-// are ever read: mkube has no metrics API and no HPA controller), and
-// autoscaling/v1 and v2 are two views of the same object.
+// creates one, `kubectl get hpa` shows it as Kubernetes does before the
+// HPA controller's first sync (its period is long here, so the status
+// stays empty), and autoscaling/v1 and v2 are two views of the same
+// object. TestHPAControllerWithoutAMetricsServer has the controller act.
 func TestHorizontalPodAutoscalers(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, nil)
+	c := startClusterWith(t, clusterFlags{controllerManager: []string{"--horizontal-pod-autoscaler-sync-period", "1h"}})
 	k := newKubectl(t, c)
 	k.mustKubectl(t, "create", "deployment", "web", "--image=nginx")
 

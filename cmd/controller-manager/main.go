@@ -18,6 +18,7 @@ import (
 	"github.com/mkube/mkube/controllermanager/garbagecollector"
 	"github.com/mkube/mkube/controllermanager/nodelifecycle"
 	"github.com/mkube/mkube/controllermanager/persistentvolume"
+	"github.com/mkube/mkube/controllermanager/podautoscaler"
 	"github.com/mkube/mkube/controllermanager/replicaset"
 	"github.com/mkube/mkube/controllermanager/resourcequota"
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
@@ -45,6 +46,12 @@ func main() {
 	signingCert := flag.String("cluster-signing-cert-file", "", "the CA certificate (PEM) the csrsigning controller signs approved CertificateSigningRequests of the kubernetes.io signers with (the API server's CERT-DIR/ca.crt); with --cluster-signing-key-file, else nothing is signed")
 	signingKey := flag.String("cluster-signing-key-file", "", "that CA's private key (PEM; the API server's CERT-DIR/ca.key)")
 	signingDuration := flag.Duration("cluster-signing-duration", certificates.DefaultDuration, "the longest a signed certificate lives (a CSR's spec.expirationSeconds may ask for less)")
+	hpaWorkers := flag.Int("concurrent-horizontal-pod-autoscaler-syncs", podautoscaler.DefaultWorkers, "concurrent HorizontalPodAutoscaler syncs")
+	hpaSyncPeriod := flag.Duration("horizontal-pod-autoscaler-sync-period", podautoscaler.DefaultSyncPeriod, "how often each HorizontalPodAutoscaler reads its metrics and rescales its target")
+	hpaTolerance := flag.Float64("horizontal-pod-autoscaler-tolerance", podautoscaler.DefaultTolerance, "the distance of the usage-to-target ratio from 1.0 below which no autoscaler rescales (0 means the default)")
+	hpaDownscale := flag.Duration("horizontal-pod-autoscaler-downscale-stabilization", podautoscaler.DefaultDownscaleStabilization, "how far back an autoscaler looks for a higher recommendation before it scales down (unless its behavior names a window)")
+	hpaCPUInit := flag.Duration("horizontal-pod-autoscaler-cpu-initialization-period", podautoscaler.DefaultCPUInitializationPeriod, "how long after a pod starts its CPU samples may still be start-up work, and are skipped unless it is ready and sampled since")
+	hpaReadiness := flag.Duration("horizontal-pod-autoscaler-initial-readiness-delay", podautoscaler.DefaultInitialReadinessDelay, "how long after a pod starts a change of its readiness is still taken as its first")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	flag.Parse()
 
@@ -88,6 +95,8 @@ func main() {
 		CSRSigning:            signing,
 		ResourceQuota:         resourcequota.Options{Workers: *quotaWorkers, SyncPeriod: *quotaSyncPeriod},
 		PersistentVolume:      persistentvolume.Options{NodeRoot: *nodeRoot, NFSRoot: *nfsRoot},
+		HorizontalPodAutoscaler: podautoscaler.Options{Workers: *hpaWorkers, SyncPeriod: *hpaSyncPeriod, Tolerance: *hpaTolerance,
+			DownscaleStabilizationWindow: *hpaDownscale, CPUInitializationPeriod: *hpaCPUInit, InitialReadinessDelay: *hpaReadiness},
 		// On the plain port every request is system:masters': there is
 		// no identity to narrow.
 		UseServiceAccountCredentials: *useSA && *kubeconfig != "",

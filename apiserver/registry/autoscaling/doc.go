@@ -5,12 +5,12 @@
 // utilization target, through Kubernetes' v1<->v2 conversion (the other
 // metrics, the behavior and the conditions travel in annotations).
 //
-// mkube has no HPA controller: it has no metrics API (metrics.k8s.io,
-// custom.metrics.k8s.io) for one to read. An autoscaler is stored,
-// defaulted, validated and shown as Kubernetes does, but nothing scales
-// its target or writes its status: `kubectl get hpa` shows
-// "cpu: <unknown>/80%" and 0 replicas, as Kubernetes does for an
-// autoscaler whose metrics cannot be read yet.
+// The controller manager's HPA controller (controllermanager/podautoscaler)
+// acts on them: it reads the target's scale and the pods' metrics
+// (metrics.k8s.io, and custom.metrics.k8s.io and external.metrics.k8s.io
+// where served), rescales the target and writes the status, which
+// `kubectl get hpa` shows as "cpu: 200%/50%". Until the metrics can be
+// read it shows "cpu: <unknown>/80%", as Kubernetes does.
 //
 // Where things live:
 //

@@ -14,8 +14,8 @@ import (
 // HorizontalPodAutoscalers (autoscaling/v2) say how many replicas a
 // scalable target (a Deployment, through its scale subresource) should
 // have between minReplicas and maxReplicas, to keep its metrics at their
-// targets. Stored in this version; no controller acts on them (see the
-// package doc).
+// targets. Stored in this version, which the HPA controller
+// (controllermanager/podautoscaler) reads and writes.
 var HorizontalPodAutoscalers = &apiserver.Resource{
 	GroupVersion: autoscalingv2.SchemeGroupVersion, Name: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", Namespaced: true,
 	ShortNames: []string{"hpa"}, Categories: []string{"all"},
@@ -54,8 +54,8 @@ var HorizontalPodAutoscalers = &apiserver.Resource{
 // One difference: Kubernetes keeps the stored status on a v1 update from
 // its internal form, mkube from the v1 view, whose conditions and
 // current metrics live in annotations: a v1 client that drops them drops
-// them from the status too. With no HPA controller, the status is empty
-// anyway.
+// them from the status too, until the HPA controller's next sync writes
+// them again.
 var HorizontalPodAutoscalersV1 = &apiserver.Resource{
 	GroupVersion: autoscalingv1.SchemeGroupVersion, Name: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", Namespaced: true,
 	ShortNames: []string{"hpa"}, Categories: []string{"all"},

@@ -44,6 +44,7 @@ var ControllerServiceAccounts = map[string]string{
 	"ttl-after-finished-controller":               "ttl-after-finished-controller",
 	"cronjob":                                     "cronjob-controller",
 	"statefulset":                                 "statefulset-controller",
+	"horizontalpodautoscaling":                    "horizontal-pod-autoscaler",
 }
 
 // eventsRule: every controller reports what it did as Events.
@@ -123,6 +124,16 @@ func controllerRoles() []rbacv1.ClusterRole {
 			eventsRule()),
 		role("generic-garbage-collector",
 			rule("get", "list", "watch", "patch", "update", "delete").groups("*").resources("*"),
+			eventsRule()),
+		// Any kind's scale; the pods and their metrics, of every metrics API.
+		role("horizontal-pod-autoscaler",
+			rule("get", "list", "watch").groups(autoscaling).resources("horizontalpodautoscalers"),
+			rule("update").groups(autoscaling).resources("horizontalpodautoscalers/status"),
+			rule("get", "update").groups("*").resources("*/scale"),
+			rule("list").groups(core).resources("pods"),
+			rule("list").groups("metrics.k8s.io").resources("pods"),
+			rule("get", "list").groups("custom.metrics.k8s.io").resources("*"),
+			rule("get", "list").groups("external.metrics.k8s.io").resources("*"),
 			eventsRule()),
 		role("job-controller",
 			rule("get", "list", "watch", "update", "patch").groups(batch).resources("jobs"),
