@@ -32,7 +32,7 @@ type Config struct {
 	// Kubelets is the client of the kubelets' endpoints: the server's
 	// credentials and TLS settings (--kubelet-insecure-tls, --kubelet-certificate-authority).
 	Kubelets *http.Client
-	Clock    clock.WithTicker
+	Clock    clock.Clock
 	Log      *slog.Logger
 }
 
@@ -40,7 +40,7 @@ type Config struct {
 // --metric-resolution and serves the latest usage as metrics.k8s.io.
 type Server struct {
 	opts        Options
-	clock       clock.WithTicker
+	clock       clock.Clock
 	log         *slog.Logger
 	storage     *storage
 	scraper     *scraper
@@ -78,14 +78,14 @@ func (s *Server) Run(ctx context.Context) {
 	if !s.Start(ctx) {
 		return
 	}
-	ticker := s.clock.NewTicker(s.opts.MetricResolution)
-	defer ticker.Stop()
 	for {
 		s.ScrapeOnce(ctx)
+		timer := s.clock.NewTimer(s.opts.MetricResolution)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-ticker.C():
+		case <-timer.C():
 		}
 	}
 }
