@@ -207,3 +207,7 @@ func forbidden(user string, info requestInfo, reason string) error {
 	}
 	return apierrors.NewForbidden(schema.GroupResource{Group: metricsGroup, Resource: info.resource}, info.name, fmt.Errorf("%s", msg))
 }
+
+// FollowedPods is how many pods the server knows of (for tests that
+// wait for its informer).
+func (s *Server) FollowedPods() int { return s.podInf.Cache().Len() }
