@@ -89,3 +89,31 @@ func fields(out string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// addons/metrics-server.yaml as a learner applies it: the catalog's
+// registry.k8s.io/metrics-server/metrics-server runs mkube's metrics
+// server in kube-system as its service account, which reads the nodes
+// and the API server's authentication configuration; its Deployment
+// becomes ready, the APIService available, and the API server answers
+// metrics.k8s.io's discovery and lists from it.
+func TestTheMetricsServerAddonDeploysAsTheRealOne(t *testing.T) {
+	t.Parallel()
+	c := startClusterWith(t, clusterFlags{secure: true, apiserver: []string{"--bind-address", "0.0.0.0"}}, kubeletNode{name: "node01"})
+	k := newKubectl(t, c)
+	k.mustKubectl(t, "apply", "-f", "../addons/metrics-server.yaml")
+	if _, errOut, code := k.kubectl(t, "rollout", "status", "deployment/metrics-server", "-n", "kube-system", "--timeout=60s"); code != 0 {
+		logs, _, _ := k.kubectl(t, "logs", "-n", "kube-system", "deployment/metrics-server")
+		t.Fatalf("metrics-server is not ready: %s\nits log:\n%s", errOut, logs)
+	}
+	testserver.EventuallyWithin(t, 30*time.Second, "the APIService is available", func() (bool, string) {
+		out := k.mustKubectl(t, "get", "apiservice", "v1beta1.metrics.k8s.io", "-o",
+			"jsonpath={.status.conditions[0].status} {.status.conditions[0].reason}: {.status.conditions[0].message}")
+		return out == "True Passed: all checks passed", out
+	})
+	if out := k.mustKubectl(t, "api-resources", "--api-group=metrics.k8s.io"); !strings.Contains(out, "NodeMetrics") || !strings.Contains(out, "PodMetrics") {
+		t.Errorf("kubectl api-resources --api-group=metrics.k8s.io:\n%s", out)
+	}
+	if out := k.mustKubectl(t, "get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"); !strings.Contains(out, `"kind":"NodeMetricsList"`) {
+		t.Errorf("the nodes' metrics: %s", out)
+	}
+}
