@@ -146,7 +146,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 				list.Items = append(list.Items, m)
 			}
 		}
-		answer(w, gr, info, list.Items, &list)
+		answer(w, r, gr, info, list.Items, &list, nodeTable)
 	case "pods":
 		list := metricsv1beta1.PodMetricsList{TypeMeta: metav1.TypeMeta{Kind: "PodMetricsList", APIVersion: groupVersion}}
 		for _, pod := range s.pods() {
@@ -159,23 +159,28 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 				list.Items = append(list.Items, m)
 			}
 		}
-		answer(w, gr, info, list.Items, &list)
+		answer(w, r, gr, info, list.Items, &list, podTable)
 	default:
 		writeAPIError(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
 	}
 }
 
-// answer writes the list, or for a get its one item or NotFound.
-func answer[T any](w http.ResponseWriter, gr schema.GroupResource, info requestInfo, items []T, list any) {
-	if info.name == "" {
-		writeJSON(w, http.StatusOK, list)
-		return
-	}
-	if len(items) == 0 {
+// answer writes the list, or for a get its one item or NotFound; as a
+// Table (of table) if the client asks for one.
+func answer[T any](w http.ResponseWriter, r *http.Request, gr schema.GroupResource, info requestInfo, items []T, list any,
+	table func(version string, items []T) *metav1.Table) {
+	if info.name != "" && len(items) == 0 {
 		writeAPIError(w, apierrors.NewNotFound(gr, info.name))
 		return
 	}
-	writeJSON(w, http.StatusOK, items[0])
+	switch v := tableVersion(r); {
+	case v != "":
+		writeJSON(w, http.StatusOK, table(v, items))
+	case info.name == "":
+		writeJSON(w, http.StatusOK, list)
+	default:
+		writeJSON(w, http.StatusOK, items[0])
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -38,8 +38,9 @@
 //     server: the aggregator's front-proxy certificate and X-Remote-User
 //     headers, client certificates, TokenReview, SubjectAccessReview.
 //
-// Not simulated: Table output (kubectl top reads JSON), watch, protobuf,
-// the swap series, /metrics of its own, and writing a self-signed pair to
+// It answers kubectl get's Table too (name, cpu, memory, window; a pod's
+// containers summed). Not simulated: watch, protobuf, the swap series,
+// /metrics of its own, --node-selector, and writing a self-signed pair to
 // --cert-dir (it is kept in memory).
 //
 // Where things live:
@@ -52,6 +53,7 @@
 //	kubelets.go  KubeletClient (credentials and TLS for the kubelets) and ServingCert
 //	auth.go      delegated authentication (front proxy, client certificates, TokenReview) and authorization (SubjectAccessReview)
 //	api.go       requestInfo, discovery, the nodes' and pods' get and list with selectors, API errors
+//	table.go     the Table of nodes' and pods' usage, for a client that asks for one
 //	server.go    Config, Server: New, Start, Run, ScrapeOnce; Handler and TLSHandler; routing and health
 //	doc.go       this map
 package metricsserver

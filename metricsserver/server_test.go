@@ -154,13 +154,15 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 			t.Fatalf("POST %s: %d", path, code)
 		}
 	}
-	clock.Step(11 * time.Second) // the denial's cached answer expires
+	// Once the binding is in RBAC's cache and the denial out of the
+	// metrics server's (10 s), the list is allowed.
+	allowedAfterTheCache(t, clock, get, "/apis/metrics.k8s.io/v1beta1/nodes")
 	var nodes metricsv1beta1.NodeMetricsList
 	if code, body := get("/apis/metrics.k8s.io/v1beta1/nodes"); code != http.StatusOK || json.Unmarshal([]byte(body), &nodes) != nil || len(nodes.Items) != 0 {
 		t.Errorf("nodes after one scrape: %d %s; want none (no rate yet)", code, body)
 	}
 
-	plain.set(1_700_000_015_000, 107.5, map[string]float64{"default/web": 13, "default/db": 1.015})
+	plain.set(1_700_000_015_000, 107.5, map[string]float64{"default/web": 13, "default/db": 2.5})
 	secure.set(1_700_000_015_000, 51.5, map[string]float64{"kube-system/coredns": 2.15})
 	srv.ScrapeOnce(ctx)
 	for _, tc := range []struct{ path, want string }{
@@ -168,8 +170,8 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 		{"/apis/metrics.k8s.io/v1beta1/nodes?labelSelector=disk%3Dssd", "node01 cpu=500m memory=512Mi window=15s"},
 		{"/apis/metrics.k8s.io/v1beta1/nodes?fieldSelector=metadata.name%3Dnode02", "node02 cpu=100m memory=512Mi window=15s"},
 		{"/apis/metrics.k8s.io/v1beta1/nodes/node02", "node02 cpu=100m memory=512Mi window=15s"},
-		{"/apis/metrics.k8s.io/v1beta1/pods", "default/db main=1m/64Mi;default/web main=200m/64Mi;kube-system/coredns main=10m/64Mi"},
-		{"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", "default/db main=1m/64Mi;default/web main=200m/64Mi"},
+		{"/apis/metrics.k8s.io/v1beta1/pods", "default/db main=100m/64Mi;default/web main=200m/64Mi;kube-system/coredns main=10m/64Mi"},
+		{"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", "default/db main=100m/64Mi;default/web main=200m/64Mi"},
 		{"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%20in%20(web)", "default/web main=200m/64Mi"},
 		{"/apis/metrics.k8s.io/v1beta1/pods?fieldSelector=metadata.name%3Dcoredns", "kube-system/coredns main=10m/64Mi"},
 		{"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/web", "default/web main=200m/64Mi"},
@@ -177,6 +179,17 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 		code, body := get(tc.path)
 		if got := summarize(t, body); code != http.StatusOK || got != tc.want {
 			t.Errorf("GET %s: %d %s\n got %s\nwant %s", tc.path, code, body, got, tc.want)
+		}
+	}
+	// kubectl get podmetrics asks for a Table: each pod's usage summed.
+	req := httptest.NewRequest(http.MethodGet, "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	w := httptest.NewRecorder()
+	srv.Handler(nil).ServeHTTP(w, req)
+	for _, want := range []string{`"kind":"Table","apiVersion":"meta.k8s.io/v1"`, `{"name":"cpu","type":"string","format":"quantity"`,
+		`"cells":["db","100m","64Mi","15s"]`, `"cells":["web","200m","64Mi","15s"]`, `"namespace":"default"`} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("the pods' Table lacks %s: %s", want, w.Body.String())
 		}
 	}
 	for path, want := range map[string]string{
@@ -197,13 +210,23 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	if code := ts.Do(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "application/json", binding, nil); code != http.StatusCreated {
 		t.Fatalf("binding system:discovery: %d", code)
 	}
-	clock.Step(11 * time.Second)
+	allowedAfterTheCache(t, clock, get, "/apis/metrics.k8s.io/v1beta1")
 	if code, body := get("/apis/metrics.k8s.io/v1beta1"); code != http.StatusOK || !strings.Contains(body, `"kind":"NodeMetrics"`) || !strings.Contains(body, `"kind":"PodMetrics"`) {
 		t.Errorf("discovery: %d %s", code, body)
 	}
 	if code, _ := get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after a scrape: %d", code)
 	}
+}
+
+// allowedAfterTheCache steps the clock past the authorization cache's
+// 10 s until a request of path is no longer forbidden.
+func allowedAfterTheCache(t *testing.T, clock *testingclock.FakeClock, get func(string) (int, string), path string) {
+	testserver.Eventually(t, "GET "+path+" is allowed", func() (bool, string) {
+		clock.Step(11 * time.Second)
+		code, body := get(path)
+		return code == http.StatusOK, body
+	})
 }
 
 // summarize is a list's or an object's items in a line each, ";"-joined.
