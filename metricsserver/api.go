@@ -133,7 +133,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeAPIError(w, err)
 		return
 	}
-	gr := schema.GroupResource{Group: metricsGroup, Resource: info.resource}
+	// As metrics-server: a get of an object its informers do not have is
+	// their lister's NotFound (node "x", pods "x"); of one without
+	// metrics yet, its own (nodemetrics.metrics.k8s.io "x").
+	gr := schema.GroupResource{Group: metricsGroup, Resource: map[string]string{"nodes": "nodemetrics", "pods": "podmetrics"}[info.resource]}
+	if info.name != "" && !s.follows(info) {
+		writeAPIError(w, apierrors.NewNotFound(schema.GroupResource{Resource: map[string]string{"nodes": "node", "pods": "pods"}[info.resource]}, info.name))
+		return
+	}
 	switch info.resource {
 	case "nodes":
 		list := metricsv1beta1.NodeMetricsList{TypeMeta: metav1.TypeMeta{Kind: "NodeMetricsList", APIVersion: groupVersion}}
@@ -200,4 +207,17 @@ func writeAPIError(w http.ResponseWriter, err error) {
 	status := st.Status()
 	status.Kind, status.APIVersion = "Status", "v1"
 	writeJSON(w, int(status.Code), status)
+}
+
+// follows says whether the informers have the node or pod info names.
+func (s *Server) follows(info requestInfo) bool {
+	switch info.resource {
+	case "nodes":
+		_, ok := s.nodeInf.Cache().Get(info.name)
+		return ok
+	case "pods":
+		_, ok := s.podInf.Cache().Get(info.namespace + "/" + info.name)
+		return ok
+	}
+	return true
 }

@@ -193,8 +193,9 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		"/apis/metrics.k8s.io/v1beta1/nodes/node03":                    `nodes.metrics.k8s.io \"node03\" not found`,
-		"/apis/metrics.k8s.io/v1beta1/namespaces/kube-system/pods/web": `pods.metrics.k8s.io \"web\" not found`,
+		"/apis/metrics.k8s.io/v1beta1/nodes/node03":                    `nodemetrics.metrics.k8s.io \"node03\" not found`,
+		"/apis/metrics.k8s.io/v1beta1/nodes/node09":                    `node \"node09\" not found`,
+		"/apis/metrics.k8s.io/v1beta1/namespaces/kube-system/pods/web": `pods \"web\" not found`,
 	} {
 		if code, body := get(path); code != http.StatusNotFound || !strings.Contains(body, want) {
 			t.Errorf("GET %s: %d %s", path, code, body)
