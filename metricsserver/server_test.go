@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,59 +17,20 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/fakekubelet"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/internal/testserver"
 )
 
-// fakeKubelet serves /metrics/resource (or another path) with the text
-// the test sets, as a kubelet writes it.
-type fakeKubelet struct {
-	*httptest.Server
-	path string
-	mu   sync.Mutex
-	text string
-}
-
-func startFakeKubelet(t *testing.T, tls bool, path string) *fakeKubelet {
-	k := &fakeKubelet{path: path}
-	k.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != k.path {
-			http.NotFound(w, r)
-			return
-		}
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, k.text)
-	}))
-	if tls {
-		k.StartTLS()
-	} else {
-		k.Start()
-	}
-	t.Cleanup(k.Close)
-	return k
-}
-
-// set is a reading at ms: the node's and each pod's one container's
-// cumulative CPU seconds, memory 64 MiB.
-func (k *fakeKubelet) set(ms int64, nodeCPU float64, pods map[string]float64) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total %g %d\n", nodeCPU, ms)
-	fmt.Fprintf(&b, "# TYPE node_memory_working_set_bytes gauge\nnode_memory_working_set_bytes %d %d\n", 512<<20, ms)
-	fmt.Fprintf(&b, "# TYPE container_cpu_usage_seconds_total counter\n")
+// set is a reading of k at ms: the node's cumulative CPU seconds, 512 MiB,
+// and each pod's one container "main", its CPU seconds and 64 MiB.
+func set(k *fakekubelet.Kubelet, ms int64, nodeCPU float64, pods map[string]float64) {
+	var containers []fakekubelet.Container
 	for ref, cpu := range pods {
 		ns, name, _ := strings.Cut(ref, "/")
-		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{container=\"main\",namespace=%q,pod=%q} %g %d\n", ns, name, cpu, ms)
+		containers = append(containers, fakekubelet.Container{Namespace: ns, Pod: name, Name: "main", CPUSeconds: cpu, MemoryBytes: 64 << 20})
 	}
-	fmt.Fprintf(&b, "# TYPE container_memory_working_set_bytes gauge\n")
-	for ref := range pods {
-		ns, name, _ := strings.Cut(ref, "/")
-		fmt.Fprintf(&b, "container_memory_working_set_bytes{container=\"main\",namespace=%q,pod=%q} %d %d\n", ns, name, 64<<20, ms)
-	}
-	k.mu.Lock()
-	k.text = b.String()
-	k.mu.Unlock()
+	k.Set(time.UnixMilli(ms), nodeCPU, 512<<20, containers...)
 }
 
 // The server follows the API server's nodes and pods, scrapes each
@@ -84,20 +43,20 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	plain := startFakeKubelet(t, false, "/metrics/resource")
-	secure := startFakeKubelet(t, true, "/metrics/nodes/node02/metrics/resource")
-	zeros := startFakeKubelet(t, false, "/metrics/resource")
-	zeros.set(1, 0, nil)
-	for name, k := range map[string]*fakeKubelet{"node01": plain, "node02": secure, "node03": zeros} {
+	plain := fakekubelet.Start(t, "/metrics/resource")
+	secure := fakekubelet.StartTLS(t, "/metrics/nodes/node02/metrics/resource")
+	zeros := fakekubelet.Start(t, "/metrics/resource")
+	set(zeros, 1, 0, nil)
+	for name, k := range map[string]*fakekubelet.Kubelet{"node01": plain, "node02": secure, "node03": zeros} {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"disk": map[bool]string{true: "ssd", false: "hdd"}[name == "node01"]}}}
 		if k == secure {
-			node.Annotations = map[string]string{ResourceMetricsPathAnnotation: k.path}
+			node.Annotations = map[string]string{ResourceMetricsPathAnnotation: k.Path}
 		}
 		if err := api.Create(ctx, client.Nodes, "", node, node); err != nil {
 			t.Fatal(err)
 		}
 		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "unreachable.invalid"}, {Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
-		node.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(k.Listener.Addr().(*net.TCPAddr).Port)
+		node.Status.DaemonEndpoints.KubeletEndpoint.Port = k.Port()
 		if err := api.UpdateStatus(ctx, client.Nodes, "", name, node, node); err != nil {
 			t.Fatal(err)
 		}
@@ -136,8 +95,8 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 		t.Errorf("/readyz before the first scrape: %d %s", code, body)
 	}
 
-	plain.set(1_700_000_000_000, 100, map[string]float64{"default/web": 10, "default/db": 1})
-	secure.set(1_700_000_000_000, 50, map[string]float64{"kube-system/coredns": 2})
+	set(plain, 1_700_000_000_000, 100, map[string]float64{"default/web": 10, "default/db": 1})
+	set(secure, 1_700_000_000_000, 50, map[string]float64{"kube-system/coredns": 2})
 	srv.ScrapeOnce(ctx)
 	if code, body := get("/apis/metrics.k8s.io/v1beta1/nodes"); code != http.StatusForbidden ||
 		!strings.Contains(body, `User \"system:anonymous\" cannot list resource \"nodes\" in API group \"metrics.k8s.io\" at the cluster scope`) {
@@ -162,8 +121,8 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 		t.Errorf("nodes after one scrape: %d %s; want none (no rate yet)", code, body)
 	}
 
-	plain.set(1_700_000_015_000, 107.5, map[string]float64{"default/web": 13, "default/db": 2.5})
-	secure.set(1_700_000_015_000, 51.5, map[string]float64{"kube-system/coredns": 2.15})
+	set(plain, 1_700_000_015_000, 107.5, map[string]float64{"default/web": 13, "default/db": 2.5})
+	set(secure, 1_700_000_015_000, 51.5, map[string]float64{"kube-system/coredns": 2.15})
 	srv.ScrapeOnce(ctx)
 	for _, tc := range []struct{ path, want string }{
 		{"/apis/metrics.k8s.io/v1beta1/nodes", "node01 cpu=500m memory=512Mi window=15s;node02 cpu=100m memory=512Mi window=15s"},

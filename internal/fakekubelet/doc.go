@@ -7,7 +7,7 @@
 // server running in the test process stands in for the pod.
 //
 //	file            what it holds
-//	fakekubelet.go  Kubelet: Start, Set (the readings), the resource metrics handler
+//	fakekubelet.go  Kubelet: Start, StartTLS, Set (the readings), the resource metrics handler
 //	portforward.go  the /portForward handler (SPDY/3.1, portforward.k8s.io) to the test's address
 //	doc.go          this map
 package fakekubelet

@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// Kubelet is one fake kubelet, serving plain HTTP as mkube's kubelets do.
+// Kubelet is one fake kubelet, serving plain HTTP as mkube's kubelets do,
+// or HTTPS (StartTLS).
 type Kubelet struct {
 	*httptest.Server
 	// Path is where it serves resource metrics.
@@ -25,12 +26,23 @@ type Kubelet struct {
 }
 
 // Start runs a fake kubelet until the test ends.
-func Start(t testing.TB, path string) *Kubelet {
+func Start(t testing.TB, path string) *Kubelet { return start(t, path, false) }
+
+// StartTLS runs one serving HTTPS with a self-signed certificate, as a
+// real kubelet without --tls-cert-file does.
+func StartTLS(t testing.TB, path string) *Kubelet { return start(t, path, true) }
+
+func start(t testing.TB, path string, tls bool) *Kubelet {
 	k := &Kubelet{Path: path}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+path, k.serveMetrics)
 	mux.HandleFunc("POST /portForward/{namespace}/{pod}", k.servePortForward)
-	k.Server = httptest.NewServer(mux)
+	k.Server = httptest.NewUnstartedServer(mux)
+	if tls {
+		k.StartTLS()
+	} else {
+		k.Start()
+	}
 	t.Cleanup(k.Close)
 	return k
 }
