@@ -65,8 +65,12 @@ func ParseFlags(args []string) (Options, error) {
 	for _, t := range addressTypes {
 		o.KubeletPreferredAddressTypes = append(o.KubeletPreferredAddressTypes, corev1.NodeAddressType(strings.TrimSpace(t)))
 	}
+	// Validate's checks, in its words.
 	if o.MetricResolution < minResolution {
-		return Options{}, fmt.Errorf("metric-resolution should be a time duration at least %s, got %s instead", minResolution, o.MetricResolution)
+		return Options{}, fmt.Errorf("Metric-resolution should be a time duration at least 10s, but value %v provided", o.MetricResolution)
+	}
+	if o.MetricResolution <= o.KubeletRequestTimeout {
+		return Options{}, fmt.Errorf("metric-resolution should be larger than kubelet-request-timeout")
 	}
 	return o, nil
 }
