@@ -23,6 +23,7 @@ import (
 // the user in the front proxy's headers; the metrics server answers from
 // what the fake kubelets served at its last two scrapes.
 func TestTheAPIServerServesMetricsFromTheKubeletsThroughTheMetricsServer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	t0 := time.Unix(1_700_000_000, 0)
@@ -58,4 +59,27 @@ func TestTheAPIServerServesMetricsFromTheKubeletsThroughTheMetricsServer(t *test
 		len(pod.Containers) != 1 || pod.Containers[0].Usage.Cpu().MilliValue() != 500 || pod.Window.Duration != 15*time.Second {
 		t.Errorf("pod web: %d %+v", code, pod)
 	}
+}
+
+// Run scrapes at once, then every --metric-resolution of its clock: the
+// second scrape gives the first rate.
+func TestTheServerScrapesEveryResolution(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	t0 := time.Unix(1_700_000_000, 0)
+	clock := testingclock.NewFakeClock(t0)
+	c := metricsservertest.StartCluster(t, ctx, clock, "node01")
+	c.Kubelets["node01"].Set(t0, 10, 100<<20)
+	go c.Metrics.Run(ctx)
+	testserver.Eventually(t, "the first scrape is done and the next one waits for the clock", func() (bool, string) {
+		return clock.HasWaiters(), ""
+	})
+	c.Kubelets["node01"].Set(t0.Add(15*time.Second), 13, 100<<20)
+	clock.Step(15 * time.Second)
+	testserver.Eventually(t, "the second scrape gives node01 a rate", func() (bool, string) {
+		var nodes metricsv1beta1.NodeMetricsList
+		code := c.Server.Do(http.MethodGet, "/apis/metrics.k8s.io/v1beta1/nodes", "", "", &nodes)
+		return code == http.StatusOK && len(nodes.Items) == 1 && nodes.Items[0].Usage.Cpu().MilliValue() == 200, http.StatusText(code)
+	})
 }

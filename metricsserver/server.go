@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,7 @@ type Server struct {
 	auth        *delegatedAuth
 	nodeInf     *client.Informer
 	podInf      *client.Informer
+	startOnce   sync.Once   // the informers run once, whether Start or Run starts them
 	scrapedOnce atomic.Bool // the storage has been filled once: ready
 }
 
@@ -68,12 +70,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Start follows the nodes and pods until ctx ends; false if ctx ended
 // before their first lists arrived.
 func (s *Server) Start(ctx context.Context) bool {
-	go s.nodeInf.Run(ctx)
-	go s.podInf.Run(ctx)
+	s.startOnce.Do(func() {
+		go s.nodeInf.Run(ctx)
+		go s.podInf.Run(ctx)
+	})
 	return client.WaitForSync(ctx, s.nodeInf, s.podInf)
 }
 
-// Run starts the server and scrapes every resolution until ctx ends.
+// Run starts the server (if Start has not) and scrapes every
+// resolution of its clock until ctx ends.
 func (s *Server) Run(ctx context.Context) {
 	if !s.Start(ctx) {
 		return

@@ -38,6 +38,7 @@ func set(k *fakekubelet.Kubelet, ms int64, nodeCPU float64, pods map[string]floa
 // path of its annotation), and answers metrics.k8s.io to those RBAC lets
 // read it, asking the API server by SubjectAccessReview.
 func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
+	t.Parallel()
 	ts := testserver.StartServer(t)
 	api := client.New(ts.URL, "metrics-server-test")
 	ctx, cancel := context.WithCancel(context.Background())
