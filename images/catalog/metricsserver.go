@@ -43,49 +43,55 @@ var metricsServers sync.Map
 
 // metricsServerMain is /metrics-server: flags, the in-cluster
 // configuration of the pod (its service account, through its network),
-// then scraping and serving on --secure-port until SIGTERM.
+// then scraping and serving on --secure-port until SIGTERM. A failure to
+// start is logged as cli.Run logs it, exit 1.
 func metricsServerMain(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (int, error) {
 	log := slog.New(slog.NewTextHandler(p.Stderr, nil))
-	opts, err := metricsserver.ParseFlags(args)
-	if err != nil {
-		log.Error("command failed", "err", err)
-		return 1, nil
-	}
-	cfg, err := podRESTConfig(p)
-	if err != nil {
-		log.Error("command failed", "err", err)
-		return 1, nil
-	}
-	api, err := client.ForConfig(cfg, "metrics-server")
-	if err != nil {
-		log.Error("command failed", "err", err)
-		return 1, nil
-	}
-	kubelets, err := metricsserver.KubeletClient(cfg, opts)
-	if err != nil {
-		log.Error("command failed", "err", err)
-		return 1, nil
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv, err := metricsserver.New(ctx, metricsserver.Config{Options: opts, API: api, Kubelets: kubelets, Clock: p.Clock, Log: log})
+	ms, port, err := startMetricsServer(ctx, p, args, log)
 	if err != nil {
 		log.Error("command failed", "err", err)
 		return 1, nil
 	}
-	cert, err := metricsserver.ServingCert(opts, p.FS.ReadFile)
-	if err != nil {
-		log.Error("command failed", "err", err)
-		return 1, nil
-	}
-	metricsServers.Store(p, &metricsServerInstance{srv: srv, cert: cert})
+	metricsServers.Store(p, ms)
 	defer metricsServers.Delete(p)
-	go srv.Run(ctx)
-	log.Info("Serving securely on [::]:" + strconv.Itoa(opts.SecurePort))
-	if err := lib.ListenUntilStopped(ctx, p, int32(opts.SecurePort)); err != nil {
+	go ms.srv.Run(ctx)
+	log.Info("Serving securely on [::]:" + strconv.Itoa(port))
+	if err := lib.ListenUntilStopped(ctx, p, int32(port)); err != nil {
 		return 137, err
 	}
 	return 0, nil
+}
+
+// startMetricsServer is the path to serving: the options, the clients,
+// the authentication configuration, the serving pair.
+func startMetricsServer(ctx context.Context, p *shell.Process, args []string, log *slog.Logger) (*metricsServerInstance, int, error) {
+	opts, err := metricsserver.ParseFlags(args)
+	if err != nil {
+		return nil, 0, err
+	}
+	cfg, err := podRESTConfig(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	api, err := client.ForConfig(cfg, "metrics-server")
+	if err != nil {
+		return nil, 0, err
+	}
+	kubelets, err := metricsserver.KubeletClient(cfg, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	srv, err := metricsserver.New(ctx, metricsserver.Config{Options: opts, API: api, Kubelets: kubelets, Clock: p.Clock, Log: log})
+	if err != nil {
+		return nil, 0, err
+	}
+	cert, err := metricsserver.ServingCert(opts, p.FS.ReadFile)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &metricsServerInstance{srv: srv, cert: cert}, opts.SecurePort, nil
 }
 
 // podRESTConfig is client-go's rest.InClusterConfig read from the
