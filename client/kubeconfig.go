@@ -67,6 +67,7 @@ func ForConfig(cfg *rest.Config, userAgent string) (*Client, error) {
 	transport := utilnet.SetTransportDefaults(&http.Transport{
 		Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig, TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
+		DialContext: cfg.Dial, // nil: net's; a container's program dials through its pod's network
 	})
 	rt, err := rest.HTTPWrappersForConfig(cfg, transport)
 	if err != nil {

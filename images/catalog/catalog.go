@@ -61,6 +61,8 @@ var images = map[string]func() Image{
 	"e2e-test-images/nonewprivs": nonewprivsImage,
 	// The aggregated API server of Kubernetes' Aggregator spec (testimages.go, package sampleapiserver).
 	"e2e-test-images/sample-apiserver": sampleAPIServerImage,
+	// metrics-server, which runs mkube's own (metricsserver.go, package metricsserver).
+	"metrics-server/metrics-server": metricsServerImage,
 	// Kubernetes' own builds of the everyday images, which its tests run.
 	"e2e-test-images/nginx":    nginxImage,
 	"e2e-test-images/httpd":    httpdImage,
@@ -79,7 +81,7 @@ var sizes = map[string]uint64{
 	"busybox": 2 << 20, "alpine": 4 << 20, "ubuntu": 29 << 20, "debian": 49 << 20,
 	"pause": 320 << 10, "polinux/stress": 4 << 20, "e2e-test-images/agnhost": 51 << 20, "e2e-test-images/nonewprivs": 4 << 20,
 	"e2e-test-images/busybox": 2 << 20, "e2e-test-images/nginx": 72 << 20, "e2e-test-images/httpd": 58 << 20, "e2e-test-images/kitten": 52 << 20, "e2e-test-images/nautilus": 52 << 20, "goproxy": 5 << 20,
-	"etcd": 57 << 20, "e2e-test-images/sample-apiserver": 40 << 20,
+	"etcd": 57 << 20, "e2e-test-images/sample-apiserver": 40 << 20, "metrics-server/metrics-server": 19 << 20,
 }
 
 // Size is the size of the image ref, or 0 if the catalog does not know it.

@@ -305,6 +305,7 @@ func TestLookup(t *testing.T) {
 		{"localhost:5000/busybox:1", true, nil, []string{"sh"}},
 		{"docker.io/polinux/stress:latest", true, nil, []string{"/usr/local/bin/stress"}},
 		{"registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2", true, []string{"/sample-apiserver"}, nil},
+		{"registry.k8s.io/metrics-server/metrics-server:v0.8.0", true, []string{"/metrics-server"}, nil},
 		{"docker.io/bitnami/nginx:1.27", false, nil, []string{"mkube-app"}},
 		{"quay.io/acme/app:1", false, nil, []string{"mkube-app"}},
 	}

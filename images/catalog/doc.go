@@ -13,7 +13,8 @@
 // ErrImagePull and ImagePullBackOff can be shown. The programs are
 // written with package lib (net/http on one connection, pflag's flags,
 // klog's lines); the sample API server is a package of its own,
-// sampleapiserver, which testimages.go registers.
+// sampleapiserver, which testimages.go registers, and so is the metrics
+// server, metricsserver, which metricsserver.go registers.
 //
 // Where things live:
 //
@@ -35,6 +36,8 @@
 //	stress.go              polinux/stress: memory and CPU hogs
 //	etcd.go                registry.k8s.io/etcd, for the gRPC probe example
 //	goproxy.go             registry.k8s.io/goproxy, for the TCP probe example
+//	metricsserver.go       registry.k8s.io/metrics-server/metrics-server:
+//	                       mkube's metrics server in a pod
 //	testimages.go          Kubernetes' test images besides agnhost:
 //	                       nonewprivs, kitten and nautilus, sample-apiserver
 //	agnhost.go             agnhost: its subcommands, and what liveness,
