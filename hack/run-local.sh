@@ -38,14 +38,6 @@ for n in node01 node02 node03; do
     --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
     >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
-# The add-ons, as a learner applies them: metrics-server, for kubectl top
-# and the HPA (addons/metrics-server.yaml; its image runs mkube's own).
-if command -v kubectl >/dev/null; then
-  kubectl --server "$SERVER" apply -f addons/metrics-server.yaml >logs/addons.log 2>&1 ||
-    echo "applying addons/metrics-server.yaml failed: see logs/addons.log"
-else
-  echo "kubectl is not installed: apply addons/metrics-server.yaml yourself for kubectl top"
-fi
 echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"
