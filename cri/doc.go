@@ -27,7 +27,22 @@
 // crashes, or is stopped with its image's stop signal and killed when the
 // grace period runs out. The kubelet sees the exit as a
 // CONTAINER_STOPPED event and restarts the container by the pod's
-// restartPolicy. Those programs are scenery (package images and below,
+// restartPolicy.
+//
+// A container's CPU is accounted, not measured: its programs say what
+// they would use (a shell loop that never blocks, `yes > /dev/null` or
+// stress --cpu a core each; a request to nginx, agnhost or hpa-example
+// its handler's CPU time; resource-consumer what it is asked), and its
+// cgroup's accounting (images.CPU) integrates that over the runtime's
+// clock, capped by the CFS quota from its cpu limit, counting throttled
+// periods as cgroup v2's cpu.stat does. Simulated time rather than the
+// host's cycles, because a thousand simulated containers share a few
+// real cores: a busy loop is paced to a millisecond's wait per thousand
+// commands and costs the host a sliver of a core, yet shows a full core
+// in `crictl stats`, in the kubelet's stats and to the HPA, and a test
+// with a fake clock gets exact numbers. An idle container still uses a
+// few microcores, never exactly 0 (metrics-server drops a pod whose
+// cumulative CPU is 0). Those programs are scenery (package images and below,
 // which the runtime's process side reaches through package images
 // alone); where CRI leaves a choice, the runtime does what containerd
 // does, and the comment says so.
@@ -68,10 +83,13 @@
 //	tmpfs.go           the memory-backed mounts (emptyDir medium Memory),
 //	tmpfs_stat.go      and their files' modes and filesystem type
 //	cgroups.go         UpdateContainerResources, and the container's
-//	                   /sys/fs/cgroup and memory limit
+//	                   /sys/fs/cgroup (cpu.max, cpu.stat...), memory
+//	                   limit and CPU accounting
 //	logs.go            its CRI log file, in the CRI logging format
-//	stats.go           ContainerStats, ListContainerStats: memory and the
-//	                   writable layer
+//	stats.go           ContainerStats, ListContainerStats: CPU (cumulative
+//	                   and its rate), memory and the writable layer
+//	sandboxstats.go    PodSandboxStats, ListPodSandboxStats: a pod's CPU
+//	                   and memory, its containers' added up
 //	events.go          GetContainerEvents, the evented PLEG's stream
 //
 //	exec.go            ExecSync: a command beside the main process (exec

@@ -231,7 +231,7 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 	case "liveness":
 		lib.ServeHTTP(conn, lib.Logged(c.Process, "", livenessMux(c), nil))
 	case "netexec":
-		lib.ServeHTTP(conn, lib.Logged(c.Process, "", netexecMux(c, lib.IntFlag(flags, "udp-port", 8081) != -1), nil))
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", withCPU(c.Process, goHandlerCPU, netexecMux(c, lib.IntFlag(flags, "udp-port", 8081) != -1)), nil))
 	case "grpc-health-checking":
 		grpcHealthServe(c, port, conn, flags)
 	case "nettest":
