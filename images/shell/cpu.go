@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -79,6 +80,13 @@ func (c *CPU) Limit() float64 {
 	return c.quota
 }
 
+// Demand is the cores the processes want now, before the quota.
+func (c *CPU) Demand() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.demand
+}
+
 // Use has a worker want millicores of CPU until release is called (one
 // busy thread wants 1000).
 func (c *CPU) Use(millicores int64) (release func()) {
@@ -148,13 +156,13 @@ func (c *CPU) advance() {
 	if c.quota > 0 {
 		granted = min(granted, c.quota)
 	}
-	c.usage += time.Duration((granted + idleCores) * float64(dt))
+	c.usage += time.Duration(math.Round((granted + idleCores) * float64(dt)))
 	if c.demand > 0 && c.quota > 0 {
 		n := int64(now.Sub(c.epoch)/c.period) - int64(c.last.Sub(c.epoch)/c.period)
 		c.periods += n
 		if c.demand > c.quota {
 			c.nThrottl += n
-			c.throttld += time.Duration(float64(n) * float64(c.period) * (1 - c.quota/c.demand))
+			c.throttld += time.Duration(math.Round(float64(n) * float64(c.period) * (1 - c.quota/c.demand)))
 		}
 	}
 	c.last = now
@@ -184,9 +192,10 @@ func (c *CPU) Compute(ctx context.Context, clk clock.Clock, work time.Duration) 
 // host's CPU: after every 1000 commands it waits a millisecond of the
 // clock. A script that ran 1000 commands without blocking is a busy
 // loop, and from then until it blocks (sleep, tail -f) or ends it is
-// accounted one core of its cgroup (cpu.go), the waits included: the
-// loop is accounted, not run at full speed. It is also where a killed
-// process notices.
+// accounted one core of its cgroup, the waits included: the loop is
+// accounted, not run at full speed, and its later waits are longer
+// (busyLoopPace), so that it costs the host a percent or two of a core
+// while it shows a full one. It is also where a killed process notices.
 func (p *Process) pace(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -195,11 +204,18 @@ func (p *Process) pace(ctx context.Context) error {
 		return nil
 	}
 	p.steps = 0
+	wait := time.Millisecond
 	if p.spinning == nil {
 		p.spinning = p.cpu.Use(1000)
+	} else {
+		wait = busyLoopPace
 	}
-	return p.wait(ctx, time.Millisecond)
+	return p.wait(ctx, wait)
 }
+
+// busyLoopPace is the wait per 1000 commands of a known busy loop:
+// 100,000 commands a second of the clock.
+const busyLoopPace = 10 * time.Millisecond
 
 // block is where the process stops using the CPU: it sleeps, waits, or
 // ends.

@@ -1,0 +1,139 @@
+package catalog
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// idle is what an idle container accrues in d: 5 microcores.
+func idle(d time.Duration) time.Duration { return d / 200000 }
+
+// A request to hpa-example costs its loop's 0.15 CPU-seconds, and takes
+// that long at a core, twice that under 500m; nginx's static file costs
+// 50 µs, charged at once.
+func TestRequestsCostCPU(t *testing.T) {
+	tests := []struct {
+		name, ref, target string
+		argv              []string
+		port              int32
+		quota             int64 // µs per 100 ms
+		takes             time.Duration
+		body              string
+		want              time.Duration // the CPU it costs
+	}{
+		{name: "hpa-example's index.php", ref: "registry.k8s.io/hpa-example", target: "/", port: 80,
+			takes: 150 * time.Millisecond, body: "OK!", want: 150 * time.Millisecond},
+		{name: "hpa-example under a 500m limit", ref: "registry.k8s.io/hpa-example", target: "/", port: 80, quota: 50000,
+			takes: 300 * time.Millisecond, body: "OK!", want: 150 * time.Millisecond},
+		{name: "hpa-example's 404 costs nothing", ref: "registry.k8s.io/hpa-example", target: "/nope", port: 80,
+			body: "<!DOCTYPE HTML"},
+		{name: "nginx's index", ref: "nginx", argv: []string{"nginx", "-g", "daemon off;"}, target: "/", port: 80,
+			body: "<!DOCTYPE html>", want: staticFileCPU},
+		{name: "agnhost netexec", ref: "registry.k8s.io/e2e-test-images/agnhost:2.53", argv: []string{"/agnhost", "netexec"},
+			target: "/hostname", port: 8080, body: "web-0", want: goHandlerCPU},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := start(t, tt.ref, tt.argv, nil, 0)
+			waitUntil(t, "listening", func() bool { return c.p.Listening(tt.port) })
+			c.p.CPU().SetLimit(tt.quota, 100000)
+			before := c.p.CPU().Stat().Usage
+			type answer struct {
+				resp *http.Response
+				body string
+			}
+			answered := make(chan answer, 1)
+			argv := tt.argv
+			if argv == nil {
+				argv = append(Lookup(tt.ref).Entrypoint, Lookup(tt.ref).Cmd...)
+			}
+			go func() { resp, body := do(t, c, tt.ref, argv, tt.port, "GET", tt.target); answered <- answer{resp, body} }()
+			if tt.takes > 0 {
+				waitUntil(t, "computing", c.clk.HasWaiters)
+				c.clk.Step(tt.takes - time.Millisecond)
+				select {
+				case <-answered:
+					t.Fatalf("answered before %v", tt.takes)
+				case <-time.After(10 * time.Millisecond):
+				}
+				c.clk.Step(time.Millisecond)
+			}
+			a := <-answered
+			if !strings.HasPrefix(a.body, tt.body) {
+				t.Fatalf("answered %q, want %q...", a.body, tt.body)
+			}
+			if got, want := c.p.CPU().Stat().Usage-before, tt.want+idle(tt.takes); got != want {
+				t.Fatalf("the request cost %v of CPU, want %v", got, want)
+			}
+		})
+	}
+}
+
+// resource-consumer consumes exactly what it is asked, for as long as it
+// is asked: ConsumeCPU?millicores=300&durationSec=30 is 9 CPU-seconds
+// over 30 s (0.3 core), and a request above a core gets a core, as its
+// consume-cpu process is one thread.
+func TestResourceConsumerConsumesWhatItIsAsked(t *testing.T) {
+	tests := []struct {
+		millicores string
+		want       time.Duration // over the 30 s
+	}{
+		{"300", 9 * time.Second},
+		{"1500", 30 * time.Second},
+	}
+	for _, tt := range tests {
+		c := start(t, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", nil, nil, 0)
+		waitUntil(t, "listening", func() bool { return c.p.Listening(8080) })
+		argv := []string{"/resource-consumer"}
+		before := c.p.CPU().Stat().Usage
+		resp, body := do(t, c, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", argv, 8080, "POST", "/ConsumeCPU?millicores="+tt.millicores+"&durationSec=30")
+		if resp.StatusCode != 200 || body != "ConsumeCPU\n"+tt.millicores+" millicores\n30 durationSec\n" {
+			t.Fatalf("answered %d %q", resp.StatusCode, body)
+		}
+		waitUntil(t, "consuming", func() bool { return c.p.CPU().Demand() > 0 && c.clk.HasWaiters() })
+		c.clk.Step(30 * time.Second)
+		if got, want := c.p.CPU().Stat().Usage-before, goHandlerCPU+tt.want+idle(30*time.Second); got != want {
+			t.Errorf("%s millicores for 30 s: %v of CPU, want %v", tt.millicores, got, want)
+		}
+		waitUntil(t, "done consuming", func() bool { return c.p.CPU().Demand() == 0 })
+		before = c.p.CPU().Stat().Usage
+		c.clk.Step(30 * time.Second)
+		if got, want := c.p.CPU().Stat().Usage-before, idle(30*time.Second); got != want {
+			t.Errorf("%s millicores, 30 s after: %v of CPU, want %v", tt.millicores, got, want)
+		}
+		if !strings.Contains(c.stderr.String(), "ConsumeCPU millicores: "+tt.millicores+", durationSec: 30") {
+			t.Errorf("its log: %q", c.stderr.String())
+		}
+	}
+}
+
+// Its other endpoints: memory, a custom metric, and its errors.
+func TestResourceConsumerMemoryMetricsAndErrors(t *testing.T) {
+	c := start(t, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", nil, nil, 0)
+	waitUntil(t, "listening", func() bool { return c.p.Listening(8080) })
+	argv := []string{"/resource-consumer"}
+	ask := func(method, target string, code int, want string) {
+		t.Helper()
+		resp, body := do(t, c, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", argv, 8080, method, target)
+		if resp.StatusCode != code || body != want {
+			t.Fatalf("%s %s: %d %q, want %d %q", method, target, resp.StatusCode, body, code, want)
+		}
+	}
+	ask("POST", "/ConsumeMem?megabytes=100&durationSec=10", 200, "ConsumeMem\n100 megabytes\n10 durationSec\n")
+	ask("POST", "/BumpMetric?metric=QPS&delta=10&durationSec=10", 200, "BumpMetric\nQPS metric\n10 delta\n10 durationSec\n")
+	waitUntil(t, "holding memory", func() bool { return c.p.MemoryUsage() == 100*mi })
+	waitUntil(t, "both waiting", func() bool { return c.clk.Waiters() == 2 })
+	ask("GET", "/metrics", 200, "# HELP QPS info message.\n# TYPE QPS gauge\nQPS 10.000000\n")
+	c.clk.Step(10 * time.Second)
+	waitUntil(t, "memory freed", func() bool { return c.p.MemoryUsage() == 0 })
+	waitUntil(t, "the metric back", func() bool {
+		_, body := do(t, c, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", argv, 8080, "GET", "/metrics")
+		return body == "# HELP QPS info message.\n# TYPE QPS gauge\nQPS 0.000000\n"
+	})
+	ask("GET", "/ConsumeCPU?millicores=1&durationSec=1", 400, "Bad request. Not a POST request\n")
+	ask("POST", "/ConsumeCPU?millicores=1", 400, "not given function argument\n")
+	ask("POST", "/ConsumeCPU?millicores=x&durationSec=1", 400, "incorrect function argument\n")
+	ask("POST", "/Nope", 404, "unknown function: /Nope\n")
+}
