@@ -49,7 +49,10 @@ func TestRequestsCostCPU(t *testing.T) {
 			if argv == nil {
 				argv = append(Lookup(tt.ref).Entrypoint, Lookup(tt.ref).Cmd...)
 			}
-			go func() { resp, body := do(t, c, tt.ref, argv, tt.port, "GET", tt.target); answered <- answer{resp, body} }()
+			go func() {
+				resp, body := do(t, c, tt.ref, argv, tt.port, "GET", tt.target)
+				answered <- answer{resp, body}
+			}()
 			if tt.takes > 0 {
 				waitUntil(t, "computing", c.clk.HasWaiters)
 				c.clk.Step(tt.takes - time.Millisecond)
