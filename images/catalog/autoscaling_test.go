@@ -1,7 +1,12 @@
 package catalog
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/http"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +144,30 @@ func TestResourceConsumerMemoryMetricsAndErrors(t *testing.T) {
 	ask("POST", "/ConsumeCPU?millicores=1", 400, "not given function argument\n")
 	ask("POST", "/ConsumeCPU?millicores=x&durationSec=1", 400, "incorrect function argument\n")
 	ask("POST", "/Nope", 404, "unknown function: /Nope\n")
+}
+
+// The controller spreads what the test asks of all replicas over the
+// consumers' Service in requests of the size it is given.
+func TestResourceConsumerControllerSpreadsTheLoad(t *testing.T) {
+	const ref = "registry.k8s.io/e2e-test-images/resource-consumer:1.13"
+	consumer := start(t, ref, nil, nil, 0)
+	waitUntil(t, "the consumer listening", func() bool { return consumer.p.Listening(8080) })
+	ctrlArgv := []string{"/controller", "--consumer-service-name=rc", "--consumer-service-namespace=ns", "--consumer-port=80"}
+	ctrl := start(t, ref, ctrlArgv, nil, 0)
+	waitUntil(t, "the controller listening", func() bool { return ctrl.p.Listening(8080) })
+	ctrl.p.Dial = func(_ context.Context, network, address string) (net.Conn, error) {
+		if network != "tcp" || address != "rc.ns.svc.cluster.local:80" {
+			return nil, fmt.Errorf("dialed %s %s", network, address)
+		}
+		return dial(consumer, ref, []string{"/resource-consumer"}, 8080), nil
+	}
+	resp, body := do(t, ctrl, ref, ctrlArgv, 8080, "POST", "/ConsumeCPU?millicores=250&durationSec=10&requestSizeMillicores=100")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	sort.Strings(lines[1:])
+	want := []string{"RC manager: sending 2 requests to consume 100 millicores each and 1 request to consume 50 millicores",
+		"Consumed 100 millicores", "Consumed 100 millicores", "Consumed 50 millicores"}
+	if resp.StatusCode != 200 || !slices.Equal(lines, want) {
+		t.Fatalf("answered %d %q, want %q", resp.StatusCode, lines, want)
+	}
+	waitUntil(t, "the consumer using 250m", func() bool { return consumer.p.CPU().Demand() == 0.25 })
 }

@@ -47,14 +47,14 @@ func controllerHandler(c Running) http.Handler {
 			return
 		}
 		var total, size, secs int
-		var what, unit, param, sizeParam string
+		var unit, param, sizeParam string
 		switch r.URL.Path {
 		case "/ConsumeCPU":
-			what, unit, param, sizeParam = "consume", "millicores", "millicores", "requestSizeMillicores"
+			unit, param, sizeParam = "millicores", "millicores", "requestSizeMillicores"
 		case "/ConsumeMem":
-			what, unit, param, sizeParam = "consume", "MB", "megabytes", "requestSizeMegabytes"
+			unit, param, sizeParam = "MB", "megabytes", "requestSizeMegabytes"
 		case "/BumpMetric":
-			what, unit, param, sizeParam = "bump custom metric by", "", "delta", "requestSizeMetrics"
+			unit, param, sizeParam = "", "delta", "requestSizeMetrics"
 			if r.Form.Get("metric") == "" {
 				http.Error(w, consumerMissingArg, http.StatusBadRequest)
 				return
@@ -73,8 +73,11 @@ func controllerHandler(c Running) http.Handler {
 			return
 		}
 		count, rest := total/size, total%size
-		fmt.Fprintf(w, "RC manager: sending %v requests to %s %v %s each and 1 request to %s %v %s\n",
-			count, what, size, unit, what, rest, unit)
+		if unit == "" {
+			fmt.Fprintf(w, "RC manager: sending %v requests to bump custom metric by %v each and 1 request to bump by %v\n", count, size, rest)
+		} else {
+			fmt.Fprintf(w, "RC manager: sending %v requests to consume %v %s each and 1 request to consume %v %s\n", count, size, unit, rest, unit)
+		}
 		sizes := make([]int, count, count+1)
 		for i := range sizes {
 			sizes[i] = size
