@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/images/shell"
 )
 
 // idle is what an idle container accrues in d: 5 microcores.
@@ -146,28 +148,71 @@ func TestResourceConsumerMemoryMetricsAndErrors(t *testing.T) {
 	ask("POST", "/Nope", 404, "unknown function: /Nope\n")
 }
 
-// The controller spreads what the test asks of all replicas over the
-// consumers' Service in requests of the size it is given.
+// The controller (agnhost's resource-consumer-controller, as the tests
+// run it, or the image's /controller) spreads what the test asks of all
+// replicas over the consumers' Service in requests of the size it is
+// given.
 func TestResourceConsumerControllerSpreadsTheLoad(t *testing.T) {
 	const ref = "registry.k8s.io/e2e-test-images/resource-consumer:1.13"
-	consumer := start(t, ref, nil, nil, 0)
-	waitUntil(t, "the consumer listening", func() bool { return consumer.p.Listening(8080) })
-	ctrlArgv := []string{"/controller", "--consumer-service-name=rc", "--consumer-service-namespace=ns", "--consumer-port=80"}
-	ctrl := start(t, ref, ctrlArgv, nil, 0)
-	waitUntil(t, "the controller listening", func() bool { return ctrl.p.Listening(8080) })
-	ctrl.p.Dial = func(_ context.Context, network, address string) (net.Conn, error) {
-		if network != "tcp" || address != "rc.ns.svc.cluster.local:80" {
-			return nil, fmt.Errorf("dialed %s %s", network, address)
+	flags := []string{"--consumer-service-name=rc", "--consumer-service-namespace=ns", "--consumer-port=80"}
+	for _, ctrl := range []struct{ ref, argv0 string }{
+		{"registry.k8s.io/e2e-test-images/agnhost:2.53", "/agnhost resource-consumer-controller"},
+		{ref, "/controller"},
+	} {
+		consumer := start(t, ref, nil, nil, 0)
+		waitUntil(t, "the consumer listening", func() bool { return consumer.p.Listening(8080) })
+		argv := append(strings.Fields(ctrl.argv0), flags...)
+		c := start(t, ctrl.ref, argv, nil, 0)
+		waitUntil(t, "the controller listening", func() bool { return c.p.Listening(8080) })
+		c.p.Dial = func(_ context.Context, network, address string) (net.Conn, error) {
+			if network != "tcp" || address != "rc.ns.svc.cluster.local:80" {
+				return nil, fmt.Errorf("dialed %s %s", network, address)
+			}
+			return dial(consumer, ref, []string{"/resource-consumer"}, 8080), nil
 		}
-		return dial(consumer, ref, []string{"/resource-consumer"}, 8080), nil
+		resp, body := do(t, c, ctrl.ref, argv, 8080, "POST", "/ConsumeCPU?millicores=250&durationSec=10&requestSizeMillicores=100")
+		lines := strings.Split(strings.TrimSpace(body), "\n")
+		sort.Strings(lines[1:])
+		want := []string{"RC manager: sending 2 requests to consume 100 millicores each and 1 request to consume 50 millicores",
+			"Consumed 100 millicores", "Consumed 100 millicores", "Consumed 50 millicores"}
+		if resp.StatusCode != 200 || !slices.Equal(lines, want) {
+			t.Fatalf("%s answered %d %q, want %q", ctrl.argv0, resp.StatusCode, lines, want)
+		}
+		waitUntil(t, "the consumer using 250m", func() bool { return consumer.p.CPU().Demand() == 0.25 })
 	}
-	resp, body := do(t, ctrl, ref, ctrlArgv, 8080, "POST", "/ConsumeCPU?millicores=250&durationSec=10&requestSizeMillicores=100")
-	lines := strings.Split(strings.TrimSpace(body), "\n")
-	sort.Strings(lines[1:])
-	want := []string{"RC manager: sending 2 requests to consume 100 millicores each and 1 request to consume 50 millicores",
-		"Consumed 100 millicores", "Consumed 100 millicores", "Consumed 50 millicores"}
-	if resp.StatusCode != 200 || !slices.Equal(lines, want) {
-		t.Fatalf("answered %d %q, want %q", resp.StatusCode, lines, want)
+}
+
+// With a headless Service NAME-headless, the controller sends each pod
+// its even share of a CPU load, straight to its container port.
+func TestResourceConsumerControllerSharesCPUPerPod(t *testing.T) {
+	const ref = "registry.k8s.io/e2e-test-images/resource-consumer:1.13"
+	pods := map[string]*container{}
+	for _, ip := range []string{"10.244.0.7", "10.244.0.8"} {
+		pods[ip] = start(t, ref, nil, nil, 0)
+		waitUntil(t, "a consumer listening", func() bool { return pods[ip].p.Listening(8080) })
 	}
-	waitUntil(t, "the consumer using 250m", func() bool { return consumer.p.CPU().Demand() == 0.25 })
+	argv := []string{"/agnhost", "resource-consumer-controller", "--consumer-service-name=rc", "--consumer-service-namespace=ns", "--consumer-port=80"}
+	c := start(t, "registry.k8s.io/e2e-test-images/agnhost:2.53", argv, nil, 0)
+	waitUntil(t, "the controller listening", func() bool { return c.p.Listening(8080) })
+	c.p.Lookup = func(_ context.Context, q shell.DNSQuestion) (shell.DNSReply, error) {
+		if q.Name != "rc-headless.ns.svc.cluster.local" || q.Type != "A" {
+			return shell.DNSReply{Name: q.Name, Rcode: "NXDOMAIN"}, nil
+		}
+		return shell.DNSReply{Name: q.Name, Rcode: "NOERROR", Answer: []shell.DNSRecord{
+			{Name: q.Name + ".", Type: "A", Data: "10.244.0.7"}, {Name: q.Name + ".", Type: "A", Data: "10.244.0.8"}}}, nil
+	}
+	c.p.Dial = func(_ context.Context, _, address string) (net.Conn, error) {
+		host, port, _ := net.SplitHostPort(address)
+		if pods[host] == nil || port != "8080" {
+			return nil, fmt.Errorf("dialed %s", address)
+		}
+		return dial(pods[host], ref, []string{"/resource-consumer"}, 8080), nil
+	}
+	_, body := do(t, c, "registry.k8s.io/e2e-test-images/agnhost:2.53", argv, 8080, "POST", "/ConsumeCPU?millicores=300&durationSec=10&requestSizeMillicores=100")
+	if body != "RC manager (per-pod): sending 150 millicores to each of 2 pods via headless DNS\n" {
+		t.Fatalf("answered %q", body)
+	}
+	for ip, pod := range pods {
+		waitUntil(t, ip+" using 150m", func() bool { return pod.p.CPU().Demand() == 0.15 })
+	}
 }

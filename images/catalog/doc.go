@@ -37,8 +37,9 @@
 //	                       and what a request costs the servers in CPU
 //	resourceconsumer.go    resource-consumer, the HPA tests' load: CPU,
 //	                       memory and custom metrics on demand
-//	consumerctrl.go        resource-consumer's controller, which spreads
-//	                       a load over the consumers' Service
+//	consumerctrl.go        agnhost's resource-consumer-controller (and
+//	                       the image's /controller), which spreads a load
+//	                       over the consumers
 //	etcd.go                registry.k8s.io/etcd, for the gRPC probe example
 //	goproxy.go             registry.k8s.io/goproxy, for the TCP probe example
 //	testimages.go          Kubernetes' test images besides agnhost:

@@ -25,10 +25,8 @@ import (
 // the real one is one thread) for S seconds; /ConsumeMem?megabytes=N&durationSec=S
 // runs `stress -m 1 --vm-bytes NM --vm-hang 0 -t S`; /BumpMetric?metric=M&delta=D&durationSec=S
 // raises a custom metric that /metrics shows in Prometheus' format.
-// /controller, in the same image, is the tests' fan-out (resource-consumer-ctrl):
-// it splits a request into requests of requestSizeMillicores (or
-// requestSizeMegabytes, requestSizeMetrics) sent to the consumers'
-// Service, so that the load spreads over the replicas.
+// /controller, in the same image (and agnhost's resource-consumer-controller,
+// which the tests run today), is the tests' fan-out (consumerctrl.go).
 func resourceConsumerImage() Image {
 	img := alpineImage()
 	img.Entrypoint, img.Cmd = []string{"/resource-consumer"}, nil
@@ -86,8 +84,8 @@ func useCPUFor(ctx context.Context, p *shell.Process, millicores int64, d time.D
 // resourceConsumerServe answers the consumer's or the controller's
 // requests, as the container's command line says which it is.
 func resourceConsumerServe(c Running, _ int32, conn net.Conn) {
-	if _, ok := splitCommand(c.Argv, "controller"); ok {
-		lib.ServeHTTP(conn, controllerHandler(c))
+	if flags, ok := splitCommand(c.Argv, "controller"); ok {
+		lib.ServeHTTP(conn, controllerHandler(c, flags))
 		return
 	}
 	st, ok := consumerStates.Load(c.Process)
