@@ -131,6 +131,21 @@ func TestBusyProgramsUseACore(t *testing.T) {
 	}
 }
 
+// Into a pipe an endless writer fills the pipe and ends (the real one of
+// SIGPIPE once its reader is done), so a pipeline of it ends.
+func TestEndlessWritersIntoAPipeEnd(t *testing.T) {
+	for script, want := range map[string]string{
+		"yes | head -n 3":          "y\ny\ny\n",
+		"yes no | head -n 2":       "no\nno\n",
+		"cat /dev/urandom | wc -c": "65536\n",
+	} {
+		stdout, _, code, _ := run(t, script)
+		if stdout != want || code != 0 {
+			t.Errorf("%s: %q, exit %d; want %q, 0", script, stdout, code, want)
+		}
+	}
+}
+
 // A busy loop is accounted, not run flat out: the host runs a thousand
 // commands per millisecond of the clock, and sleeps in between.
 func BenchmarkBusyLoopHostCost(b *testing.B) {

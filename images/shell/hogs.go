@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -31,8 +32,22 @@ func endless(name string) bool {
 	return false
 }
 
+// pipeSize is what a pipe holds before its writer blocks (Linux's
+// 64 KiB). The shell runs a pipeline's stages one after the other, so an
+// endless writer into a pipe (`yes | head -n 3`) writes that much and
+// ends, as the real one ends of SIGPIPE once its reader has had enough.
+const pipeSize = 64 << 10
+
+// intoPipe reports whether out is a pipeline's pipe (run.go's
+// runPipeline) or a command substitution's.
+func intoPipe(out io.Writer) bool {
+	_, ok := out.(*bytes.Buffer)
+	return ok
+}
+
 // yes prints its arguments ("y") on a line, forever. Into /dev/null it
-// only spins; into a log or file it prints, paced as a shell loop is.
+// only spins; into a pipe it fills it; into a log or file it prints,
+// paced as a shell loop is.
 func yes(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	if out == io.Discard {
 		return 137, p.Spin(ctx)
@@ -40,6 +55,10 @@ func yes(ctx context.Context, p *Process, args []string, out io.Writer) (int, er
 	line := "y\n"
 	if len(args) > 0 {
 		line = strings.Join(args, " ") + "\n"
+	}
+	if intoPipe(out) {
+		io.WriteString(out, strings.Repeat(line, pipeSize/len(line)+1))
+		return 141, nil // 128 + SIGPIPE
 	}
 	for {
 		if _, err := io.WriteString(out, line); writeStatus(p, "yes", err) != 0 {
@@ -82,4 +101,14 @@ func checksum(name string, newHash func() hash.Hash) Program {
 		}
 		return code, nil
 	}
+}
+
+// catEndless is cat of an endless device: a pipe filled (its bytes are
+// zeros), or a busy core until killed.
+func catEndless(ctx context.Context, p *Process, out io.Writer) (int, error) {
+	if intoPipe(out) {
+		out.Write(make([]byte, pipeSize))
+		return 141, nil
+	}
+	return 137, p.Spin(ctx)
 }

@@ -226,8 +226,8 @@ func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
 // command's. The commands run one after the other, each on what the one
 // before it printed in all, rather than side by side as processes joined
 // by pipes: the same output for the pipelines scripts use (`wc -l f |
-// awk '{print $1}'`, `cat f | grep x`), not for an endless producer
-// (`yes | head`).
+// awk '{print $1}'`, `cat f | grep x`); an endless producer (`yes |
+// head`) writes a pipe's worth and ends (hogs.go).
 func (p *Process) runPipeline(ctx context.Context, pl *pipeline, out io.Writer) error {
 	buf := &bytes.Buffer{}
 	if err := p.run(ctx, pl.commands[0], buf); err != nil { // on the shell's own input
