@@ -28,17 +28,17 @@ import (
 type CPU struct {
 	clock clock.PassiveClock
 
-	mu       sync.Mutex
-	epoch    time.Time // CFS periods are counted from here
-	last     time.Time // usage is accounted up to here
-	demand   float64   // cores wanted now, by every worker together
-	quota    float64   // cores the quota allows; 0 is no limit
-	period   time.Duration
-	usage    time.Duration
-	periods  int64 // CFS periods in which something wanted to run
-	nThrottl int64 // those in which the quota ran out
-	throttld time.Duration
-	stopped  bool // the cgroup's processes are gone: nothing more accrues
+	mu               sync.Mutex
+	epoch            time.Time // CFS periods are counted from here
+	last             time.Time // usage is accounted up to here
+	demand           float64   // cores wanted now, by every worker together
+	quota            float64   // cores the quota allows; 0 is no limit
+	period           time.Duration
+	usage            time.Duration
+	periods          int64 // CFS periods in which something wanted to run
+	throttledPeriods int64 // those in which the quota ran out
+	throttledTime    time.Duration
+	stopped          bool // the cgroup's processes are gone: nothing more accrues
 }
 
 // idleCores is what an idle container uses: 5 microcores.
@@ -133,7 +133,7 @@ func (c *CPU) Stat() CPUStat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advance()
-	return CPUStat{Usage: c.usage, Periods: c.periods, Throttled: c.nThrottl, ThrottledTime: c.throttld}
+	return CPUStat{Usage: c.usage, Periods: c.periods, Throttled: c.throttledPeriods, ThrottledTime: c.throttledTime}
 }
 
 // advance accounts the time since last at the current demand: what it
@@ -161,8 +161,8 @@ func (c *CPU) advance() {
 		n := int64(now.Sub(c.epoch)/c.period) - int64(c.last.Sub(c.epoch)/c.period)
 		c.periods += n
 		if c.demand > c.quota {
-			c.nThrottl += n
-			c.throttld += time.Duration(math.Round(float64(n) * float64(c.period) * (1 - c.quota/c.demand)))
+			c.throttledPeriods += n
+			c.throttledTime += time.Duration(math.Round(float64(n) * float64(c.period) * (1 - c.quota/c.demand)))
 		}
 	}
 	c.last = now
