@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/images"
 )
@@ -27,18 +28,36 @@ import (
 //	cpu.max     "<quota> <period>", or "max 100000" without a cpu limit
 //	cpu.weight  1 + (shares-2)*9999/262142: 100m → 4, 1 CPU → 39
 //	memory.max  the limit in bytes, or "max" without one
+//	cpu.stat    the CPU time its processes used (usage_usec), and the
+//	            CFS periods the quota held them back in (nr_periods,
+//	            nr_throttled, throttled_usec)
 //
 // What the files say changes as soon as the settings do: a resize
 // reaches the running process without a restart. The memory limit is
-// also what the process is OOM-killed above (images.ProcessOptions.MemoryLimit).
+// also what the process is OOM-killed above (images.ProcessOptions.MemoryLimit);
+// the CPU quota caps what its CPU accounting (images.CPU) counts.
+//
+// CPU is accounted, not measured: the container's programs say what
+// they would use (a busy loop a core, a request its handler's CPU time),
+// and the accounting integrates that over the runtime's clock, capped by
+// the quota. So a busy container shows a core of usage without taking a
+// core of the host, and a fake clock gives tests exact numbers.
 
 // cgroupPeriod is the CFS period the kubelet sets with a quota (100 ms).
 const cgroupPeriod = 100_000
 
 // resources are a container's cgroup settings, read by its files while
-// the runtime's lock is not held.
+// the runtime's lock is not held, and its CPU accounting.
 type resources struct {
-	p atomic.Pointer[runtimeapi.LinuxContainerResources]
+	p   atomic.Pointer[runtimeapi.LinuxContainerResources]
+	cpu *images.CPU // shared by the container's processes (main and exec'd)
+}
+
+// init makes a new container's cgroup: settings res, CPU counted from
+// now on clk.
+func (r *resources) init(clk clock.PassiveClock, res *runtimeapi.LinuxContainerResources) {
+	r.cpu = images.NewCPU(clk)
+	r.set(res)
 }
 
 func (r *resources) get() *runtimeapi.LinuxContainerResources {
@@ -49,6 +68,9 @@ func (r *resources) get() *runtimeapi.LinuxContainerResources {
 }
 
 func (r *resources) set(res *runtimeapi.LinuxContainerResources) {
+	if r.cpu != nil {
+		r.cpu.SetLimit(res.GetCpuQuota(), res.GetCpuPeriod())
+	}
 	if res == nil {
 		r.p.Store(nil)
 		return
@@ -81,7 +103,21 @@ func cgroupFiles(res *runtimeapi.LinuxContainerResources) map[string]string {
 // container's current settings.
 type cgroupVolume struct{ r *resources }
 
-func (v cgroupVolume) files() map[string]string { return cgroupFiles(v.r.get()) }
+func (v cgroupVolume) files() map[string]string {
+	files := cgroupFiles(v.r.get())
+	if v.r.cpu != nil {
+		files["cpu.stat"] = cpuStatFile(v.r.cpu.Stat())
+	}
+	return files
+}
+
+// cpuStatFile is cpu.stat as the kernel writes it. All the time is the
+// user's: the simulated programs make no system calls worth counting.
+func cpuStatFile(st images.CPUStat) string {
+	usage := st.Usage.Microseconds()
+	return fmt.Sprintf("usage_usec %d\nuser_usec %d\nsystem_usec 0\nnr_periods %d\nnr_throttled %d\nthrottled_usec %d\nnr_bursts 0\nburst_usec 0\n",
+		usage, usage, st.Periods, st.Throttled, st.ThrottledTime.Microseconds())
+}
 
 func (v cgroupVolume) ReadFile(name string) ([]byte, error) {
 	if name == "" {

@@ -27,7 +27,8 @@ type container struct {
 	exitCode                         int32
 	reason, message                  string    // why it exited: "Completed", "Error", ...
 	proc                             *process  // its process once started (process.go)
-	resources                        resources // its cgroup settings (cgroups.go)
+	resources                        resources // its cgroup settings and CPU accounting (cgroups.go)
+	cpuRate                          cpuRate   // its usage_nano_cores (stats.go)
 }
 
 // CreateContainer creates a container in a ready sandbox from an image
@@ -65,7 +66,7 @@ func (s *Server) CreateContainer(ctx context.Context, req *runtimeapi.CreateCont
 	c := &container{id: newID(), sandboxID: sb.id, name: name, config: cfg, image: img,
 		logPath: logPath(sb.config.GetLogDirectory(), cfg.GetLogPath()),
 		state:   runtimeapi.ContainerState_CONTAINER_CREATED, createdAt: s.clock.Now().UnixNano()}
-	c.resources.set(cfg.GetLinux().GetResources())
+	c.resources.init(s.clock, cfg.GetLinux().GetResources())
 	s.addContainer(c)
 	s.names[name] = c.id
 	s.log.Info("created container", "container", md.GetName(), "attempt", md.GetAttempt(),

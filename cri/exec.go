@@ -79,7 +79,7 @@ func (s *Server) newExec(id string, stdio execIO) (*images.Process, <-chan struc
 	p := images.NewProcess(images.ProcessOptions{Clock: s.clock, FS: c.proc.sh.FS, Stdin: stdio.stdin, Stdout: stdio.stdout, Stderr: stdio.stderr,
 		Env: environment(img, c.config, s.sandboxes[c.sandboxID]), Hostname: c.proc.sh.Hostname, Programs: img.Programs,
 		Identity: c.proc.sh.Identity, Privileged: c.proc.sh.Privileged, NoNewPrivs: c.proc.sh.NoNewPrivs,
-		Dial: c.proc.sh.Dial, Lookup: c.proc.sh.Lookup}) // as the container's process
+		Dial: c.proc.sh.Dial, Lookup: c.proc.sh.Lookup, CPU: c.resources.cpu}) // as the container's process, in its cgroup
 	return p, c.proc.exited, nil
 }
 

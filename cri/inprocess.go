@@ -11,6 +11,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/images"
 )
 
 // InProcess is a runtime that serves CRI on a private socket inside the
@@ -138,7 +140,7 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 			return "", fmt.Errorf("restore sandbox %s: %w", name, err)
 		}
 	}
-	sb := &sandbox{id: newID(), name: name, config: cfg, state: runtimeapi.PodSandboxState_SANDBOX_READY,
+	sb := &sandbox{id: newID(), name: name, config: cfg, state: runtimeapi.PodSandboxState_SANDBOX_READY, pause: images.NewCPU(s.clock),
 		createdAt: createdAt.UnixNano(), ip: ip}
 	for _, rc := range containers {
 		img, err := s.findImage(rc.Config.GetImage().GetImage())
@@ -154,6 +156,7 @@ func (p *InProcess) RestoreSandbox(cfg *runtimeapi.PodSandboxConfig, ip netip.Ad
 		if !rc.FinishedAt.IsZero() {
 			c.finishedAt = rc.FinishedAt.UnixNano()
 		}
+		c.resources.init(s.clock, rc.Config.GetLinux().GetResources()) // its CPU counted from now: the old cgroup died with the old runtime
 		s.addContainer(c)
 		s.names[cname] = c.id
 		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {

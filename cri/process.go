@@ -136,6 +136,7 @@ func (s *Server) run(c *container, sb *sandbox, img images.Image, argv []string,
 	sh := images.NewProcess(images.ProcessOptions{Clock: s.clock, FS: fsys, Stdin: att.procIn, Stdout: att.procOut, Stderr: att.procErr,
 		Env: environment(img, c.config, sb), Hostname: hostname(sb), Programs: img.Programs,
 		MemoryLimit: c.resources.get().GetMemoryLimitInBytes(),
+		CPU:         c.resources.cpu,
 		Identity:    identity(c.config.GetLinux().GetSecurityContext(), fsys), // identity.go
 		Privileged:  c.config.GetLinux().GetSecurityContext().GetPrivileged(),
 		NoNewPrivs:  c.config.GetLinux().GetSecurityContext().GetNoNewPrivs(),
@@ -259,6 +260,9 @@ func (s *Server) kill(c *container) {
 func (s *Server) exit(c *container, code int32, reason string) {
 	c.state, c.finishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, s.clock.Now().UnixNano()
 	c.exitCode, c.reason = code, reason
+	if c.resources.cpu != nil {
+		c.resources.cpu.Stop() // its usage stays what it was, as the kubelet last saw it
+	}
 	if p := c.proc; p != nil {
 		p.kill()
 		p.log.close() // what a killed process still prints is lost

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/mkube/mkube/images"
 )
 
 // sandbox is a pod on the node: on a real runtime, the network namespace
@@ -23,8 +25,10 @@ type sandbox struct {
 	// of sandbox here, and the runtime just reports it.
 	handler   string
 	state     runtimeapi.PodSandboxState
-	createdAt int64      // ns since the epoch, as CRI counts
-	ip        netip.Addr // zero for host-network pods and once stopped
+	createdAt int64       // ns since the epoch, as CRI counts
+	ip        netip.Addr  // zero for host-network pods and once stopped
+	pause     *images.CPU // its pause process's CPU: the pod's own, besides its containers' (sandboxstats.go)
+	cpuRate   cpuRate     // the pod's usage_nano_cores (stats.go)
 }
 
 // Configs are never changed after they are stored, so responses can share
@@ -48,7 +52,7 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 	if owner, taken := s.names[name]; taken {
 		return nil, status.Errorf(codes.AlreadyExists, "sandbox name %q is reserved for %q", name, owner)
 	}
-	sb := &sandbox{id: newID(), name: name, config: cfg, handler: req.GetRuntimeHandler(),
+	sb := &sandbox{id: newID(), name: name, config: cfg, handler: req.GetRuntimeHandler(), pause: images.NewCPU(s.clock),
 		state: runtimeapi.PodSandboxState_SANDBOX_READY, createdAt: s.clock.Now().UnixNano()}
 	// A pod in the node's network namespace (hostNetwork: true) has the
 	// node's IP, which the kubelet knows; the runtime reports none.
@@ -94,6 +98,9 @@ func (s *Server) stopSandbox(sb *sandbox) {
 	s.ips.Release(sb.ip)
 	sb.ip = netip.Addr{}
 	sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	if sb.pause != nil {
+		sb.pause.Stop() // its pause process ended
+	}
 	md := sb.config.GetMetadata()
 	s.log.Info("stopped pod sandbox", "pod", md.GetNamespace()+"/"+md.GetName(), "id", sb.id)
 }

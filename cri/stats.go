@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"path"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -18,9 +19,13 @@ import (
 //     node's MemoryPressure;
 //   - the writable layer: the bytes of the files it wrote outside its
 //     mounts (images.FS.LayerBytes), which the kubelet's eviction manager
-//     adds to its logs against its ephemeral-storage limit.
-//
-// CPU is not simulated and reads 0.
+//     adds to its logs against its ephemeral-storage limit;
+//   - CPU: the cumulative CPU time its processes used
+//     (usage_core_nano_seconds), from its cgroup's accounting
+//     (cgroups.go: a busy loop a core of the runtime's clock, capped by
+//     its limit; never exactly 0), and usage_nano_cores, the rate since
+//     a sample at least a second older, as cAdvisor and containerd
+//     compute it between two reads.
 
 // ContainerStats reports one container.
 func (s *Server) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
@@ -65,6 +70,14 @@ func (s *Server) ListContainerStats(ctx context.Context, req *runtimeapi.ListCon
 // stats is c's usage now. Callers hold s.mu.
 func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 	now := s.clock.Now().UnixNano()
+	var cpu uint64
+	if c.resources.cpu != nil {
+		cpu = uint64(c.resources.cpu.Stat().Usage)
+	}
+	since := c.startedAt
+	if since == 0 {
+		since = c.createdAt
+	}
 	var memory, layer uint64
 	if c.proc != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		memory = uint64(c.proc.sh.MemoryUsage() + s.memory.chargedTo(memoryCharge(c)))
@@ -73,7 +86,8 @@ func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 	return &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.config.GetMetadata(),
 			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()},
-		Cpu: &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
+		Cpu: &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpu},
+			UsageNanoCores: &runtimeapi.UInt64Value{Value: c.cpuRate.observe(since, now, cpu)}},
 		Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: &runtimeapi.UInt64Value{Value: memory},
 			UsageBytes: &runtimeapi.UInt64Value{Value: memory}, RssBytes: &runtimeapi.UInt64Value{Value: memory}},
 		WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now, UsedBytes: &runtimeapi.UInt64Value{Value: layer}},
@@ -96,4 +110,38 @@ func (s *Server) lowerLayer(c *container) map[string]string {
 		}
 	}
 	return lower
+}
+
+// cpuRate turns cumulative CPU time into usage_nano_cores: the usage
+// between the last sample at least a second old and now (or since the
+// start, at first), so that two stats calls a moment apart do not divide
+// by almost nothing.
+type cpuRate struct{ older, newer cpuSample }
+
+type cpuSample struct {
+	at    int64  // ns since the epoch
+	usage uint64 // cumulative ns of CPU
+}
+
+// cpuRateWindow is the shortest window the rate is taken over.
+const cpuRateWindow = int64(time.Second)
+
+// observe records usage at now (ns since the epoch) for a record that
+// started counting at start, and returns the rate in nanocores.
+func (r *cpuRate) observe(start, now int64, usage uint64) uint64 {
+	if r.newer.at == 0 {
+		r.newer = cpuSample{at: start}
+		r.older = r.newer
+	}
+	base := r.newer
+	if now-r.newer.at < cpuRateWindow {
+		base = r.older
+	}
+	if now-r.newer.at >= cpuRateWindow {
+		r.older, r.newer = r.newer, cpuSample{at: now, usage: usage}
+	}
+	if now <= base.at || usage < base.usage {
+		return 0
+	}
+	return uint64(float64(usage-base.usage) / float64(now-base.at) * 1e9)
 }

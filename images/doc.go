@@ -32,9 +32,10 @@
 //	             programs) by Lookup, its Size and its PullError
 //	process.go   a process: ProcessOptions, what the runtime offers a
 //	             program (filesystem, network, clock, stdio, environment,
-//	             identity, memory limit); Process, what it holds of the
-//	             program (Exec, Terminate, MemoryUsage, Ports); how it
-//	             ends (ErrKilled, ErrOOMKilled); its tty (Terminal)
+//	             identity, memory limit, CPU accounting); Process, what
+//	             it holds of the program (Exec, Terminate, MemoryUsage,
+//	             Ports); how it ends (ErrKilled, ErrOOMKilled); its tty
+//	             (Terminal); CPU, the cgroup's CPU accounting
 //	fs.go        the filesystem: FS, and Volume, what a mount is to it
 //	doc.go       this map
 //

@@ -3,6 +3,8 @@ package images
 import (
 	"io"
 
+	"k8s.io/utils/clock"
+
 	"github.com/mkube/mkube/images/shell"
 )
 
@@ -47,3 +49,16 @@ type Terminal = shell.Terminal
 
 // NewTerminal starts a tty that reads keys and writes to screen.
 func NewTerminal(keys io.Reader, screen io.Writer) *Terminal { return shell.NewTerminal(keys, screen) }
+
+// CPU is a container's cgroup's CPU accounting (cpu.stat): what its
+// processes used of the clock's time, capped by its CFS quota, with the
+// throttled periods counted. The runtime makes one per container, gives
+// it to every process of the container (ProcessOptions.CPU) and reads it
+// for its stats and the container's /sys/fs/cgroup/cpu.stat.
+type CPU = shell.CPU
+
+// CPUStat is what CPU.Stat reports.
+type CPUStat = shell.CPUStat
+
+// NewCPU starts a container's CPU accounting on clk.
+func NewCPU(clk clock.PassiveClock) *CPU { return shell.NewCPU(clk) }

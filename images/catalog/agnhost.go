@@ -28,7 +28,8 @@ import (
 // nettest` (agnhost_nettest.go) and its [sig-node]
 // Containers tests `agnhost entrypoint-tester`, its admission webhook
 // tests `agnhost webhook` (agnhost_webhook.go), its proxy tests `agnhost
-// porter` (agnhost_porter.go). mkube simulates these
+// porter` (agnhost_porter.go), its HPA tests `agnhost
+// resource-consumer-controller` (consumerctrl.go). mkube simulates these
 // and pause.
 func agnhostImage() Image {
 	img := alpineImage()
@@ -168,6 +169,8 @@ func agnhost(ctx context.Context, p *shell.Process, args []string, out io.Writer
 		goLog(p, fmt.Sprintf("Serving on port %d.", port))
 	case "porter": // serves each SERVE_PORT_<n>'s value over HTTP on port n (agnhost_porter.go)
 		ports = porterPorts(p.Environ())
+	case "resource-consumer-controller": // the HPA tests' fan-out to resource consumers (consumerctrl.go)
+		ports = []int32{int32(lib.IntFlag(args[1:], "port", 8080))}
 	case "pause":
 		fmt.Fprintln(out, "Paused")
 	default:
@@ -231,7 +234,7 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 	case "liveness":
 		lib.ServeHTTP(conn, lib.Logged(c.Process, "", livenessMux(c), nil))
 	case "netexec":
-		lib.ServeHTTP(conn, lib.Logged(c.Process, "", netexecMux(c, lib.IntFlag(flags, "udp-port", 8081) != -1), nil))
+		lib.ServeHTTP(conn, lib.Logged(c.Process, "", withCPU(c.Process, goHandlerCPU, netexecMux(c, lib.IntFlag(flags, "udp-port", 8081) != -1)), nil))
 	case "grpc-health-checking":
 		grpcHealthServe(c, port, conn, flags)
 	case "nettest":
@@ -248,6 +251,8 @@ func agnhostServe(c Running, port int32, conn net.Conn) {
 		serveCRDConversion(c, conn, flags)
 	case "porter":
 		servePorter(c, port, conn, flags)
+	case "resource-consumer-controller":
+		lib.ServeHTTP(conn, controllerHandler(c, flags))
 	case "serve-hostname":
 		if lib.BoolFlag(flags, "tcp", false) { // raw: the hostname, then close
 			goLog(c.Process, "TCP request from "+conn.RemoteAddr().String())

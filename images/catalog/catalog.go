@@ -59,6 +59,9 @@ var images = map[string]func() Image{
 	"e2e-test-images/agnhost":    agnhostImage,
 	"e2e-test-images/busybox":    busyboxImage, // the busybox of Kubernetes' Job tests, default command sh
 	"e2e-test-images/nonewprivs": nonewprivsImage,
+	// What Kubernetes' HPA walkthrough and tests scale (autoscaling.go, resourceconsumer.go).
+	"hpa-example":                       hpaExampleImage,
+	"e2e-test-images/resource-consumer": resourceConsumerImage,
 	// The aggregated API server of Kubernetes' Aggregator spec (testimages.go, package sampleapiserver).
 	"e2e-test-images/sample-apiserver": sampleAPIServerImage,
 	// metrics-server, which runs mkube's own (metricsserver.go, package metricsserver).
@@ -82,6 +85,7 @@ var sizes = map[string]uint64{
 	"pause": 320 << 10, "polinux/stress": 4 << 20, "e2e-test-images/agnhost": 51 << 20, "e2e-test-images/nonewprivs": 4 << 20,
 	"e2e-test-images/busybox": 2 << 20, "e2e-test-images/nginx": 72 << 20, "e2e-test-images/httpd": 58 << 20, "e2e-test-images/kitten": 52 << 20, "e2e-test-images/nautilus": 52 << 20, "goproxy": 5 << 20,
 	"etcd": 57 << 20, "e2e-test-images/sample-apiserver": 40 << 20, "metrics-server/metrics-server": 19 << 20,
+	"hpa-example": 146 << 20, "e2e-test-images/resource-consumer": 12 << 20,
 }
 
 // Size is the size of the image ref, or 0 if the catalog does not know it.

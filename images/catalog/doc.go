@@ -34,6 +34,13 @@
 //	website.go             nginx's and httpd's static web server
 //	redis.go               what redis answers on its port (PING)
 //	stress.go              polinux/stress: memory and CPU hogs
+//	autoscaling.go         hpa-example (the HPA walkthrough's php-apache),
+//	                       and what a request costs the servers in CPU
+//	resourceconsumer.go    resource-consumer, the HPA tests' load: CPU,
+//	                       memory and custom metrics on demand
+//	consumerctrl.go        agnhost's resource-consumer-controller (and
+//	                       the image's /controller), which spreads a load
+//	                       over the consumers
 //	etcd.go                registry.k8s.io/etcd, for the gRPC probe example
 //	goproxy.go             registry.k8s.io/goproxy, for the TCP probe example
 //	metricsserver.go       registry.k8s.io/metrics-server/metrics-server:

@@ -46,8 +46,8 @@ Example: stress --cpu 8 --io 4 --vm 2 --vm-bytes 128M --timeout 10s
 Note: Numbers may be suffixed with s,m,h,d,y (time) or B,K,M,G (size).
 `
 
-// stress holds --vm N workers' --vm-bytes each (the only load a
-// simulated container can measure), from the start: a worker that frees
+// stress holds --vm N workers' --vm-bytes each, from the start, and
+// keeps --cpu N cores busy (in the cgroup's accounting, shell.CPU): a worker that frees
 // and re-mallocs is, to the memory cgroup, always at its peak. Over the
 // limit it is OOM-killed, 137, as in the docs' memory-demo-2 Pod. It then
 // runs until --timeout (exit 0), or forever. It installs no handler for
@@ -110,6 +110,9 @@ func stress(ctx context.Context, p *shell.Process, args []string, out io.Writer)
 	if err := p.UseMemory(counts["vm"] * vmBytes); err != nil {
 		return 137, err
 	}
+	// Each --cpu worker spins on sqrt(): a core apiece, in the accounting.
+	release := p.CPU().Use(counts["cpu"] * 1000)
+	defer release()
 	hogs := counts["cpu"] + counts["io"] + counts["vm"] + counts["hdd"]
 	var done <-chan time.Time // nil, never: no timeout
 	if timeout > 0 || hogs == 0 {

@@ -33,7 +33,7 @@ func (site website) serve(c Running, _ int32, conn net.Conn) {
 	line := func(r *http.Request, status int, bytes int64) string {
 		return site.accessLog(r, status, bytes, c.Process.Clock.Now().UTC().Format(timeLocal))
 	}
-	lib.ServeHTTP(conn, lib.Logged(c.Process, site.server, site.handler(c.Process.FS), line))
+	lib.ServeHTTP(conn, lib.Logged(c.Process, site.server, withCPU(c.Process, staticFileCPU, site.handler(c.Process.FS)), line))
 }
 
 // handler answers GET and HEAD with files: a directory asked for

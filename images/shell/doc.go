@@ -41,6 +41,11 @@
 //	                exec(2) asks before it runs one
 //	resources.go    what a process holds: memory (UseMemory, the OOM kill
 //	                above its limit) and the TCP and UDP ports it listens on
+//	cpu.go          CPU, its cgroup's CPU accounting on the clock (the
+//	                quota, throttled periods); pace, which makes a loop
+//	                that never blocks a busy core; Spin and Compute
+//	hogs.go         yes, md5sum, sha256sum, and the endless devices
+//	                (/dev/zero, /dev/urandom) that keep a core busy
 //	id.go           Identity, who a process runs as, and id
 //	fs.go           FS: the container's in-memory filesystem, its files,
 //	                its read-only root, its writable layer's size

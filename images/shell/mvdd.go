@@ -69,7 +69,8 @@ func moveFile(f *FS, from, to string) error {
 
 // dd [if=FILE] [of=FILE] [bs=N] [count=N] [conv=...] copies count blocks
 // of bs bytes (all of the input without count) from if (stdin) to of
-// (stdout); /dev/zero gives zeros. conv=fsync has nothing to flush here.
+// (stdout); /dev/zero gives zeros (and /dev/urandom too: the bytes
+// are not random), endlessly without count. conv=fsync has nothing to flush here.
 // Like busybox it reports the records on stderr.
 func dd(ctx context.Context, p *Process, args []string, out io.Writer) (int, error) {
 	opts := map[string]string{"bs": "512"}
@@ -99,10 +100,9 @@ func dd(ctx context.Context, p *Process, args []string, out io.Writer) (int, err
 		if data, err = io.ReadAll(p.stdin(ctx)); err != nil && ctx.Err() != nil {
 			return 137, ctx.Err()
 		}
-	case "/dev/zero":
-		if count < 0 {
-			fmt.Fprintln(p.Stderr, "dd: an endless /dev/zero needs count=")
-			return 1, nil
+	case "/dev/zero", "/dev/urandom":
+		if count < 0 { // endless: a busy core until killed (hogs.go)
+			return 137, p.Spin(ctx)
 		}
 		data = bytes.Repeat([]byte{0}, bs*count)
 	default:

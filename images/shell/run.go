@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/utils/clock"
 )
@@ -50,6 +49,8 @@ type Process struct {
 	term     chan struct{} // closed by Terminate
 	termOnce sync.Once
 	res      resources
+	cpu      *CPU   // its cgroup's CPU accounting (cpu.go)
+	spinning func() // releases the core a busy loop holds (pace); nil while it blocks
 }
 
 // Options start a Process.
@@ -72,6 +73,9 @@ type Options struct {
 	NoNewPrivs  bool
 	Dial        func(ctx context.Context, network, address string) (net.Conn, error) // see Process
 	Lookup      func(ctx context.Context, q DNSQuestion) (DNSReply, error)           // see Process
+	// CPU is the container's cgroup's CPU accounting, shared by its main
+	// process and what is exec'd beside it; nil: one of its own.
+	CPU *CPU
 }
 
 // New makes a process that has not run yet.
@@ -79,9 +83,12 @@ func New(o Options) *Process {
 	p := &Process{Clock: o.Clock, FS: o.FS, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Hostname: o.Hostname, Identity: o.Identity,
 		Privileged: o.Privileged, NoNewPrivs: o.NoNewPrivs, Dial: o.Dial, Lookup: o.Lookup,
 		env: append([]string{}, o.Env...), programs: o.Programs, term: make(chan struct{}),
-		res: resources{limit: o.MemoryLimit}}
+		res: resources{limit: o.MemoryLimit}, cpu: o.CPU}
 	if p.Clock == nil {
 		p.Clock = clock.RealClock{}
+	}
+	if p.cpu == nil {
+		p.cpu = NewCPU(p.Clock)
 	}
 	if p.FS == nil {
 		p.FS = NewFS()
@@ -112,6 +119,7 @@ func (p *Process) Exec(ctx context.Context, argv []string) (int, error) {
 	if len(argv) == 0 {
 		return 0, nil
 	}
+	defer p.block() // an ended process holds no core
 	err := p.call(ctx, argv, p.Stdout)
 	var exit exitError
 	switch {
@@ -218,8 +226,8 @@ func (p *Process) run(ctx context.Context, n node, out io.Writer) error {
 // command's. The commands run one after the other, each on what the one
 // before it printed in all, rather than side by side as processes joined
 // by pipes: the same output for the pipelines scripts use (`wc -l f |
-// awk '{print $1}'`, `cat f | grep x`), not for an endless producer
-// (`yes | head`).
+// awk '{print $1}'`, `cat f | grep x`); an endless producer (`yes |
+// head`) writes a pipe's worth and ends (hogs.go).
 func (p *Process) runPipeline(ctx context.Context, pl *pipeline, out io.Writer) error {
 	buf := &bytes.Buffer{}
 	if err := p.run(ctx, pl.commands[0], buf); err != nil { // on the shell's own input
@@ -238,31 +246,6 @@ func (p *Process) runPipeline(ctx context.Context, pl *pipeline, out io.Writer) 
 		}
 	}
 	return nil
-}
-
-// pace lets time pass in a loop that never sleeps, so that `while true; do
-// echo x; done` floods the log at a bounded rate instead of taking the
-// CPU: after every 1000 commands it waits a millisecond of the clock. It
-// is also where a killed process notices.
-func (p *Process) pace(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if p.steps++; p.steps < 1000 {
-		return nil
-	}
-	p.steps = 0
-	return p.sleep(ctx, time.Millisecond)
-}
-
-func (p *Process) sleep(ctx context.Context, d time.Duration) error {
-	p.steps = 0
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.Clock.After(d):
-		return nil
-	}
 }
 
 // runSimple expands a simple command's words, then its assignments,
