@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/metrics"
 )
 
 // bindAsync is the binding cycle of kube-scheduler, on a goroutine of its
@@ -46,6 +47,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		if st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node); !st.IsSuccess() {
 			s.framework.RunUnreservePlugins(state, assumedInfo, node)
 			s.forgetAssumed(p, assumed)
+			s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(r.began))
 			if ctx.Err() == nil {
 				// Retried after its backoff, with FailedScheduling.
 				s.handleSchedulingFailure(ctx, p, st.AsError(), 0, framework.ClearNomination)
@@ -65,6 +67,9 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		err = s.bind(ctx, assumed, annotation)
 		if err == nil {
 			s.log.Info("bound pod to node", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", node)
+			s.metrics.Attempt(s.name, metrics.Scheduled, s.clock.Since(r.began))
+			s.metrics.PodScheduled(p.Attempts)
+			s.steps.Observe(seedstep.BindingStored, assumed.CreationTimestamp.Time)
 			s.recorder.Event(assumed, corev1.EventTypeNormal, ReasonScheduled, "Successfully assigned %s to %s", p.Key, node)
 			if wasNominated {
 				s.clearNominatedNodeName(ctx, assumed)
@@ -72,6 +77,7 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 			return
 		}
 		s.framework.RunUnreservePlugins(state, assumedInfo, node)
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(r.began))
 		if ctx.Err() != nil {
 			return // stopping: the next scheduler to start picks the pod up
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/metrics"
 )
 
 // Below minFeasibleNodesToFind nodes every node is evaluated, so small
@@ -40,6 +41,9 @@ type scheduleResult struct {
 	// Preempted is the preemption that made room for the pod in an
 	// earlier attempt, if any.
 	Preempted *framework.Candidate
+	// began is when the attempt took the pod from the queue: the binding
+	// cycle reports the attempt's duration from it.
+	began time.Time
 }
 
 // decision is the result as the explanation package reads it.
@@ -62,6 +66,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	}
 	// Step 9: the scheduler takes the unbound pod and looks for a node.
 	s.log.Info("scheduling pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", pInfo.Key, "attempt", pInfo.Attempts)
+	s.steps.Observe(seedstep.SchedulerPicksNode, pInfo.Pod.CreationTimestamp.Time)
 	cycle := s.queue.SchedulingCycle()
 	start := s.clock.Now()
 
@@ -76,10 +81,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		if errors.As(err, &fitErr) {
 			nominating = s.postFilter(ctx, state, pInfo, fitErr)
 		}
+		s.metrics.Attempt(s.name, attemptResult(err), s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle, nominating)
 		return true
 	}
 	result.Preempted = pInfo.Preempted
+	result.began = start
 	s.logDecision(ctx, pInfo, result, start)
 
 	// Assume: count the pod on its node now, so the next cycle sees the
@@ -92,6 +99,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	if err := s.cache.AssumePod(&assumedInfo); err != nil {
 		// The cache already counts this pod: a bug, or a race with the
 		// informer. Retried after its backoff.
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle, framework.ClearNomination)
 		return true
 	}
@@ -103,6 +111,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forget assumed pod", "pod", pInfo.Key, "err", ferr)
 		}
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, st.AsError(), cycle, framework.ClearNomination)
 		return true
 	}
@@ -111,6 +120,17 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	wasNominated := s.queue.DeleteNominatedPodIfExists(pInfo.Pod) || pInfo.Pod.Status.NominatedNodeName != ""
 	s.bindAsync(ctx, pInfo, &assumedInfo, state, result, wasNominated)
 	return true
+}
+
+// attemptResult is how kube-scheduler labels a failed attempt: a pod that
+// fits no node (or finds no node at all) is unschedulable, anything else
+// an error.
+func attemptResult(err error) string {
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) || errors.Is(err, framework.ErrNoNodesAvailable) {
+		return metrics.Unschedulable
+	}
+	return metrics.Error
 }
 
 // skipPodSchedule drops pods that must not be scheduled after all: being
