@@ -71,7 +71,9 @@ func (q *Queue[T]) Add(item T) {
 	if _, ok := q.dirty[item]; ok {
 		return
 	}
-	q.metrics.added(item, q.clock.Now())
+	if q.metrics != nil { // the clock only when needed: a fake clock's AfterFunc calls Add holding its lock
+		q.metrics.added(item, q.clock.Now())
+	}
 	q.dirty[item] = struct{}{}
 	if _, ok := q.processing[item]; ok {
 		return // Done will queue it
@@ -131,7 +133,9 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	item, q.queue = q.queue[0], q.queue[1:]
 	q.processing[item] = struct{}{}
 	delete(q.dirty, item)
-	q.metrics.taken(item, q.clock.Now())
+	if q.metrics != nil {
+		q.metrics.taken(item, q.clock.Now())
+	}
 	return item, false
 }
 
@@ -140,7 +144,9 @@ func (q *Queue[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.processing, item)
-	q.metrics.done(item, q.clock.Now())
+	if q.metrics != nil {
+		q.metrics.done(item, q.clock.Now())
+	}
 	if _, ok := q.dirty[item]; ok {
 		q.queue = append(q.queue, item)
 		q.cond.Signal()
