@@ -87,6 +87,7 @@ func TestComponentsServeMetrics(t *testing.T) {
 		`scheduler_pending_pods{queue="active"} 0`,
 		`scheduler_pending_pods{queue="gated"} 0`,
 		`scheduler_pod_scheduling_attempts_count 1`,
+		`scheduler_framework_extension_point_duration_seconds_count{extension_point="Bind",profile="default-scheduler",status="Success"} 1`,
 		`rest_client_requests_total{code="201",host=`,
 		`mkube_pod_step_duration_seconds_count{step="9"} 1`,
 	} {

@@ -44,7 +44,10 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		node := assumed.Spec.NodeName
 		// PreBind: what must be in the API server before the Binding (the
 		// claims' volumes, bound); it may wait.
-		if st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node); !st.IsSuccess() {
+		preBinding := s.clock.Now()
+		st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node)
+		s.observePoint("PreBind", preBinding, st.Code().String())
+		if !st.IsSuccess() {
 			s.framework.RunUnreservePlugins(state, assumedInfo, node)
 			s.forgetAssumed(p, assumed)
 			s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(r.began))
@@ -64,7 +67,9 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		if err != nil {
 			s.log.Error("encode scheduling explanation", "pod", p.Key, "err", err) // bind without it
 		}
+		binding := s.clock.Now()
 		err = s.bind(ctx, assumed, annotation)
+		s.observePoint("Bind", binding, bindStatus(err))
 		if err == nil {
 			s.log.Info("bound pod to node", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", node)
 			s.metrics.Attempt(s.name, metrics.Scheduled, s.clock.Since(r.began))
@@ -83,6 +88,15 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		}
 		s.handleBindingFailure(ctx, p, assumed, err)
 	})
+}
+
+// bindStatus is the Bind extension point's status, as the DefaultBinder
+// plugin's: Success, or Error.
+func bindStatus(err error) string {
+	if err != nil {
+		return framework.Error.String()
+	}
+	return framework.Success.String()
 }
 
 // bind POSTs the Binding:

@@ -106,7 +106,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	// Reserve: what else the pod takes on that node (a static volume for
 	// each claim) is its own from now on, in the plugins' memory.
 	node, _ := s.snapshot.Get(result.SuggestedHost) // the snapshot has every node it chose from
-	if st := s.framework.RunReservePlugins(state, &assumedInfo, node); !st.IsSuccess() {
+	reserving := s.clock.Now()
+	st := s.framework.RunReservePlugins(state, &assumedInfo, node)
+	s.observePoint("Reserve", reserving, st.Code().String())
+	if !st.IsSuccess() {
 		s.framework.RunUnreservePlugins(state, &assumedInfo, result.SuggestedHost)
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forget assumed pod", "pod", pInfo.Key, "err", ferr)
@@ -120,6 +123,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	wasNominated := s.queue.DeleteNominatedPodIfExists(pInfo.Pod) || pInfo.Pod.Status.NominatedNodeName != ""
 	s.bindAsync(ctx, pInfo, &assumedInfo, state, result, wasNominated)
 	return true
+}
+
+// observePoint records an extension point's run since began
+// (scheduler_framework_extension_point_duration_seconds).
+func (s *Scheduler) observePoint(point string, began time.Time, status string) {
+	s.metrics.ExtensionPoint(s.name, point, status, s.clock.Since(began))
 }
 
 // attemptResult is how kube-scheduler labels a failed attempt: a pod that
@@ -177,10 +186,15 @@ func (s *Scheduler) schedulePod(state *framework.CycleState, pod *framework.PodI
 		return result, nil
 	}
 	// Score (优选): each plugin prepares once, then rates every feasible node.
-	if st := s.framework.RunPreScorePlugins(state, pod, feasible, s.snapshot); !st.IsSuccess() {
+	began := s.clock.Now()
+	st := s.framework.RunPreScorePlugins(state, pod, feasible, s.snapshot)
+	s.observePoint("PreScore", began, st.Code().String())
+	if !st.IsSuccess() {
 		return scheduleResult{}, fmt.Errorf("running prescore %s: %w", st.Plugin(), st.AsError())
 	}
+	began = s.clock.Now()
 	plugins, scores, st := s.framework.RunScorePlugins(state, pod, feasible)
+	s.observePoint("Score", began, st.Code().String())
 	if !st.IsSuccess() {
 		return scheduleResult{}, fmt.Errorf("running score %s: %w", st.Plugin(), st.AsError())
 	}
@@ -198,7 +212,10 @@ func (s *Scheduler) schedulePod(state *framework.CycleState, pod *framework.PodI
 // victims), the filters count them as if they were there already.
 func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	var diagnosis framework.Diagnosis
-	if st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot); !st.IsSuccess() {
+	began := s.clock.Now()
+	st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot)
+	s.observePoint("PreFilter", began, st.Code().String())
+	if !st.IsSuccess() {
 		if !st.IsRejected() {
 			return nil, diagnosis, fmt.Errorf("running prefilter %s: %w", st.Plugin(), st.AsError())
 		}
@@ -214,6 +231,7 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 	want := numFeasibleNodesToFind(s.percentageOfNodesToScore, len(nodes))
 	feasible := make([]*framework.NodeInfo, 0, min(want, len(nodes)))
 	processed := 0
+	began = s.clock.Now()
 	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
 		node := nodes[(s.nextStartNodeIndex+i)%len(nodes)]
 		processed++
@@ -229,8 +247,14 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 		case st.IsRejected():
 			diagnosis.Add(node.Node().Name, st)
 		default:
+			s.observePoint("Filter", began, framework.Error.String())
 			return nil, diagnosis, fmt.Errorf("running filter %s on node %s: %w", st.Plugin(), node.Node().Name, st.AsError())
 		}
+	}
+	if len(feasible) > 0 {
+		s.observePoint("Filter", began, framework.Success.String())
+	} else {
+		s.observePoint("Filter", began, framework.Unschedulable.String())
 	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 	return feasible, diagnosis, nil

@@ -3,7 +3,8 @@
 // scheduler_schedule_attempts_total{profile,result},
 // scheduler_scheduling_attempt_duration_seconds{profile,result},
 // scheduler_pod_scheduling_attempts, scheduler_preemption_attempts_total,
-// scheduler_preemption_victims and scheduler_pending_pods{queue}. They
+// scheduler_preemption_victims, scheduler_pending_pods{queue} and
+// scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}. They
 // serve seed steps 9 and 10 (the scheduler picks a node and binds): how
 // often, how fast, and how many pods wait.
 //
@@ -12,5 +13,5 @@
 // several components in one process.
 //
 //	file        what it holds
-//	metrics.go  Metrics: New, Attempt, PodScheduled, Preemption, WatchPending
+//	metrics.go  Metrics: New, Attempt, ExtensionPoint, PodScheduled, Preemption, WatchPending
 package metrics

@@ -22,6 +22,7 @@ type Metrics struct {
 	podAttempts      prometheus.Histogram
 	preemptionTotal  prometheus.Counter
 	preemptionVictim prometheus.Histogram
+	extensionPoint   *prometheus.HistogramVec
 }
 
 // New registers the series in reg.
@@ -41,8 +42,11 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Total preemption attempts in the cluster till now"}),
 		preemptionVictim: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "preemption_victims",
 			Help: "Number of selected preemption victims", Buckets: prometheus.ExponentialBuckets(1, 2, 7)}),
+		extensionPoint: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "framework_extension_point_duration_seconds",
+			Help:    "Latency for running all plugins of a specific extension point.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12)}, []string{"extension_point", "status", "profile"}),
 	}
-	reg.MustRegister(m.attempts, m.attemptDuration, m.podAttempts, m.preemptionTotal, m.preemptionVictim)
+	reg.MustRegister(m.attempts, m.attemptDuration, m.podAttempts, m.preemptionTotal, m.preemptionVictim, m.extensionPoint)
 	return m
 }
 
@@ -54,6 +58,15 @@ func (m *Metrics) Attempt(profile, result string, took time.Duration) {
 	}
 	m.attempts.WithLabelValues(result, profile).Inc()
 	m.attemptDuration.WithLabelValues(result, profile).Observe(took.Seconds())
+}
+
+// ExtensionPoint records one run of all the plugins of an extension point
+// (PreFilter, Filter over the nodes, PreScore, Score, Reserve, PreBind,
+// Bind) and the status it ended with (Success, Unschedulable, Error...).
+func (m *Metrics) ExtensionPoint(profile, point, status string, took time.Duration) {
+	if m != nil {
+		m.extensionPoint.WithLabelValues(point, status, profile).Observe(took.Seconds())
+	}
 }
 
 // PodScheduled records how many attempts a pod took to be bound.

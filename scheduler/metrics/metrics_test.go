@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/mkube/mkube/scheduler/metrics"
 )
@@ -18,6 +19,7 @@ func TestSeriesCarryKubeSchedulerNamesAndLabels(t *testing.T) {
 	m.Attempt("default-scheduler", metrics.Unschedulable, time.Millisecond)
 	m.PodScheduled(2)
 	m.Preemption(1)
+	m.ExtensionPoint("default-scheduler", "Filter", "Success", time.Millisecond)
 	m.WatchPending(func() metrics.PendingCounts { return metrics.PendingCounts{Active: 2, Backoff: 1, Unschedulable: 3} })
 
 	tests := []struct {
@@ -34,6 +36,9 @@ scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedula
 # TYPE scheduler_preemption_attempts_total counter
 scheduler_preemption_attempts_total 1
 `},
+	}
+	if !strings.Contains(gathered(t, reg), `scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",profile="default-scheduler",status="Success"} 1`) {
+		t.Error("no scheduler_framework_extension_point_duration_seconds{extension_point=Filter,status=Success}")
 	}
 	for _, tt := range tests {
 		t.Run(tt.family, func(t *testing.T) {
@@ -63,10 +68,27 @@ scheduler_preemption_attempts_total 1
 	}
 }
 
+// gathered is the registry in the text format.
+func gathered(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&b, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
 func TestNilMetricsRecordNothing(t *testing.T) {
 	var m *metrics.Metrics
 	m.Attempt("p", metrics.Error, time.Second)
 	m.PodScheduled(1)
 	m.Preemption(0)
+	m.ExtensionPoint("p", "Bind", "Error", time.Second)
 	m.WatchPending(nil)
 }
