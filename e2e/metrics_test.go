@@ -71,7 +71,7 @@ func TestComponentsServeMetrics(t *testing.T) {
 	if code, body := get(t, insecure, scheduler+"/healthz", ""); code != 200 || body != "ok" {
 		t.Errorf("scheduler /healthz: %d %q", code, body)
 	}
-	if code, body := get(t, insecure, scheduler+"/readyz?verbose", ""); code != 200 || !strings.Contains(body, "[+]ping ok") {
+	if code, body := get(t, insecure, scheduler+"/readyz?verbose", ""); code != 200 || !strings.Contains(body, "[+]sched-handler-sync ok") {
 		t.Errorf("scheduler /readyz?verbose: %d %q", code, body)
 	}
 	if code, _ := get(t, insecure, scheduler+"/metrics", ""); code != http.StatusUnauthorized {

@@ -242,6 +242,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return nil
 }
 
+// HasSynced reports whether the scheduler's informers have listed once:
+// kube-scheduler's readyz check sched-handler-sync.
+func (s *Scheduler) HasSynced() bool { return s.informers.HasSynced() }
+
 // goAPI runs call on a goroutine of its own once an API slot is free, so
 // the scheduling loop never waits on an HTTP round trip. If ctx ends
 // before a slot frees up, call is dropped: the process is stopping.

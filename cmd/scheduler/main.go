@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"net"
 	"os"
@@ -106,7 +107,13 @@ func main() {
 		os.Exit(1)
 	}
 	if ln != nil {
-		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log}
+		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log,
+			Ready: []secureserving.Check{{Name: "sched-handler-sync", Run: func() error {
+				if !s.HasSynced() {
+					return errors.New("informers not synced")
+				}
+				return nil
+			}}}}
 		if err := serving.Start(ctx, ln, *kubeconfig, cfg, stop); err != nil {
 			log.Error("secure port", "err", err)
 			os.Exit(1)
