@@ -144,6 +144,13 @@ func promtoolCheck(t *testing.T, component, body string) {
 		t.Logf("promtool is not on PATH (apt-get install prometheus): %s's /metrics not linted", component)
 		return
 	}
+	series := 0
+	for _, line := range strings.Split(body, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			series++
+		}
+	}
+	t.Logf("%s's /metrics: %d bytes, %d samples", component, len(body), series)
 	cmd := exec.Command("promtool", "check", "metrics")
 	cmd.Stdin = strings.NewReader(body)
 	if out, err := cmd.CombinedOutput(); err != nil {
