@@ -45,7 +45,7 @@ func (c *catalog) with(s *Server, remove, add []*Resource) *catalog {
 		}
 	}
 	for _, r := range add {
-		st := &Storage{res: r, store: s.cfg.Store, now: s.clock.Now, admission: s.cfg.Admission, objects: objects{s}}
+		st := &Storage{res: r, store: s.cfg.Store, now: s.clock.Now, admission: s.cfg.Admission, objects: objects{s}, metrics: s.metrics}
 		next.byPath[r.GroupVersionResource()] = r
 		next.storages[r], next.caches[r] = st, newWatchCache(st, s.cfg.WatchCacheSize, s.log, s.clock)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,9 @@ type Server struct {
 	clock   clock.WithTicker
 	cfg     Config
 	handler http.Handler
+	// metrics are the server's Prometheus series (metrics.go), served at
+	// /metrics.
+	metrics *serverMetrics
 
 	// served is what the server serves now (catalog.go); replaceMu orders
 	// the changes to it, which runCtx, Start's context, outlives.
@@ -129,6 +133,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{store: cfg.Store, log: cfg.Log, clock: cfg.Clock, cfg: cfg,
 		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
+	s.metrics = newServerMetrics(s, cfg.Clock)
 	s.served.Store((&catalog{}).with(s, nil, cfg.Registry.All()))
 	if t := cfg.ServiceAccountTokens; t != nil && t.Objects == nil {
 		t.Objects = objects{s} // a token is good while its service account and pod are
@@ -203,10 +208,12 @@ func (s *Server) bootstrap(ctx context.Context) error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.audit, s.recoverer, s.authenticate, s.authorize)
+	r.Use(s.instrument, s.audit, s.recoverer, s.authenticate, s.authorize)
 	r.Get("/healthz", s.health)
 	r.Get("/livez", s.health)
 	r.Get("/readyz", s.health)
+	r.Get("/metrics", s.serveMetrics)
+	r.Get("/metrics/slis", s.serveSLIs)
 	r.Get("/version", s.version)
 	s.routeIssuerDiscovery(r) // issuer_discovery.go
 	r.Get("/openapi/v2", s.serveOpenAPIV2)
@@ -242,11 +249,16 @@ func (s *Server) routes() http.Handler {
 	return r
 }
 
-// health answers ok while etcd answers.
+// health answers ok while etcd answers, and records its checks (ping,
+// etcd) in the health SLIs of /metrics/slis.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if _, err := s.store.Revision(ctx); err != nil {
+	kind := strings.TrimPrefix(r.URL.Path, "/")
+	s.metrics.slis.observe("ping", kind, nil)
+	_, err := s.store.Revision(ctx)
+	s.metrics.slis.observe("etcd", kind, err)
+	if err != nil {
 		http.Error(w, "etcd: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -289,6 +301,7 @@ func (s *Server) logWrite(q *Request, obj runtime.Object) {
 		if step, what := ws(q.Info, obj); step != 0 {
 			args = append([]any{seedstep.Key, step}, args...)
 			msg = what
+			s.metrics.observeStep(step, obj)
 		}
 	}
 	s.log.Info(msg, args...)

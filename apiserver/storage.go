@@ -34,6 +34,8 @@ type Storage struct {
 	objects   admission.Objects
 	// writeMu serialises creates and updates if res.SerializeWrites.
 	writeMu sync.Mutex
+	// metrics times each etcd request (etcd_request_duration_seconds).
+	metrics *serverMetrics
 }
 
 // Resource is the kind this storage keeps.
@@ -108,7 +110,9 @@ func setRV(obj runtime.Object, rev int64) {
 
 // Get reads one object.
 func (s *Storage) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
+	done := s.metrics.etcdTimer("get", s.res, s.now)
 	kv, err := s.store.Get(ctx, s.key(ns, name))
+	done()
 	if err != nil {
 		return nil, storeError(err, s.res.GroupResource(), name)
 	}
@@ -121,7 +125,9 @@ func (s *Storage) Get(ctx context.Context, ns, name string) (runtime.Object, err
 
 // List reads a page of objects in ns ("" = all namespaces) at one revision.
 func (s *Storage) List(ctx context.Context, ns string, opts store.ListOptions) ([]runtime.Object, store.ListResult, error) {
+	done := s.metrics.etcdTimer("list", s.res, s.now)
 	res, err := s.store.List(ctx, store.Prefix(s.res.storageName(), ns), opts)
+	done()
 	if err != nil {
 		return nil, res, storeError(err, s.res.GroupResource(), "")
 	}
@@ -180,7 +186,9 @@ func (s *Storage) Create(ctx context.Context, obj runtime.Object) (runtime.Objec
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	done := s.metrics.etcdTimer("create", s.res, s.now)
 	rev, err := s.store.Create(ctx, s.key(m.GetNamespace(), m.GetName()), data)
+	done()
 	if err != nil {
 		return nil, storeError(err, s.res.GroupResource(), m.GetName())
 	}
@@ -247,7 +255,9 @@ func (s *Storage) Update(ctx context.Context, ns, name string, fn UpdateFunc) (r
 	key := s.key(ns, name)
 	defer s.serialize()()
 	for {
+		done := s.metrics.etcdTimer("get", s.res, s.now)
 		kv, err := s.store.Get(ctx, key)
+		done()
 		if err != nil {
 			return nil, storeError(err, s.res.GroupResource(), name)
 		}
@@ -282,7 +292,9 @@ func (s *Storage) Update(ctx context.Context, ns, name string, fn UpdateFunc) (r
 			// "patched (no change)".
 			return cur, nil
 		}
+		done = s.metrics.etcdTimer("update", s.res, s.now)
 		rev, err := s.store.Update(ctx, key, data, kv.Rev)
+		done()
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
@@ -375,7 +387,9 @@ func (s *Storage) prepareUpdate(ctx context.Context, cur, next runtime.Object, s
 func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
 	key := s.key(ns, name)
 	for {
+		done := s.metrics.etcdTimer("get", s.res, s.now)
 		kv, err := s.store.Get(ctx, key)
+		done()
 		if err != nil {
 			return nil, false, storeError(err, s.res.GroupResource(), name)
 		}
@@ -405,7 +419,9 @@ func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 			if err != nil {
 				return nil, false, apierrors.NewInternalError(err)
 			}
+			done := s.metrics.etcdTimer("update", s.res, s.now)
 			rev, err := s.store.Update(ctx, key, data, kv.Rev)
+			done()
 			if errors.Is(err, store.ErrConflict) {
 				continue
 			}
@@ -415,7 +431,9 @@ func (s *Storage) Delete(ctx context.Context, ns, name string, opts *metav1.Dele
 			setRV(next, rev)
 			return next, false, nil
 		}
+		done = s.metrics.etcdTimer("delete", s.res, s.now)
 		rev, err := s.store.Delete(ctx, key, kv.Rev)
+		done()
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,7 +77,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.clock.Now}
+	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.clock.Now,
+		sent: s.metrics.watchEvents.WithLabelValues(st.res.GroupVersion.Group, st.res.GroupVersion.Version, st.res.Kind)}
 	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
@@ -253,6 +255,8 @@ type eventWriter struct {
 	tableSent   bool
 	tableObject string
 	now         func() time.Time
+	// sent counts the events written (apiserver_watch_events_total).
+	sent prometheus.Counter
 }
 
 // event applies Kubernetes' rule for selectors: an object that starts to
@@ -260,6 +264,9 @@ type eventWriter struct {
 // that matched), and one that never matched is not sent.
 func (o *eventWriter) event(ev *watchEvent, f *filter) {
 	cur, old := f.matches(ev.obj), f.matches(ev.prev)
+	if cur || old {
+		o.sent.Inc()
+	}
 	switch {
 	case cur && old && o.table:
 		o.object("MODIFIED", ev.obj)

@@ -152,6 +152,7 @@ func (c *watchCache) logEvent(ev *watchEvent) {
 	if es := c.storage.res.EventStep; es != nil {
 		if step, what, attrs := es(ev.obj, ev.prev); step != 0 {
 			c.log.Info(what, append(append([]any{seedstep.Key, step}, attrs...), "rv", ev.rev)...)
+			c.storage.metrics.observeStep(step, ev.obj)
 			return
 		}
 	}

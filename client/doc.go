@@ -30,6 +30,7 @@
 //	kubeconfig.go  clients from a kubeconfig, a client-go rest.Config or a component's --server/--kubeconfig flags; Identity and Impersonate
 //	cache.go       Cache, an informer's indexed local copy, with the pods-by-node and by-namespace indexes
 //	informer.go    Informer: ListAndWatch into the Cache, Handlers, resume and relist after 410 Gone, retry backoff
-//	informers.go   SharedInformers, one informer per resource and selection for a whole process; Run and WaitForSync
+//	informers.go   SharedInformers, one informer per resource and selection for a whole process; Run, WaitForSync and HasSynced
+//	metrics.go     Metrics: client-go's rest_client_requests_total and rest_client_request_duration_seconds, recorded by every request
 //	controller.go  RunWorkers, the Run of every controller: wait for the informers to sync, then start the workers
 package client

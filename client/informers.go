@@ -93,3 +93,17 @@ func (f *SharedInformers) WaitForSync(ctx context.Context) bool {
 	f.mu.Unlock()
 	return WaitForSync(ctx, informers...)
 }
+
+// HasSynced reports whether every informer handed out has listed once
+// (a component's /readyz asks).
+func (f *SharedInformers) HasSynced() bool {
+	f.mu.Lock()
+	informers := f.order
+	f.mu.Unlock()
+	for _, i := range informers {
+		if !i.HasSynced() {
+			return false
+		}
+	}
+	return true
+}

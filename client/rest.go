@@ -28,6 +28,8 @@ type Client struct {
 	// impersonate are the Impersonate-* headers every request carries,
 	// nil unless Impersonate made this client.
 	impersonate http.Header
+	// metrics records every request (metrics.go); nil records nothing.
+	metrics *Metrics
 }
 
 // New returns a client for the server at base (e.g. http://127.0.0.1:8080),
@@ -163,7 +165,9 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	for k, v := range c.impersonate {
 		req.Header[k] = v // shared, read-only: the transport never writes a request's headers
 	}
+	began := time.Now() // a real duration for the metric, whatever clock the caller runs on
 	resp, err := c.http.Do(req)
+	c.metrics.observe(method, c.base, resp, time.Since(began))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mkube/mkube/apiserver/authorization/rbac/bootstrappolicy"
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/controllermanager/certificates"
 	"github.com/mkube/mkube/controllermanager/clusterroleaggregation"
 	"github.com/mkube/mkube/controllermanager/controller"
@@ -78,6 +79,10 @@ type Options struct {
 	// mkube impersonates the account where Kubernetes requests its
 	// token. The shared informers read as the controller manager itself.
 	UseServiceAccountCredentials bool
+	// QueueMetrics records every controller's work queue (workqueue_*,
+	// name=<controller>) in the controller manager's registry; nil
+	// records nothing.
+	QueueMetrics *workqueue.MetricsProvider
 }
 
 // accountDeps are d with, if useSA, a client acting as the service
@@ -107,6 +112,7 @@ type named struct {
 // its own, and blocks until ctx ends and every one has returned.
 func Run(ctx context.Context, c *client.Client, log *slog.Logger, opts Options) {
 	d := controller.NewDeps(c, log, nil)
+	d.QueueMetrics = opts.QueueMetrics
 	as := func(name string) controller.Deps { return accountDeps(d, name, opts.UseServiceAccountCredentials) }
 	// Built in this order, each asks d.Informers for what it watches and
 	// adds its handlers and indexes before anything runs.

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,10 @@ type cluster struct {
 	// the test itself still uses the plain port at URL.
 	secure     bool
 	securePort int
+	// componentPorts are the scheduler's and the controller manager's
+	// --secure-port (HTTPS: /metrics, /healthz, /readyz), a free port each
+	// so that clusters run side by side; by process name.
+	componentPorts map[string]int
 }
 
 // certDir is where the API server keeps the PKI and the components'
@@ -169,6 +174,16 @@ func (c *cluster) startKubelet(name string, n kubeletNode) {
 
 func (c *cluster) startAs(name, bin string, args ...string) {
 	c.t.Helper()
+	if (bin == "scheduler" || bin == "controller-manager") && !slices.Contains(args, "--secure-port") {
+		// Not kube-scheduler's 10259 nor kube-controller-manager's 10257:
+		// tests run several clusters on one host at once.
+		port := freePort(c.t)
+		args = append([]string{"--secure-port", strconv.Itoa(port)}, args...)
+		if c.componentPorts == nil {
+			c.componentPorts = map[string]int{}
+		}
+		c.componentPorts[name] = port
+	}
 	logPath := filepath.Join(c.t.TempDir(), name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {

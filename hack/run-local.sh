@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the same cluster as docker-compose.yml, as local processes: an API
 # server on :8080 (the learner's port) and :6443 (the secure port; etcd
-# embedded, data in ./mkube-data), a controller manager, a scheduler and
+# embedded, data in ./mkube-data), a controller manager (HTTPS :10257:
+# /metrics, /healthz), a scheduler (HTTPS :10259) and
 # kubelets node01..node03, each on the secure port with its own
 # kubeconfig, which the API server writes into mkube-data/pki at its
 # first start. Logs go to ./logs/, the containers' logs (CRI log files)
@@ -41,4 +42,5 @@ done
 echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"
+echo "  metrics: kubectl get --raw /metrics; the scheduler's https://127.0.0.1:10259/metrics, the controller manager's https://127.0.0.1:10257/metrics (docs/observing.md)"
 wait

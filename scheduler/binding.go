@@ -13,6 +13,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/metrics"
 )
 
 // bindAsync is the binding cycle of kube-scheduler, on a goroutine of its
@@ -43,9 +44,13 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		node := assumed.Spec.NodeName
 		// PreBind: what must be in the API server before the Binding (the
 		// claims' volumes, bound); it may wait.
-		if st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node); !st.IsSuccess() {
+		preBinding := s.clock.Now()
+		st := s.framework.RunPreBindPlugins(ctx, state, assumedInfo, node)
+		s.observePoint("PreBind", preBinding, st.Code().String())
+		if !st.IsSuccess() {
 			s.framework.RunUnreservePlugins(state, assumedInfo, node)
 			s.forgetAssumed(p, assumed)
+			s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(r.began))
 			if ctx.Err() == nil {
 				// Retried after its backoff, with FailedScheduling.
 				s.handleSchedulingFailure(ctx, p, st.AsError(), 0, framework.ClearNomination)
@@ -62,9 +67,14 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 		if err != nil {
 			s.log.Error("encode scheduling explanation", "pod", p.Key, "err", err) // bind without it
 		}
+		binding := s.clock.Now()
 		err = s.bind(ctx, assumed, annotation)
+		s.observePoint("Bind", binding, bindStatus(err))
 		if err == nil {
 			s.log.Info("bound pod to node", seedstep.Key, seedstep.BindingStored, "pod", p.Key, "node", node)
+			s.metrics.Attempt(s.name, metrics.Scheduled, s.clock.Since(r.began))
+			s.metrics.PodScheduled(p.Attempts)
+			s.steps.Observe(seedstep.BindingStored, assumed.CreationTimestamp.Time)
 			s.recorder.Event(assumed, corev1.EventTypeNormal, ReasonScheduled, "Successfully assigned %s to %s", p.Key, node)
 			if wasNominated {
 				s.clearNominatedNodeName(ctx, assumed)
@@ -72,11 +82,21 @@ func (s *Scheduler) bindAsync(ctx context.Context, p *framework.QueuedPodInfo, a
 			return
 		}
 		s.framework.RunUnreservePlugins(state, assumedInfo, node)
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(r.began))
 		if ctx.Err() != nil {
 			return // stopping: the next scheduler to start picks the pod up
 		}
 		s.handleBindingFailure(ctx, p, assumed, err)
 	})
+}
+
+// bindStatus is the Bind extension point's status, as the DefaultBinder
+// plugin's: Success, or Error.
+func bindStatus(err error) string {
+	if err != nil {
+		return framework.Error.String()
+	}
+	return framework.Success.String()
 }
 
 // bind POSTs the Binding:

@@ -84,5 +84,6 @@
 //	config/                      the --config file: profiles, weights
 //	explanation/                 the record of a decision, and its table
 //	queue/                       activeQ, backoffQ, unschedulable pods; nominated pods
+//	metrics/                     kube-scheduler's Prometheus series (attempts, their duration, pending pods, preemption)
 //	cache/                       node infos, assume/forget, snapshots
 package scheduler

@@ -42,6 +42,11 @@ func (s *Scheduler) postFilter(ctx context.Context, state *framework.CycleState,
 		nominatedNode = p.Pod.Status.NominatedNodeName
 	}
 	result, st := s.preemption.PostFilter(state, p.PodInfo, nominatedNode, fitErr.Diagnosis, s.snapshot, s.queue.NominatedPodsFor(p.Pod))
+	victims := 0
+	if result.Candidate != nil {
+		victims = len(result.Candidate.Victims)
+	}
+	s.metrics.Preemption(victims)
 	fitErr.Diagnosis.PostFilterMsg = st.Message()
 	switch {
 	case st.Code() == framework.Error:

@@ -12,6 +12,7 @@ import (
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/explanation"
 	"github.com/mkube/mkube/scheduler/framework"
+	"github.com/mkube/mkube/scheduler/metrics"
 )
 
 // Below minFeasibleNodesToFind nodes every node is evaluated, so small
@@ -40,6 +41,9 @@ type scheduleResult struct {
 	// Preempted is the preemption that made room for the pod in an
 	// earlier attempt, if any.
 	Preempted *framework.Candidate
+	// began is when the attempt took the pod from the queue: the binding
+	// cycle reports the attempt's duration from it.
+	began time.Time
 }
 
 // decision is the result as the explanation package reads it.
@@ -62,6 +66,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	}
 	// Step 9: the scheduler takes the unbound pod and looks for a node.
 	s.log.Info("scheduling pod", seedstep.Key, seedstep.SchedulerPicksNode, "pod", pInfo.Key, "attempt", pInfo.Attempts)
+	s.steps.Observe(seedstep.SchedulerPicksNode, pInfo.Pod.CreationTimestamp.Time)
 	cycle := s.queue.SchedulingCycle()
 	start := s.clock.Now()
 
@@ -76,10 +81,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		if errors.As(err, &fitErr) {
 			nominating = s.postFilter(ctx, state, pInfo, fitErr)
 		}
+		s.metrics.Attempt(s.name, attemptResult(err), s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle, nominating)
 		return true
 	}
 	result.Preempted = pInfo.Preempted
+	result.began = start
 	s.logDecision(ctx, pInfo, result, start)
 
 	// Assume: count the pod on its node now, so the next cycle sees the
@@ -92,17 +99,22 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	if err := s.cache.AssumePod(&assumedInfo); err != nil {
 		// The cache already counts this pod: a bug, or a race with the
 		// informer. Retried after its backoff.
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, err, cycle, framework.ClearNomination)
 		return true
 	}
 	// Reserve: what else the pod takes on that node (a static volume for
 	// each claim) is its own from now on, in the plugins' memory.
 	node, _ := s.snapshot.Get(result.SuggestedHost) // the snapshot has every node it chose from
-	if st := s.framework.RunReservePlugins(state, &assumedInfo, node); !st.IsSuccess() {
+	reserving := s.clock.Now()
+	st := s.framework.RunReservePlugins(state, &assumedInfo, node)
+	s.observePoint("Reserve", reserving, st.Code().String())
+	if !st.IsSuccess() {
 		s.framework.RunUnreservePlugins(state, &assumedInfo, result.SuggestedHost)
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forget assumed pod", "pod", pInfo.Key, "err", ferr)
 		}
+		s.metrics.Attempt(s.name, metrics.Error, s.clock.Since(start))
 		s.handleSchedulingFailure(ctx, pInfo, st.AsError(), cycle, framework.ClearNomination)
 		return true
 	}
@@ -111,6 +123,23 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	wasNominated := s.queue.DeleteNominatedPodIfExists(pInfo.Pod) || pInfo.Pod.Status.NominatedNodeName != ""
 	s.bindAsync(ctx, pInfo, &assumedInfo, state, result, wasNominated)
 	return true
+}
+
+// observePoint records an extension point's run since began
+// (scheduler_framework_extension_point_duration_seconds).
+func (s *Scheduler) observePoint(point string, began time.Time, status string) {
+	s.metrics.ExtensionPoint(s.name, point, status, s.clock.Since(began))
+}
+
+// attemptResult is how kube-scheduler labels a failed attempt: a pod that
+// fits no node (or finds no node at all) is unschedulable, anything else
+// an error.
+func attemptResult(err error) string {
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) || errors.Is(err, framework.ErrNoNodesAvailable) {
+		return metrics.Unschedulable
+	}
+	return metrics.Error
 }
 
 // skipPodSchedule drops pods that must not be scheduled after all: being
@@ -157,10 +186,15 @@ func (s *Scheduler) schedulePod(state *framework.CycleState, pod *framework.PodI
 		return result, nil
 	}
 	// Score (优选): each plugin prepares once, then rates every feasible node.
-	if st := s.framework.RunPreScorePlugins(state, pod, feasible, s.snapshot); !st.IsSuccess() {
+	began := s.clock.Now()
+	st := s.framework.RunPreScorePlugins(state, pod, feasible, s.snapshot)
+	s.observePoint("PreScore", began, st.Code().String())
+	if !st.IsSuccess() {
 		return scheduleResult{}, fmt.Errorf("running prescore %s: %w", st.Plugin(), st.AsError())
 	}
+	began = s.clock.Now()
 	plugins, scores, st := s.framework.RunScorePlugins(state, pod, feasible)
+	s.observePoint("Score", began, st.Code().String())
 	if !st.IsSuccess() {
 		return scheduleResult{}, fmt.Errorf("running score %s: %w", st.Plugin(), st.AsError())
 	}
@@ -178,7 +212,10 @@ func (s *Scheduler) schedulePod(state *framework.CycleState, pod *framework.PodI
 // victims), the filters count them as if they were there already.
 func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	var diagnosis framework.Diagnosis
-	if st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot); !st.IsSuccess() {
+	began := s.clock.Now()
+	st := s.framework.RunPreFilterPlugins(state, pod, s.snapshot)
+	s.observePoint("PreFilter", began, st.Code().String())
+	if !st.IsSuccess() {
 		if !st.IsRejected() {
 			return nil, diagnosis, fmt.Errorf("running prefilter %s: %w", st.Plugin(), st.AsError())
 		}
@@ -194,6 +231,7 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 	want := numFeasibleNodesToFind(s.percentageOfNodesToScore, len(nodes))
 	feasible := make([]*framework.NodeInfo, 0, min(want, len(nodes)))
 	processed := 0
+	began = s.clock.Now()
 	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
 		node := nodes[(s.nextStartNodeIndex+i)%len(nodes)]
 		processed++
@@ -209,8 +247,14 @@ func (s *Scheduler) findNodesThatFitPod(state *framework.CycleState, pod *framew
 		case st.IsRejected():
 			diagnosis.Add(node.Node().Name, st)
 		default:
+			s.observePoint("Filter", began, framework.Error.String())
 			return nil, diagnosis, fmt.Errorf("running filter %s on node %s: %w", st.Plugin(), node.Node().Name, st.AsError())
 		}
+	}
+	if len(feasible) > 0 {
+		s.observePoint("Filter", began, framework.Success.String())
+	} else {
+		s.observePoint("Filter", began, framework.Unschedulable.String())
 	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 	return feasible, diagnosis, nil

@@ -15,11 +15,13 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler/cache"
 	"github.com/mkube/mkube/scheduler/config"
 	"github.com/mkube/mkube/scheduler/framework"
 	"github.com/mkube/mkube/scheduler/framework/plugins"
 	"github.com/mkube/mkube/scheduler/framework/preemption"
+	"github.com/mkube/mkube/scheduler/metrics"
 	"github.com/mkube/mkube/scheduler/queue"
 )
 
@@ -69,6 +71,12 @@ type Config struct {
 	// and picks where preemption's dry run starts; only the scheduling
 	// loop uses it.
 	Clock clock.WithTicker
+	// Metrics records kube-scheduler's series (package metrics) in the
+	// scheduler's registry; nil records none.
+	Metrics *metrics.Metrics
+	// Steps observes seed steps 9 and 10 in mkube_pod_step_duration_seconds;
+	// nil observes none.
+	Steps *seedstep.Durations
 	Rand  *rand.Rand
 }
 
@@ -78,6 +86,8 @@ type Scheduler struct {
 	log       *slog.Logger
 	name      string
 	clock     clock.WithTicker
+	metrics   *metrics.Metrics // nil records nothing
+	steps     *seedstep.Durations
 	recorder  *record.Recorder // Scheduled and FailedScheduling events
 	framework *framework.Framework
 	queue     *queue.PriorityQueue
@@ -156,6 +166,8 @@ func New(cfg Config) (*Scheduler, error) {
 		log:       cfg.Log,
 		name:      cfg.SchedulerName,
 		clock:     cfg.Clock,
+		metrics:   cfg.Metrics,
+		steps:     cfg.Steps,
 		recorder:  record.New(cfg.Client, cfg.SchedulerName, "", cfg.Log),
 		framework: fwk,
 		queue: queue.New(queue.Options{
@@ -186,6 +198,10 @@ func New(cfg Config) (*Scheduler, error) {
 		s.preemption = preemption.New(fwk, pdbLister{s.pdbInformer.Cache()}, cfg.Rand)
 	}
 	s.addEventHandlers()
+	cfg.Metrics.WatchPending(func() metrics.PendingCounts {
+		n := s.queue.Counts() // mkube's queue has no scheduling gates: gated is 0
+		return metrics.PendingCounts{Active: n.Active, Backoff: n.Backoff, Unschedulable: n.Unschedulable}
+	})
 	return s, nil
 }
 
@@ -225,6 +241,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.apiCalls.Wait()
 	return nil
 }
+
+// HasSynced reports whether the scheduler's informers have listed once:
+// kube-scheduler's readyz check sched-handler-sync.
+func (s *Scheduler) HasSynced() bool { return s.informers.HasSynced() }
 
 // goAPI runs call on a goroutine of its own once an API slot is free, so
 // the scheduling loop never waits on an HTTP round trip. If ctx ends

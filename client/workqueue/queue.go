@@ -16,6 +16,7 @@
 //	file        what it holds
 //	queue.go    the Queue: Add, AddAfter, AddRateLimited and its backoff, Forget, Get, Done, ShutDown
 //	process.go  the worker loop over it: Work runs ProcessNext until shutdown; ProcessNext is Get, sync, then Forget or AddRateLimited, then Done
+//	metrics.go  NewNamed and MetricsProvider: client-go's workqueue_* series (depth, adds, queue and work durations, retries, unfinished work), labelled name=<queue>
 package workqueue
 
 import (
@@ -44,7 +45,11 @@ type Queue[T comparable] struct {
 	processing map[T]struct{} // taken by a worker, not yet Done
 	failures   map[T]int      // consecutive AddRateLimited calls
 	shutdown   bool
+	metrics    *queueMetrics[T] // nil unless NewNamed was given a provider
 }
+
+// clockWithDelay is the clock a queue needs: now, and timers for AddAfter.
+type clockWithDelay = clock.WithDelayedExecution
 
 // New returns a queue; clk may be nil for the real clock (tests pass a fake).
 func New[T comparable](clk clock.WithDelayedExecution) *Queue[T] {
@@ -65,6 +70,9 @@ func (q *Queue[T]) Add(item T) {
 	}
 	if _, ok := q.dirty[item]; ok {
 		return
+	}
+	if q.metrics != nil { // the clock only when needed: a fake clock's AfterFunc calls Add holding its lock
+		q.metrics.added(item, q.clock.Now())
 	}
 	q.dirty[item] = struct{}{}
 	if _, ok := q.processing[item]; ok {
@@ -88,6 +96,7 @@ func (q *Queue[T]) AddRateLimited(item T) {
 	q.mu.Lock()
 	n := q.failures[item]
 	q.failures[item] = n + 1
+	q.metrics.retried()
 	q.mu.Unlock()
 	d := baseDelay << min(n, 40)
 	if d > maxDelay || d <= 0 {
@@ -124,6 +133,9 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	item, q.queue = q.queue[0], q.queue[1:]
 	q.processing[item] = struct{}{}
 	delete(q.dirty, item)
+	if q.metrics != nil {
+		q.metrics.taken(item, q.clock.Now())
+	}
 	return item, false
 }
 
@@ -132,6 +144,9 @@ func (q *Queue[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.processing, item)
+	if q.metrics != nil {
+		q.metrics.done(item, q.clock.Now())
+	}
 	if _, ok := q.dirty[item]; ok {
 		q.queue = append(q.queue, item)
 		q.cond.Signal()

@@ -1,4 +1,9 @@
 // Command controller-manager runs mkube's controllers against an API server.
+//
+// It serves /metrics, /healthz, /readyz and /livez over HTTPS on
+// --secure-port (10257, kube-controller-manager's; 0 disables) at
+// --bind-address (127.0.0.1), /metrics to the users the API server allows
+// (nonResourceURLs get /metrics), as kube-controller-manager does.
 package main
 
 import (
@@ -6,12 +11,14 @@ import (
 	"crypto"
 	"crypto/x509"
 	"flag"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/certificates"
 	"github.com/mkube/mkube/controllermanager/deployment"
@@ -24,7 +31,12 @@ import (
 	"github.com/mkube/mkube/controllermanager/rootcacertpublisher"
 	"github.com/mkube/mkube/controllermanager/tainteviction"
 	"github.com/mkube/mkube/internal/logging"
+	"github.com/mkube/mkube/internal/secureserving"
 )
+
+// kubeControllerManagerPort is kube-controller-manager's secure port
+// (--secure-port).
+const kubeControllerManagerPort = 10257
 
 func main() {
 	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
@@ -53,9 +65,21 @@ func main() {
 	hpaCPUInit := flag.Duration("horizontal-pod-autoscaler-cpu-initialization-period", podautoscaler.DefaultCPUInitializationPeriod, "how long after a pod starts its CPU samples may still be start-up work, and are skipped unless it is ready and sampled since")
 	hpaReadiness := flag.Duration("horizontal-pod-autoscaler-initial-readiness-delay", podautoscaler.DefaultInitialReadinessDelay, "how long after a pod starts a change of its readiness is still taken as its first")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	serving := secureserving.AddFlags(flag.CommandLine, kubeControllerManagerPort)
 	flag.Parse()
 
 	log := logging.New("controller-manager", *logLevel)
+	// The port first: a port in use stops the controller manager before
+	// it waits for the API server.
+	var ln net.Listener
+	if serving.Enabled() {
+		var err error
+		if ln, err = serving.Listen(); err != nil {
+			log.Error("secure port", "err", err)
+			os.Exit(1)
+		}
+	}
+	reg := secureserving.NewRegistry()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := client.FromFlags(ctx, *server, flagSet("server"), *kubeconfig, "mkube-controller-manager", 60*time.Second)
@@ -63,6 +87,7 @@ func main() {
 		log.Error("api server", "err", err)
 		os.Exit(2)
 	}
+	c.SetMetrics(client.NewMetrics(reg))
 	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
 		log.Error("api server unreachable", "err", err)
 		os.Exit(1)
@@ -78,6 +103,13 @@ func main() {
 		var err error
 		if signing.CA, signing.Key, err = readCA(*signingCert, *signingKey); err != nil {
 			log.Error("cluster signing CA", "err", err)
+			os.Exit(1)
+		}
+	}
+	if ln != nil {
+		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log}
+		if err := serving.Start(ctx, ln, *kubeconfig, cfg, stop); err != nil {
+			log.Error("secure port", "err", err)
 			os.Exit(1)
 		}
 	}
@@ -100,6 +132,7 @@ func main() {
 		// On the plain port every request is system:masters': there is
 		// no identity to narrow.
 		UseServiceAccountCredentials: *useSA && *kubeconfig != "",
+		QueueMetrics:                 workqueue.NewMetricsProvider(reg),
 	})
 }
 

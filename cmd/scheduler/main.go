@@ -5,11 +5,18 @@
 // --config FILE reads a KubeSchedulerConfiguration (YAML or JSON) that
 // enables, disables and weighs plugins; see scheduler/config-example.yaml.
 // Flags given explicitly win over the file.
+//
+// It serves /metrics, /healthz, /readyz and /livez over HTTPS on
+// --secure-port (10259, kube-scheduler's; 0 disables) at --bind-address
+// (127.0.0.1), /metrics to the users the API server allows
+// (nonResourceURLs get /metrics), as kube-scheduler does.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,10 +26,16 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/logging"
+	"github.com/mkube/mkube/internal/secureserving"
+	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/scheduler"
 	"github.com/mkube/mkube/scheduler/config"
+	"github.com/mkube/mkube/scheduler/metrics"
 	"github.com/mkube/mkube/scheduler/queue"
 )
+
+// kubeSchedulerPort is kube-scheduler's secure port (--secure-port).
+const kubeSchedulerPort = 10259
 
 func main() {
 	server := flag.String("server", "http://127.0.0.1:8080", "URL of the API server's plain port (the learner's: no credentials, system:masters)")
@@ -34,9 +47,21 @@ func main() {
 	maxBackoff := flag.Duration("pod-max-backoff", queue.DefaultPodMaxBackoff, "longest backoff of a pod")
 	maxUnschedulable := flag.Duration("pod-max-in-unschedulable-pods-duration", queue.DefaultPodMaxInUnschedulablePodsDuration, "retry an unschedulable pod after this long even if no cluster event suggested it")
 	configFile := flag.String("config", "", "a KubeSchedulerConfiguration file (YAML or JSON): plugins, weights, percentageOfNodesToScore (see scheduler/config-example.yaml)")
+	serving := secureserving.AddFlags(flag.CommandLine, kubeSchedulerPort)
 	flag.Parse()
 
 	log := logging.New("scheduler", *logLevel)
+	// The port first: a port in use stops the scheduler before it waits
+	// for the API server.
+	var ln net.Listener
+	if serving.Enabled() {
+		var err error
+		if ln, err = serving.Listen(); err != nil {
+			log.Error("secure port", "err", err)
+			os.Exit(1)
+		}
+	}
+	reg := secureserving.NewRegistry()
 	var profile *config.Profile
 	if *configFile != "" {
 		cfg, err := config.Load(*configFile)
@@ -60,6 +85,7 @@ func main() {
 		log.Error("api server", "err", err)
 		os.Exit(2)
 	}
+	c.SetMetrics(client.NewMetrics(reg))
 	if err := c.WaitForServer(ctx, 60*time.Second); err != nil {
 		log.Error("api server", "err", err)
 		os.Exit(1)
@@ -73,10 +99,25 @@ func main() {
 		PodInitialBackoff:                 *initialBackoff,
 		PodMaxBackoff:                     *maxBackoff,
 		PodMaxInUnschedulablePodsDuration: *maxUnschedulable,
+		Metrics:                           metrics.New(reg),
+		Steps:                             seedstep.NewDurations(reg, nil),
 	})
 	if err != nil {
 		log.Error("scheduler", "err", err)
 		os.Exit(1)
+	}
+	if ln != nil {
+		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log,
+			Ready: []secureserving.Check{{Name: "sched-handler-sync", Run: func() error {
+				if !s.HasSynced() {
+					return errors.New("informers not synced")
+				}
+				return nil
+			}}}}
+		if err := serving.Start(ctx, ln, *kubeconfig, cfg, stop); err != nil {
+			log.Error("secure port", "err", err)
+			os.Exit(1)
+		}
 	}
 	log.Info("starting scheduler", "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User, "scheduler", *name, "config", *configFile)
 	if err := s.Run(ctx); err != nil && ctx.Err() == nil {

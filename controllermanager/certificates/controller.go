@@ -74,7 +74,7 @@ type Controller struct {
 
 // New is the controller on d's shared CertificateSigningRequest informer.
 func New(d controller.Deps, o Options) *Controller {
-	ctrl := &Controller{client: d.Client, requests: d.Informers.For(CertificateSigningRequests), queue: workqueue.New[string](d.Clock),
+	ctrl := &Controller{client: d.Client, requests: d.Informers.For(CertificateSigningRequests), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		ca: authority{cert: o.CA, key: o.Key, maxDuration: o.Duration}, workers: o.WorkersOr(DefaultWorkers),
 		clock: d.Clock, log: d.Log.With("controller", ControllerName)}
 	if ctrl.ca.maxDuration == 0 {

@@ -62,7 +62,7 @@ type Controller struct {
 // New is the controller on d's shared ClusterRole informer; it registers
 // its handler, so call it before the informers run.
 func New(d controller.Deps, o Options) *Controller {
-	ctrl := &Controller{client: d.Client, roles: d.Informers.For(ClusterRoles), queue: workqueue.New[string](d.Clock),
+	ctrl := &Controller{client: d.Client, roles: d.Informers.For(ClusterRoles), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	enqueueAll := func(runtime.Object) { ctrl.enqueueAggregated() }
 	ctrl.roles.AddHandler(client.Handler{OnAdd: enqueueAll, OnUpdate: func(_, obj runtime.Object) { enqueueAll(obj) }, OnDelete: enqueueAll})

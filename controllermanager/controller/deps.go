@@ -35,6 +35,7 @@ import (
 
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
+	"github.com/mkube/mkube/client/workqueue"
 )
 
 // Deps are what a controller is built from.
@@ -53,6 +54,10 @@ type Deps struct {
 	// lifecycle controller ticks, the queues delay), which both
 	// clock.RealClock and the tests' clocktesting.FakeClock implement.
 	Clock clock.WithTickerAndDelayedExecution
+	// QueueMetrics records the controllers' work queues (workqueue_*,
+	// name=<controller>) in the controller manager's registry; nil
+	// records nothing (tests).
+	QueueMetrics *workqueue.MetricsProvider
 }
 
 // NewDeps makes the deps of one process talking to c: an empty shared

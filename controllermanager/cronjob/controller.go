@@ -105,7 +105,7 @@ func New(d controller.Deps, o Options) *Controller {
 
 func newController(d controller.Deps, o Options, a api, rec eventRecorder) *Controller {
 	c := &Controller{api: a, cronJobs: d.Informers.For(client.CronJobs), jobs: d.Informers.For(client.Jobs),
-		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers), rec: rec,
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), workers: o.WorkersOr(DefaultWorkers), rec: rec,
 		log: d.Log.With("controller", ControllerName), clock: d.Clock, wakeups: map[string]time.Time{}}
 	c.jobs.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)
 	c.cronJobs.AddHandler(client.Handler{OnAdd: c.enqueue, OnUpdate: c.cronJobUpdated, OnDelete: c.enqueue})

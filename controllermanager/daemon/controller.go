@@ -126,7 +126,7 @@ func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{
 		client: d.Client, dsets: d.Informers.For(client.DaemonSets), pods: d.Informers.For(client.Pods),
 		nodes: d.Informers.For(client.Nodes), revisions: d.Informers.For(client.ControllerRevisions),
-		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), workers: o.WorkersOr(DefaultWorkers),
 		exp: controller.NewExpectations(d.Clock), backoff: newBackoff(d.Clock),
 		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName), clock: d.Clock,
 	}

@@ -102,7 +102,7 @@ type Controller struct {
 // its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	deploy, rsets := d.Informers.For(client.Deployments), d.Informers.For(client.ReplicaSets)
-	ctrl := &Controller{client: d.Client, deploy: deploy, rsets: rsets, queue: workqueue.New[string](d.Clock),
+	ctrl := &Controller{client: d.Client, deploy: deploy, rsets: rsets, queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent(EventComponent),
 		log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	rsets.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)

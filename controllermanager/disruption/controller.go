@@ -70,7 +70,7 @@ func New(d controller.Deps, o Options) *Controller {
 	inf := d.Informers
 	ctrl := &Controller{client: d.Client, pdbs: inf.For(client.PodDisruptionBudgets), pods: inf.For(client.Pods),
 		rsets: inf.For(client.ReplicaSets), rcs: inf.For(client.ReplicationControllers), deploys: inf.For(client.Deployments),
-		queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), workers: o.WorkersOr(DefaultWorkers),
 		log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.pdbs.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)

@@ -55,7 +55,7 @@ type Controller struct {
 // its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, services: d.Informers.For(client.Services), endpoints: d.Informers.For(client.Endpoints),
-		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), workers: o.WorkersOr(DefaultWorkers),
+		pods: d.Informers.For(client.Pods), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), workers: o.WorkersOr(DefaultWorkers),
 		log: d.Log.With("controller", ControllerName)}
 	ctrl.pods.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)
 	ctrl.services.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex)

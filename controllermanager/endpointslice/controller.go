@@ -123,7 +123,7 @@ func serviceIndex(obj runtime.Object) []string {
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, services: d.Informers.For(client.Services), pods: d.Informers.For(client.Pods),
 		slices: d.Informers.For(client.EndpointSlices), nodes: d.Informers.For(client.Nodes),
-		queue: workqueue.New[string](d.Clock), tracker: newTracker(d.Clock), triggers: newTriggerTimes(),
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), tracker: newTracker(d.Clock), triggers: newTriggerTimes(),
 		rec: d.Recorder.WithComponent(EventComponent), workers: cmp.Or(o.Workers, DefaultWorkers),
 		maxPerSlice: min(max(cmp.Or(o.MaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice), 1), maxEndpointsPerSliceLimit),
 		log:         d.Log.With("controller", ControllerName)}

@@ -82,7 +82,7 @@ func mirroredServiceIndex(obj runtime.Object) []string {
 // its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, endpoints: d.Informers.For(client.Endpoints), services: d.Informers.For(client.Services),
-		slices: d.Informers.For(client.EndpointSlices), queue: workqueue.New[string](d.Clock),
+		slices: d.Informers.For(client.EndpointSlices), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	c.slices.Cache().AddIndex(indexByMirroredService, mirroredServiceIndex)
 	enqueue := client.Handler{

@@ -81,7 +81,7 @@ type monitor struct {
 // New is the garbage collector on d's shared informers of the monitored
 // resources; it registers its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Collector {
-	gc := &Collector{client: d.Client, monitored: map[string]*monitor{}, queue: workqueue.New[item](d.Clock),
+	gc := &Collector{client: d.Client, monitored: map[string]*monitor{}, queue: workqueue.NewNamed[item](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	for _, res := range monitoredResources {
 		inf := d.Informers.For(res)

@@ -123,7 +123,7 @@ type Controller struct {
 func New(d controller.Deps, o Options) *Controller {
 	jobs, pods := d.Informers.For(client.Jobs), d.Informers.For(client.Pods)
 	c := &Controller{client: d.Client, jobs: jobs, pods: pods,
-		queue: workqueue.New[string](d.Clock), orphans: workqueue.New[orphanKey](d.Clock),
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), orphans: workqueue.NewNamed[orphanKey](d.Clock, "job_orphan_pod", d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), rec: d.Recorder.WithComponent(EventComponent),
 		log: d.Log.With("controller", ControllerName), clock: d.Clock,
 		exp: newExpectations(d.Clock), finalizerExp: newUIDSets(), backoff: newBackoffStore()}

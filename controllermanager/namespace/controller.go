@@ -62,7 +62,7 @@ type Controller struct {
 // New is the namespace controller on d's shared namespace informer; it
 // registers its handler, so call it before the informer runs.
 func New(d controller.Deps, o Options) *Controller {
-	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), queue: workqueue.New[string](d.Clock),
+	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock, log: d.Log.With("controller", ControllerName)}
 	enqueue := func(obj runtime.Object) {
 		if obj.(*corev1.Namespace).DeletionTimestamp != nil {

@@ -117,7 +117,7 @@ type Controller struct {
 // registers its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, nodes: d.Informers.For(client.Nodes), leases: d.Informers.For(client.Leases),
-		pods: d.Informers.For(client.Pods), queue: workqueue.New[string](d.Clock), clock: d.Clock, opts: o.withDefaults(),
+		pods: d.Informers.For(client.Pods), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), clock: d.Clock, opts: o.withDefaults(),
 		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName),
 		health: map[string]*health{}}
 	ctrl.pods.Cache().AddIndex(client.IndexPodsByNode, client.PodNodeIndex)

@@ -65,7 +65,7 @@ func New(d controller.Deps, o Options) *Controller {
 	classes, pods, nodes := d.Informers.For(client.StorageClasses), d.Informers.For(client.Pods), d.Informers.For(client.Nodes)
 	pods.Cache().AddIndex(IndexPodsByClaim, PodClaimIndex)
 	log := d.Log.With("controller", ControllerName)
-	c := &Controller{queue: workqueue.New[item](d.Clock), synced: []*client.Informer{volumes, claims, classes, pods, nodes},
+	c := &Controller{queue: workqueue.NewNamed[item](d.Clock, ControllerName, d.QueueMetrics), synced: []*client.Informer{volumes, claims, classes, pods, nodes},
 		period: cmp.Or(o.SyncPeriod, DefaultSyncPeriod), clock: d.Clock, log: log}
 	c.binder = &binder{api: clientAPI{d.Client}, volumes: newStore[*corev1.PersistentVolume](), claims: newStore[*corev1.PersistentVolumeClaim](),
 		classes: classes.Cache(), pods: pods.Cache(), nodes: nodes.Cache(), host: volumeplugin.Host{NodeRoot: o.NodeRoot, NFSRoot: o.NFSRoot},

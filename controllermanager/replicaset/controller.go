@@ -89,7 +89,7 @@ func NewReplicationManager(d controller.Deps, o Options) *Controller {
 // component signs its events, as Kubernetes names them.
 func newController(k kind, d controller.Deps, o Options, name, component string) *Controller {
 	rsets, pods := d.Informers.For(k.res), d.Informers.For(client.Pods)
-	ctrl := &Controller{kind: k, client: d.Client, rsets: rsets, pods: pods, queue: workqueue.New[string](d.Clock),
+	ctrl := &Controller{kind: k, client: d.Client, rsets: rsets, pods: pods, queue: workqueue.NewNamed[string](d.Clock, name, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), exp: controller.NewExpectations(d.Clock),
 		rec: d.Recorder.WithComponent(component), log: d.Log.With("controller", name), clock: d.Clock}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)

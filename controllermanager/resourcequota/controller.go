@@ -100,7 +100,7 @@ type Controller struct {
 // registers its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	c := &Controller{client: d.Client, quotas: d.Informers.For(ResourceQuotas), counted: map[schema.GroupResource]*client.Informer{},
-		queue: workqueue.New[string](d.Clock), workers: o.Workers, syncPeriod: o.SyncPeriod, clock: d.Clock,
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), workers: o.Workers, syncPeriod: o.SyncPeriod, clock: d.Clock,
 		log: d.Log.With("controller", logName)}
 	if c.workers <= 0 {
 		c.workers = DefaultWorkers

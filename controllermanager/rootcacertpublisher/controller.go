@@ -98,7 +98,7 @@ type Controller struct {
 // API server.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces), configMaps: d.Informers.For(client.ConfigMaps),
-		queue: workqueue.New[string](d.Clock), data: map[string]string{Key: string(o.CA)},
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), data: map[string]string{Key: string(o.CA)},
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	if len(o.CA) == 0 {
 		ctrl.log.Error("no CA to publish: every namespace's ConfigMap "+Name+" holds an empty "+Key+

@@ -49,7 +49,7 @@ type Controller struct {
 // informers; it registers its handlers, so call it before they run.
 func New(d controller.Deps, o Options) *Controller {
 	ctrl := &Controller{client: d.Client, namespaces: d.Informers.For(client.Namespaces),
-		serviceAccounts: d.Informers.For(client.ServiceAccounts), queue: workqueue.New[string](d.Clock),
+		serviceAccounts: d.Informers.For(client.ServiceAccounts), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", ControllerName)}
 	ctrl.namespaces.AddHandler(client.Handler{
 		OnAdd:    func(obj runtime.Object) { ctrl.queue.Add(client.KeyOf(obj)) },

@@ -99,7 +99,7 @@ func New(d controller.Deps, o Options) *Controller {
 	sets, pods := d.Informers.For(client.StatefulSets), d.Informers.For(client.Pods)
 	claims, revisions := d.Informers.For(client.PersistentVolumeClaims), d.Informers.For(client.ControllerRevisions)
 	c := &Controller{client: d.Client, sets: sets, pods: pods, claims: claims, revisions: revisions,
-		history: history.NewHistory(d.Client, revisions), queue: workqueue.New[string](d.Clock),
+		history: history.NewHistory(d.Client, revisions), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), exp: newExpectations(d.Clock),
 		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName), clock: d.Clock}
 	pods.Cache().AddIndex(client.IndexByOwnerUID, client.OwnerUIDIndex)

@@ -82,7 +82,7 @@ func New(d controller.Deps, o Options) *Controller {
 // newController is the controller reading nodes and pods from any lister:
 // the unit tests pass maps they write themselves, and no informers.
 func newController(d controller.Deps, nodes, pods lister, o Options) *Controller {
-	return &Controller{client: d.Client, nodes: nodes, pods: pods, queue: workqueue.New[string](d.Clock),
+	return &Controller{client: d.Client, nodes: nodes, pods: pods, queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), clock: d.Clock,
 		rec: d.Recorder.WithComponent(EventComponent), log: d.Log.With("controller", ControllerName),
 		countdown: map[string]*countdown{}}

@@ -62,7 +62,7 @@ type Controller struct {
 // New is the controller on d's shared Job informer; it registers its
 // handlers, so call it before the informers run.
 func New(d controller.Deps, o Options) *Controller {
-	c := &Controller{client: d.Client, jobs: d.Informers.For(client.Jobs), queue: workqueue.New[string](d.Clock),
+	c := &Controller{client: d.Client, jobs: d.Informers.For(client.Jobs), queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics),
 		workers: o.WorkersOr(DefaultWorkers), log: d.Log.With("controller", logName), clock: d.Clock}
 	c.jobs.AddHandler(client.Handler{OnAdd: c.enqueue, OnUpdate: func(_, obj runtime.Object) { c.enqueue(obj) }})
 	return c

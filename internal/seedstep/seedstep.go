@@ -4,6 +4,10 @@
 //
 // README.md's table maps each step to the component, the function and the
 // log line that shows it.
+//
+//	file         what it holds
+//	seedstep.go  the steps' numbers and the log key
+//	metrics.go   Durations: mkube_pod_step_duration_seconds{step}, time from a pod's creation to each step
 package seedstep
 
 // Key is the log attribute every step is tagged with: step=N.

@@ -65,7 +65,7 @@ type Controller struct {
 // call it before they run.
 func New(d controller.Deps) *Controller {
 	c := &Controller{client: d.Client, claims: d.Informers.For(client.PersistentVolumeClaims), volumes: d.Informers.For(client.PersistentVolumes),
-		queue: workqueue.New[string](d.Clock), resizer: d.Recorder.WithComponent(ResizerEventComponent),
+		queue: workqueue.NewNamed[string](d.Clock, ControllerName, d.QueueMetrics), resizer: d.Recorder.WithComponent(ResizerEventComponent),
 		expand: d.Recorder.WithComponent(ExpandEventComponent), log: d.Log.With("controller", ControllerName)}
 	changed := func(obj runtime.Object) {
 		if pvc := obj.(*corev1.PersistentVolumeClaim); wantsMore(pvc) {

@@ -29,7 +29,7 @@ type ClaimController struct {
 // informers of claims and pods; call it before they run.
 func NewClaimController(d controller.Deps) *ClaimController {
 	c := &ClaimController{client: d.Client, claims: d.Informers.For(client.PersistentVolumeClaims), pods: d.Informers.For(client.Pods),
-		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", ClaimControllerName)}
+		queue: workqueue.NewNamed[string](d.Clock, ClaimControllerName, d.QueueMetrics), log: d.Log.With("controller", ClaimControllerName)}
 	c.pods.Cache().AddIndex(persistentvolume.IndexPodsByClaim, persistentvolume.PodClaimIndex)
 	c.claims.AddHandler(client.Handler{
 		OnAdd:    c.claimChanged,

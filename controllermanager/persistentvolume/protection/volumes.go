@@ -26,7 +26,7 @@ type VolumeController struct {
 // informer of volumes; call it before it runs.
 func NewVolumeController(d controller.Deps) *VolumeController {
 	c := &VolumeController{client: d.Client, volumes: d.Informers.For(client.PersistentVolumes),
-		queue: workqueue.New[string](d.Clock), log: d.Log.With("controller", VolumeControllerName)}
+		queue: workqueue.NewNamed[string](d.Clock, VolumeControllerName, d.QueueMetrics), log: d.Log.With("controller", VolumeControllerName)}
 	changed := func(obj runtime.Object) {
 		pv := obj.(*corev1.PersistentVolume)
 		if needsFinalizer(pv, storagepolicy.VolumeProtectionFinalizer) || deletionCandidate(pv, storagepolicy.VolumeProtectionFinalizer) {

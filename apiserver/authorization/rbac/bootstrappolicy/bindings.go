@@ -27,6 +27,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("system:discovery", group(Authenticated)),
 		clusterBinding("system:public-info-viewer", group(Authenticated), group(Unauthenticated)),
 		clusterBinding("system:service-account-issuer-discovery", group(ServiceAccounts)),
+		clusterBinding("system:monitoring", group("system:monitoring")),
 		clusterBinding("system:kube-controller-manager", user(KubeControllerManager)),
 		clusterBinding("system:kube-scheduler", user(KubeScheduler)),
 		clusterBinding("system:volume-scheduler", user(KubeScheduler)),

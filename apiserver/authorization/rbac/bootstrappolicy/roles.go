@@ -59,6 +59,11 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule("create").groups(authnGroup).resources("tokenreviews"),
 			rule("create").groups(authzGroup).resources("subjectaccessreviews"),
 		)},
+		// Reading the components' metrics and health, for a monitoring
+		// system (Prometheus) put in the group system:monitoring.
+		{ObjectMeta: defaultMeta("system:monitoring"), Rules: rules(
+			rule("get").urls("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"),
+		)},
 		// What anyone, even without credentials, may read.
 		{ObjectMeta: defaultMeta("system:public-info-viewer"), Rules: rules(
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
