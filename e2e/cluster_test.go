@@ -17,10 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mkube/mkube/internal/testserver"
 )
 
 // binDir holds the binaries built once for the whole package.
@@ -75,15 +74,33 @@ func (c *cluster) serverFlags(kubeconfig string) []string {
 	return []string{"--server", c.URL}
 }
 
+// freePort is a port for a process the test starts, handed out once per
+// test binary from below the kernel's ephemeral range (32768-60999 on
+// Linux): a port the kernel picked for port 0 and that the test then
+// released could be taken, before the process binds it, by a parallel
+// test's port-0 listener or by an outgoing connection's local port.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		port := int(nextPort.Add(1))
+		if port >= 32768 {
+			t.Fatal("no free port left below the ephemeral range")
+		}
+		// Another program on the host may hold it: check.
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+// nextPort is the last port freePort handed out; each test binary starts
+// at its own offset, so e2e binaries of two checkouts rarely meet.
+var nextPort atomic.Int32
+
+func init() { nextPort.Store(int32(20000 + os.Getpid()%8000)) }
 
 // startCluster starts the four programs with the given kubelets.
 func startCluster(t testing.TB, apiserverArgs []string, nodes ...string) *cluster {
@@ -213,15 +230,27 @@ func (c *cluster) startAs(name, bin string, args ...string) {
 	})
 }
 
+// waitReady waits up to 30 s for the API server's /readyz, and shows its
+// log if it never gets there (it may have exited: a port it could not
+// bind, a bad flag).
 func (c *cluster) waitReady() {
-	testserver.EventuallyWithin(c.t, 30*time.Second, "the API server is ready", func() (bool, string) {
+	c.t.Helper()
+	ready := func() (bool, string) {
 		resp, err := http.Get(c.URL + "/readyz")
 		if err != nil {
 			return false, err.Error()
 		}
 		resp.Body.Close()
 		return resp.StatusCode == 200, resp.Status
-	})
+	}
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if ok, _ := ready(); ok {
+			return
+		}
+	}
+	_, state := ready()
+	c.dumpLogs()
+	c.t.Fatalf("not true within 30s: the API server is ready; last state: %s", state)
 }
 
 func (c *cluster) dumpLogs() {
