@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,12 @@ func (sc Scaler) serve(q *Request) {
 			writeError(q.W, asStatusError(err))
 			return
 		}
+		if wantsTable(q.R) { // kubectl get --subresource=scale
+			t := newTable(scaleTable, []runtime.Object{scale}, q.R.URL.Query().Get("includeObject"), q.Now(), true)
+			t.ResourceVersion = scale.ResourceVersion
+			writeJSON(q.W, http.StatusOK, t)
+			return
+		}
 		writeJSON(q.W, http.StatusOK, scale)
 	case "update", "patch":
 		data, err := readBody(q.R)
@@ -113,6 +120,15 @@ func (sc Scaler) serve(q *Request) {
 		writeJSON(q.W, http.StatusOK, scale)
 	}
 }
+
+// scaleTable prints a Scale as kube-apiserver does: desired and
+// available replicas.
+var scaleTable = &Resource{Kind: "Scale",
+	Columns: []Column{{Name: "Desired", Type: "integer"}, {Name: "Available", Type: "integer"}},
+	Row: func(obj runtime.Object, _ time.Time) []any {
+		scale := obj.(*autoscalingv1.Scale)
+		return []any{int64(scale.Spec.Replicas), int64(scale.Status.Replicas)}
+	}}
 
 // asStatusError keeps an API error as it is and makes any other one an
 // internal error, as kube-apiserver answers an error without a status.

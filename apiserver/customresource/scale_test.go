@@ -2,6 +2,7 @@ package customresource_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,6 +65,15 @@ func TestTheScaleOfACustomResource(t *testing.T) {
 	if scale.APIVersion != "autoscaling/v1" || scale.Kind != "Scale" || scale.Name != "x" || scale.Namespace != "default" || scale.UID != cr.GetUID() ||
 		scale.ResourceVersion != cr.GetResourceVersion() || scale.Spec.Replicas != 1 || scale.Status.Replicas != 1 || scale.Status.Selector != "app=cron" {
 		t.Fatalf("GET scale: %+v", scale)
+	}
+
+	// As a Table (kubectl get --subresource=scale): desired and available.
+	req, _ := http.NewRequest(http.MethodGet, s.URL+crontabs+"/x/scale", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	var table metav1.Table
+	if code := s.DoRequest(req, &table); code != http.StatusOK || len(table.ColumnDefinitions) != 3 || table.ColumnDefinitions[1].Name != "Desired" ||
+		table.ColumnDefinitions[2].Name != "Available" || len(table.Rows) != 1 || fmt.Sprint(table.Rows[0].Cells) != "[x 1 1]" {
+		t.Errorf("the scale as a Table: %d %+v", code, table)
 	}
 
 	// A PUT whose status says otherwise changes only the spec.
