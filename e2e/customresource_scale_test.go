@@ -76,6 +76,11 @@ func TestKubectlScalesACustomResource(t *testing.T) {
 		t.Errorf("the Scale: %q", got)
 	}
 
+	if errOut := k.mustFail(t, "patch", "crontab", "x", "--subresource=scale", "--type=merge", "-p", `{"spec":{"replicas":-1}}`); !strings.Contains(errOut,
+		`The CronTab "x" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`) {
+		t.Errorf("negative replicas: %s", errOut)
+	}
+
 	// Preconditions: the current replicas (kubectl GETs the scale, then
 	// PUTs it) and a stale resourceVersion.
 	k.mustKubectl(t, "scale", "--current-replicas=3", "--replicas=5", "crontab/x")

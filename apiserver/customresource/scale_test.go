@@ -127,13 +127,19 @@ func TestTheScaleOfACustomResource(t *testing.T) {
 	}
 }
 
-// What the scale paths hold is checked on every write, and a CronTab
+// A definition's scale paths are where Kubernetes wants them, what they
+// hold is checked on every write, and a CronTab
 // without spec replicas has no scale to read, in Kubernetes' words.
 func TestTheScalePathsOfACustomResource(t *testing.T) {
 	s := testserver.StartServer(t)
+	var st metav1.Status
+	misplaced := strings.Replace(crontabsCRD("Cluster"), `"specReplicasPath":".spec.replicas"`, `"specReplicasPath":".status.replicas"`, 1)
+	if code := s.Do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", misplaced, &st); code != http.StatusUnprocessableEntity ||
+		!strings.Contains(st.Message, `spec.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`) {
+		t.Errorf("a definition whose spec replicas are in the status: %d %q", code, st.Message)
+	}
 	const crontabs = "/apis/stable.example.com/v1/crontabs"
 	serveCronTabs(t, s, "Cluster", crontabs)
-	var st metav1.Status
 	if code := s.Do(http.MethodPost, crontabs, "application/json",
 		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"bad"},"spec":{"replicas":"three"}}`, &st); code != http.StatusUnprocessableEntity ||
 		st.Message != `CronTab.stable.example.com "bad" is invalid: .spec.replicas: Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64` {
