@@ -17,7 +17,8 @@
 //   - handlers.go serves the verbs on objects and collections, and hands a
 //     subresource to the handler its Resource declares (request.go is what
 //     such a handler may use); status.go and scale.go are the two generic
-//     subresources.
+//     subresources (ScaleSubresourceOf: a scale whose replicas are where a
+//     custom resource's definition says).
 //   - admission/ is the admission chain: named plugins in kube-apiserver's
 //     order, run on every write between defaulting and validation; its
 //     webhook/ calls the cluster's admission webhooks and policy/ applies

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mkube/mkube/store"
@@ -65,3 +67,15 @@ func fieldErr(path, msg string) field.ErrorList {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// unsupportedPatchType is the 415 for a patch in another format than
+// those accepted.
+func unsupportedPatchType(accepted ...types.PatchType) error {
+	names := make([]string, len(accepted))
+	for i, t := range accepted {
+		names[i] = string(t)
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+		Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(names, ", ")}}
+}

@@ -373,17 +373,11 @@ func applyPatch(cur runtime.Object, patchType types.PatchType, patch []byte, res
 	case types.StrategicMergePatchType:
 		if _, typed := res.New().(*unstructured.Unstructured); typed {
 			// No Go type says how a custom resource's lists merge.
-			return nil, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
-				Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-				Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-					types.JSONPatchType, types.MergePatchType, types.ApplyPatchType)}}
+			return nil, nil, unsupportedPatchType(types.JSONPatchType, types.MergePatchType, types.ApplyPatchType)
 		}
 		patched, err = strategicpatch.StrategicMergePatch(original, patch, res.New())
 	default:
-		return nil, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
-			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType)}}
+		return nil, nil, unsupportedPatchType(types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType)
 	}
 	if err != nil {
 		return nil, nil, badRequest("the patch could not be applied: %v", err)

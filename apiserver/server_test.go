@@ -251,6 +251,13 @@ func TestScaleSubresource(t *testing.T) {
 		`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"rs","resourceVersion":"1"},"spec":{"replicas":1}}`, nil); code != 409 {
 		t.Fatalf("a stale Scale: %d", code)
 	}
+	// Strategic merge (a Scale is a Go type) and apply are taken too.
+	s.Do("PATCH", "/apis/apps/v1/namespaces/default/replicasets/rs/scale", "application/strategic-merge-patch+json", `{"spec":{"replicas":3}}`, &scale)
+	s.Do("PATCH", "/apis/apps/v1/namespaces/default/replicasets/rs/scale?fieldManager=t", "application/apply-patch+yaml",
+		"apiVersion: autoscaling/v1\nkind: Scale\nmetadata: {name: rs}\nspec: {replicas: 4}\n", &scale)
+	if scale["spec"].(map[string]any)["replicas"] != 4.0 {
+		t.Fatalf("after strategic merge and apply: %v", scale)
+	}
 }
 
 func TestListPagination(t *testing.T) {

@@ -18,6 +18,7 @@
 //	resources.go   Resources: the apiserver.Resource of each served version of a definition
 //	schema.go      a version's structural schema: decoding, pruning and coercing, defaults, validation
 //	openapi.go     the schemas published in the server's OpenAPI documents
+//	scale.go       the scale subresource: a Scale read from and written to the paths of subresources.scale
 //	conversion.go  converting between versions: None (the apiVersion rewritten) or a conversion webhook
 //	controller.go  the Controller: names accepted, Established, the served resources kept in step, deletion
 package customresource
@@ -139,7 +140,11 @@ func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensions
 			if old != nil {
 				prev = old.(*unstructured.Unstructured)
 			}
-			return vs.validate(obj.(*unstructured.Unstructured), prev)
+			errs := vs.validate(obj.(*unstructured.Unstructured), prev)
+			if scale := scaleOfVersion(v); scale != nil {
+				errs = append(errs, validateScale(obj.(*unstructured.Unstructured), scale)...)
+			}
+			return errs
 		},
 		Schema: schemaSet,
 		Row: func(obj runtime.Object, _ time.Time) []any {
@@ -159,7 +164,18 @@ func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensions
 	if v.Subresources != nil && v.Subresources.Status != nil {
 		res.Subresources = append(res.Subresources, apiserver.StatusSubresource)
 	}
+	if scale := scaleOfVersion(v); scale != nil {
+		res.Subresources = append(res.Subresources, scaleSubresource(scale))
+	}
 	return res, nil
+}
+
+// scaleOfVersion is the version's subresources.scale, nil if it has none.
+func scaleOfVersion(v *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceSubresourceScale {
+	if v.Subresources == nil {
+		return nil
+	}
+	return v.Subresources.Scale
 }
 
 // selectableFields are the fields a version lets field selectors match
