@@ -105,10 +105,11 @@ const (
 //     without endpoints refuses;
 //   - 127.0.0.1, and any other loopback address that is no Node's, is
 //     the pod itself (the node's own loopback, from the node's network,
-//     refuses);
-//   - a Node's address (this node's or another's) is dialled on the
-//     host's network, from this node's address, as the node's kernel
-//     masquerades a pod's packets to it (doc.go: Nodes' addresses);
+//     refuses: no server of the node's own is simulated);
+//   - a Node's address other than 127.0.0.1 (this node's or another's)
+//     is dialled on the host's network, from this node's address, as
+//     the node's kernel masquerades a pod's packets to it (doc.go:
+//     Nodes' addresses);
 //   - an IP of this node's pod CIDR (or of no route's) is a sandbox of
 //     this node, reached in memory (bridge.go);
 //   - an IP of another node's pod CIDR goes to that node's runtime
@@ -140,7 +141,7 @@ func (n *Node) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 	switch peer := n.Routes.Lookup(ip); {
 	case src.IsValid() && isPodLoopback(ip, n.Services.IsNodeIP):
 		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port())} // the server sees 127.0.0.1 call 127.0.0.1
-	case n.Services.IsNodeIP(ip):
+	case n.Services.IsNodeIP(ip) && !isLocalhost(ip):
 		n.Log.Debug("pod network: to a node's address, on the host's network", "from", from, "to", dst, "protocol", network)
 		return hop{kind: toHost, from: n.Services.LocalNodeIP(), to: dst}
 	case ip.IsLoopback(): // the node's loopback
@@ -211,10 +212,13 @@ type ServiceRules interface {
 // unless it is a Node's (isNodeIP), which on a single host is how each
 // node gets an address of its own (doc.go: Nodes' addresses).
 func isPodLoopback(ip netip.Addr, isNodeIP func(netip.Addr) bool) bool {
-	if !ip.IsLoopback() {
-		return false
-	}
-	return ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback() || !isNodeIP(ip)
+	return ip.IsLoopback() && (isLocalhost(ip) || !isNodeIP(ip))
+}
+
+// isLocalhost reports whether ip is localhost's, 127.0.0.1 or ::1:
+// whoever dials it, its own loopback, even where a Node has it.
+func isLocalhost(ip netip.Addr) bool {
+	return ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback()
 }
 
 // dialHost connects to to on the host's network, as the node itself

@@ -31,19 +31,23 @@ func (onePod) HostPort(string, netip.AddrPort) (netip.AddrPort, bool) {
 // A pod reaches a Node's address on the host's network, from its own
 // node's address, as a pod reaches a kubelet's port on Kubernetes; its
 // own loopback stays its own. The nodes are 127.0.0.2 (this one) and
-// 127.0.0.3, as `make local` gives them: the host has all of 127/8.
+// 127.0.0.3, as `make local` gives them (the host has all of 127/8),
+// and 127.0.0.1, as the e2e clusters' nodes are: localhost wins.
 func TestAPodDialsANodesAddressOnTheHostsNetwork(t *testing.T) {
 	tests := []struct {
 		name       string
+		hostNet    bool   // the dial is a hostNetwork pod's, from the node's network
 		listenOn   string // the host's server
 		dial       string // the pod's dial, to the server's port
 		wantFrom   string // the address the server sees call ("": the dial must not reach it)
 		wantRefuse bool
 	}{
-		{"another node's address, as a kubelet's port", "127.0.0.3", "127.0.0.3", "127.0.0.2", false},
-		{"its own node's address", "127.0.0.2", "127.0.0.2", "127.0.0.2", false},
-		{"127.0.0.1 is the pod's loopback, not the host's", "127.0.0.1", "127.0.0.1", "", true},
-		{"a loopback address that is no Node's is the pod's", "127.0.0.9", "127.0.0.9", "", true},
+		{"another node's address, as a kubelet's port", false, "127.0.0.3", "127.0.0.3", "127.0.0.2", false},
+		{"its own node's address", false, "127.0.0.2", "127.0.0.2", "127.0.0.2", false},
+		{"127.0.0.1 is the pod's loopback, not the host's, though a Node has it", false, "127.0.0.1", "127.0.0.1", "", true},
+		{"a loopback address that is no Node's is the pod's", false, "127.0.0.9", "127.0.0.9", "", true},
+		{"from the host network, another node's address", true, "127.0.0.3", "127.0.0.3", "127.0.0.2", false},
+		{"from the host network, 127.0.0.1 is the node's loopback, which refuses", true, "127.0.0.1", "127.0.0.1", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +68,7 @@ func TestAPodDialsANodesAddressOnTheHostsNetwork(t *testing.T) {
 			}()
 
 			podIP := netip.MustParseAddr("10.244.2.5")
-			rules, err := proxy.ParseRules(&runtimev1.SetServicesRequest{NodeIps: []string{"127.0.0.2", "127.0.0.3"}, LocalNodeIps: []string{"127.0.0.2"}})
+			rules, err := proxy.ParseRules(&runtimev1.SetServicesRequest{NodeIps: []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}, LocalNodeIps: []string{"127.0.0.2"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,10 +81,14 @@ func TestAPodDialsANodesAddressOnTheHostsNetwork(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			port := l.Addr().(*net.TCPAddr).Port
-			conn, err := n.DialOut(ctx, podIP, "tcp", net.JoinHostPort(tt.dial, strconv.Itoa(port)))
+			src := podIP
+			if tt.hostNet {
+				src = netip.Addr{}
+			}
+			conn, err := n.DialOut(ctx, src, "tcp", net.JoinHostPort(tt.dial, strconv.Itoa(port)))
 			if tt.wantRefuse {
 				if err == nil || !strings.Contains(err.Error(), "connection refused") {
-					t.Fatalf("dial %s: %v, want the pod's own loopback to refuse", tt.dial, err)
+					t.Fatalf("dial %s: %v, want the dialler's own loopback to refuse", tt.dial, err)
 				}
 				select {
 				case from := <-accepted:
