@@ -40,6 +40,24 @@ func TestTheMetricsServerAddonScrapesTheKubeletsFromItsPod(t *testing.T) {
 		return code == 0 && strings.Contains(out, "node01") && strings.Contains(out, "node02"), out + errOut
 	})
 
+	// From a pod, the other nodes' addresses are the nodes: a kubelet's
+	// port, and a NodePort (kube-proxy's rules first); logs and exec
+	// still reach the kubelets at theirs.
+	k.mustKubectl(t, "run", "web", "--image=nginx", "--port=80")
+	k.mustKubectl(t, "expose", "pod", "web", "--type=NodePort", "--port=80")
+	nodePort := k.mustKubectl(t, "get", "service", "web", "-o", "jsonpath={.spec.ports[0].nodePort}")
+	for _, node := range []string{"node01", "node02"} {
+		ip := k.mustKubectl(t, "get", "node", node, "-o", `jsonpath={.status.addresses[?(@.type=="InternalIP")].address}`)
+		port := k.mustKubectl(t, "get", "node", node, "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")
+		for url, want := range map[string]string{"http://" + ip + ":" + port + "/healthz": "ok", "http://" + ip + ":" + nodePort + "/": "Welcome to nginx!"} {
+			testserver.EventuallyWithin(t, 30*time.Second, "the pod load reaches "+url, func() (bool, string) {
+				out, errOut, _ := k.kubectl(t, "exec", "load", "--", "wget", "-qO-", "-T", "2", url)
+				return strings.Contains(out, want), out + errOut
+			})
+		}
+	}
+	k.mustKubectl(t, "logs", "load")
+
 	// metrics-server leaves out a pod whose container reads 0 CPU or
 	// memory: until the runtime reports its containers' usage through
 	// CRI, there is no row for it to show.
