@@ -12,8 +12,16 @@ build:
 image: build bin/crictl
 	docker build -q -t mkube:local .
 
+# The add-ons are applied once the API server answers, with the host's
+# kubectl, as a learner applies them (no image of kubectl can be pulled).
 up: image
 	$(COMPOSE) up -d
+	@for i in $$(seq 120); do curl -sf http://127.0.0.1:8080/readyz >/dev/null && break; sleep 0.5; done
+	@if command -v kubectl >/dev/null; then \
+		kubectl --server http://127.0.0.1:8080 apply -f addons/metrics-server.yaml; \
+	else \
+		echo "kubectl is not installed: apply addons/metrics-server.yaml yourself for kubectl top"; \
+	fi
 	@echo "mkube is up: kubectl --server http://127.0.0.1:8080 get nodes"
 
 down:

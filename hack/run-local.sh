@@ -29,16 +29,32 @@ bin/controller-manager --kubeconfig "$PKI/controller-manager.kubeconfig" --root-
   --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
   --node-root mkube-data/nodes --nfs-root mkube-data/nfs >logs/controller-manager.log 2>&1 & pids+=($!)
 bin/scheduler --kubeconfig "$PKI/scheduler.kubeconfig" >logs/scheduler.log 2>&1 & pids+=($!)
+i=1
 for n in node01 node02 node03; do
   # One host for all nodes: any free port for each kubelet's API (logs),
-  # and loopback as the address the API server reaches it at.
+  # and an address of its own on loopback as its InternalIP, where the
+  # API server and the pods reach it (127.0.0.2, .3, .4: on Linux all of
+  # 127/8 is the host's; elsewhere only 127.0.0.1 is, and pods cannot
+  # reach the nodes, see network/podnetwork's doc).
+  i=$((i + 1))
+  ip=127.0.0.1
+  if [ "$(uname -s)" = Linux ]; then ip=127.0.0.$i; fi
   # Each kubelet runs its own runtime in-process, writing container logs
   # to a directory of its own (the default, /var/log/pods, is root's);
   # the nodes' disks, where volumes live, are mkube-data/nodes/<node>.
-  bin/kubelet --kubeconfig "$PKI/kubelet-$n.kubeconfig" --node-name "$n" --port 0 --node-ip 127.0.0.1 \
+  bin/kubelet --kubeconfig "$PKI/kubelet-$n.kubeconfig" --node-name "$n" --port 0 --node-ip "$ip" \
     --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
     >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
+# The add-ons, as a learner applies them: metrics-server, for kubectl top
+# and the HPA (addons/metrics-server.yaml; its image runs mkube's own,
+# which scrapes each kubelet at its InternalIP from its pod).
+if command -v kubectl >/dev/null; then
+  kubectl --server "$SERVER" apply -f addons/metrics-server.yaml >logs/addons.log 2>&1 ||
+    echo "applying addons/metrics-server.yaml failed: see logs/addons.log"
+else
+  echo "kubectl is not installed: apply addons/metrics-server.yaml yourself for kubectl top"
+fi
 echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"

@@ -24,8 +24,7 @@ func (n *Node) dialUDP(ctx context.Context, h hop, remote *net.UDPAddr) (net.Con
 	var c *podnet.DatagramConn
 	switch h.kind {
 	case toHost:
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", h.to.String())
+		return dialHost(ctx, "udp", h.from, h.to)
 	case toPeer:
 		return podnet.DialUDP(ctx, h.peer, h.from, h.to.Addr().String(), int(h.to.Port()))
 	case toRefused:

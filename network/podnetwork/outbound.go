@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -80,7 +81,7 @@ func dialled(remote net.Addr) func(net.Conn, error) (net.Conn, error) {
 // NAT rules and routes have had their say.
 type hop struct {
 	kind hopKind
-	from netip.Addr     // the source the server sees
+	from netip.Addr     // the source the server sees; toHost: the node's address it leaves from (zero: the host picks)
 	to   netip.AddrPort // the server: a pod's, or a host's (toHost)
 	peer runtimev1.PodNetworkClient
 }
@@ -102,9 +103,13 @@ const (
 //   - a Service's address goes to one of its endpoints (network/proxy),
 //     as kube-proxy's DNAT rewrites it before routing; a Service
 //     without endpoints refuses;
-//   - the node's own addresses refuse (no server of the node's own is
-//     simulated);
-//   - localhost is the pod itself;
+//   - 127.0.0.1, and any other loopback address that is no Node's, is
+//     the pod itself (the node's own loopback, from the node's network,
+//     refuses: no server of the node's own is simulated);
+//   - a Node's address other than 127.0.0.1 (this node's or another's)
+//     is dialled on the host's network, from this node's address, as
+//     the node's kernel masquerades a pod's packets to it (doc.go:
+//     Nodes' addresses);
 //   - an IP of this node's pod CIDR (or of no route's) is a sandbox of
 //     this node, reached in memory (bridge.go);
 //   - an IP of another node's pod CIDR goes to that node's runtime
@@ -128,20 +133,19 @@ func (n *Node) route(src netip.Addr, network string, dst netip.AddrPort) hop {
 			// An endpoint outside the pod network is a host's, as the
 			// API server behind default/kubernetes: the node reaches it
 			// on its own network, as kube-proxy's SNAT does.
-			return hop{kind: toHost, from: from, to: to}
+			return hop{kind: toHost, to: to}
 		}
 		dst = to
 	}
 	ip := dst.Addr()
-	if n.isNodeAddress(src, ip) && !ip.IsLoopback() {
-		return hop{kind: toRefused, from: from}
-	}
 	switch peer := n.Routes.Lookup(ip); {
-	case ip.IsLoopback():
-		if !src.IsValid() { // the node's loopback
-			return hop{kind: toRefused, from: ip}
-		}
+	case src.IsValid() && isPodLoopback(ip, n.Services.IsNodeIP):
 		return hop{kind: toPod, from: ip, to: netip.AddrPortFrom(src, dst.Port())} // the server sees 127.0.0.1 call 127.0.0.1
+	case n.Services.IsNodeIP(ip) && !isLocalhost(ip):
+		n.Log.Debug("pod network: to a node's address, on the host's network", "from", from, "to", dst, "protocol", network)
+		return hop{kind: toHost, from: n.Services.LocalNodeIP(), to: dst}
+	case ip.IsLoopback(): // the node's loopback
+		return hop{kind: toRefused, from: ip}
 	case n.PodCIDR.Contains(ip) || peer == nil:
 		return hop{kind: toPod, from: from, to: dst}
 	default:
@@ -156,8 +160,7 @@ func (n *Node) dialTCP(ctx context.Context, h hop, remote *net.TCPAddr) (net.Con
 	case toRefused:
 		return nil, podnet.DialError(remote, status.Error(codes.Unavailable, runtimev1.ConnectionRefused))
 	case toHost:
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", h.to.String())
+		return dialHost(ctx, "tcp", h.from, h.to)
 	case toPeer:
 		return podnet.Dial(ctx, h.peer, h.from, h.to.Addr().String(), int(h.to.Port()))
 	}
@@ -197,6 +200,48 @@ type ServiceRules interface {
 	// IsLocalNodeIP reports whether ip is one of this node's own
 	// addresses.
 	IsLocalNodeIP(ip netip.Addr) bool
+	// IsNodeIP reports whether ip is an address of one of the
+	// cluster's Nodes, this node's included.
+	IsNodeIP(ip netip.Addr) bool
+	// LocalNodeIP is this node's own address, or zero if unknown.
+	LocalNodeIP() netip.Addr
+}
+
+// isPodLoopback reports whether ip, dialled from a pod, is the pod's own
+// loopback: 127.0.0.1 always, as localhost; any other loopback address
+// unless it is a Node's (isNodeIP), which on a single host is how each
+// node gets an address of its own (doc.go: Nodes' addresses).
+func isPodLoopback(ip netip.Addr, isNodeIP func(netip.Addr) bool) bool {
+	return ip.IsLoopback() && (isLocalhost(ip) || !isNodeIP(ip))
+}
+
+// isLocalhost reports whether ip is localhost's, 127.0.0.1 or ::1:
+// whoever dials it, its own loopback, even where a Node has it.
+func isLocalhost(ip netip.Addr) bool {
+	return ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback()
+}
+
+// dialHost connects to to on the host's network, as the node itself
+// would, from the node's address from if the host has it (a node
+// simulated at an address the host lacks dials from the host's own).
+func dialHost(ctx context.Context, network string, from netip.Addr, to netip.AddrPort) (net.Conn, error) {
+	if from.IsValid() {
+		d := net.Dialer{LocalAddr: localAddr(network, from)}
+		conn, err := d.DialContext(ctx, network, to.String())
+		if !errors.Is(err, syscall.EADDRNOTAVAIL) {
+			return conn, err
+		}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, to.String())
+}
+
+// localAddr is ip, any port, as network's address type.
+func localAddr(network string, ip netip.Addr) net.Addr {
+	if network == "udp" {
+		return &net.UDPAddr{IP: ip.AsSlice()}
+	}
+	return &net.TCPAddr{IP: ip.AsSlice()}
 }
 
 // Host ports. A container port with a hostPort is reachable at the

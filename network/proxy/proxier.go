@@ -68,8 +68,9 @@ func NewProxier(services, endpointSlices, nodes *client.Informer, ours func(stri
 		OnAdd: func(runtime.Object) { p.loop.Changed() },
 		OnUpdate: func(old, obj runtime.Object) {
 			// Heartbeats update every Node every 10 s: only its
-			// addresses count, where NodePorts are open.
-			if !slices.Equal(internalIPs(old.(*corev1.Node)), internalIPs(obj.(*corev1.Node))) {
+			// addresses count, where NodePorts are open and where the
+			// pod network reaches the node on the host's network.
+			if !slices.Equal(nodeIPs(old.(*corev1.Node)), nodeIPs(obj.(*corev1.Node))) {
 				p.loop.Changed()
 			}
 		},
@@ -101,9 +102,9 @@ func (p *Proxier) want() *runtimev1.SetServicesRequest {
 	req := &runtimev1.SetServicesRequest{ClusterDns: p.clusterDNS, ClusterDomain: p.clusterDomain}
 	for _, obj := range p.nodes.Cache().List() {
 		node := obj.(*corev1.Node)
-		req.NodeIps = append(req.NodeIps, internalIPs(node)...)
+		req.NodeIps = append(req.NodeIps, nodeIPs(node)...)
 		if p.ours(node.Name) {
-			req.LocalNodeIps = append(req.LocalNodeIps, internalIPs(node)...)
+			req.LocalNodeIps = append(req.LocalNodeIps, nodeIPs(node)...)
 		}
 	}
 	for _, ips := range []*[]string{&req.NodeIps, &req.LocalNodeIps} {
@@ -215,11 +216,13 @@ func serving(ep discoveryv1.Endpoint) bool {
 	return ep.Conditions.Ready == nil || *ep.Conditions.Ready
 }
 
-// internalIPs are node's InternalIP addresses.
-func internalIPs(node *corev1.Node) []string {
+// nodeIPs are node's addresses that are IPs (InternalIP, ExternalIP;
+// not a Hostname or DNS name), as kube-proxy opens NodePorts on every
+// address of its node.
+func nodeIPs(node *corev1.Node) []string {
 	var out []string
 	for _, a := range node.Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
+		if _, err := netip.ParseAddr(a.Address); err == nil {
 			out = append(out, a.Address)
 		}
 	}

@@ -199,6 +199,29 @@ func (t *Table) IsLocalNodeIP(ip netip.Addr) bool {
 	return t.rules.localIPs[ip]
 }
 
+// IsNodeIP reports whether ip is an address of one of the cluster's
+// Nodes, this node's included, as the last rules named them.
+func (t *Table) IsNodeIP(ip netip.Addr) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rules.nodeIPs[ip] || t.rules.localIPs[ip]
+}
+
+// LocalNodeIP is this node's own address (the lowest, if it has
+// several), where its connections to the host's network come from, or
+// zero if the rules name none.
+func (t *Table) LocalNodeIP() netip.Addr {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lowest netip.Addr
+	for ip := range t.rules.localIPs {
+		if !lowest.IsValid() || ip.Less(lowest) {
+			lowest = ip
+		}
+	}
+	return lowest
+}
+
 func ipSet(field string, texts []string) (map[netip.Addr]bool, error) {
 	ips, err := parseIPs(field, texts)
 	set := make(map[netip.Addr]bool, len(ips))
