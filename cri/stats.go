@@ -67,6 +67,13 @@ func (s *Server) ListContainerStats(ctx context.Context, req *runtimeapi.ListCon
 	return &runtimeapi.ListContainerStatsResponse{Stats: out}, nil
 }
 
+// residentBase is what a running process holds before it allocates
+// anything: its program's own pages (busybox's sh resides in about half a
+// MiB). A container's working set is never 0 while it runs, as none is
+// on a real node; metrics-server leaves out a pod that reads 0. The OOM
+// killer judges only what the program allocates.
+const residentBase = 512 << 10
+
 // stats is c's usage now. Callers hold s.mu.
 func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 	now := s.clock.Now().UnixNano()
@@ -80,7 +87,7 @@ func (s *Server) stats(c *container) *runtimeapi.ContainerStats {
 	}
 	var memory, layer uint64
 	if c.proc != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		memory = uint64(c.proc.sh.MemoryUsage() + s.memory.chargedTo(memoryCharge(c)))
+		memory = uint64(residentBase + c.proc.sh.MemoryUsage() + s.memory.chargedTo(memoryCharge(c)))
 		layer = uint64(c.proc.sh.FS.LayerBytes(s.lowerLayer(c)))
 	}
 	return &runtimeapi.ContainerStats{

@@ -78,11 +78,11 @@ func TestMemoryVolumeIsATmpfsOfItsSize(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(disk, memDir)); len(entries) != 0 {
 		t.Errorf("the node's disk holds %v under the tmpfs' mount point, want nothing", entries)
 	}
-	if got := h.memoryOf(t, writer); got != 10 {
-		t.Errorf("the writer's memory: %d bytes, want the tmpfs' 10", got)
+	if got := h.memoryOf(t, writer); got != residentBase+10 {
+		t.Errorf("the writer's memory: %d bytes, want its program's %d and the tmpfs' 10", got, residentBase)
 	}
-	if got := h.memoryOf(t, reader); got != 0 {
-		t.Errorf("the reader's memory: %d bytes, want 0: it wrote nothing", got)
+	if got := h.memoryOf(t, reader); got != residentBase {
+		t.Errorf("the reader's memory: %d bytes, want its program's %d: it wrote nothing", got, residentBase)
 	}
 	if _, errOut := h.exec(t, writer, "rm /mem/a; echo ok > /mem/b"); errOut != "" {
 		t.Errorf("after rm there is room again, but: %q", errOut)

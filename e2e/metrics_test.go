@@ -159,4 +159,3 @@ func promtoolCheck(t *testing.T, component, body string) {
 		t.Errorf("promtool check metrics on %s's /metrics: %v\n%s", component, err, out)
 	}
 }
-
