@@ -44,3 +44,13 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/pki/ca.crt" --cert 
 rm -rf "$pki"
 [ "$code" = 403 ] || { echo "compose: node01 read a Secret its pods do not use: $code, want 403"; exit 1; }
 echo "compose: node01's certificate is refused a Secret its pods do not use"
+# The metrics-server add-on, which make up applied: its pod scrapes the
+# three kubelets at their nodes' addresses, so kubectl top lists them.
+if command -v kubectl >/dev/null; then
+  deadline=$((SECONDS + 120))
+  until [ "$(kubectl --server http://127.0.0.1:8080 top nodes --no-headers 2>/dev/null | grep -c '^node0[123] ')" = 3 ]; do
+    [ $SECONDS -lt $deadline ] || { echo "compose: kubectl top nodes never listed the 3 nodes"; kubectl --server http://127.0.0.1:8080 top nodes || true; exit 1; }
+    sleep 2
+  done
+  echo "compose: kubectl top nodes lists the 3 nodes"
+fi
