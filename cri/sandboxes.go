@@ -169,20 +169,10 @@ func (s *Server) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSand
 	f := req.GetFilter()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wantID := f.GetId()
-	if id, _, err := find(s.sandboxes, "sandbox", wantID); err == nil {
-		wantID = id
-	}
 	var out []*runtimeapi.PodSandbox
-	for _, sb := range s.sandboxCandidates(f.GetLabelSelector()) {
-		switch {
-		case wantID != "" && sb.id != wantID:
-		case f.GetState() != nil && sb.state != f.GetState().GetState():
-		case !matchLabels(sb.config.GetLabels(), f.GetLabelSelector()):
-		default:
-			out = append(out, &runtimeapi.PodSandbox{Id: sb.id, Metadata: sb.config.GetMetadata(), State: sb.state,
-				CreatedAt: sb.createdAt, Labels: sb.config.GetLabels(), Annotations: sb.config.GetAnnotations(), RuntimeHandler: sb.handler})
-		}
+	for _, sb := range s.sandboxesMatching(f.GetId(), f.GetState(), f.GetLabelSelector()) {
+		out = append(out, &runtimeapi.PodSandbox{Id: sb.id, Metadata: sb.config.GetMetadata(), State: sb.state,
+			CreatedAt: sb.createdAt, Labels: sb.config.GetLabels(), Annotations: sb.config.GetAnnotations(), RuntimeHandler: sb.handler})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].CreatedAt != out[j].CreatedAt {
@@ -191,6 +181,26 @@ func (s *Server) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSand
 		return out[i].Id < out[j].Id
 	})
 	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
+}
+
+// sandboxesMatching are the sandboxes that pass a list's filter: an ID
+// (or a prefix of one, as in containerd), a state, labels. Callers hold
+// s.mu.
+func (s *Server) sandboxesMatching(id string, state *runtimeapi.PodSandboxStateValue, labels map[string]string) []*sandbox {
+	if full, _, err := find(s.sandboxes, "sandbox", id); err == nil {
+		id = full
+	}
+	var out []*sandbox
+	for _, sb := range s.sandboxCandidates(labels) {
+		switch {
+		case id != "" && sb.id != id:
+		case state != nil && sb.state != state.GetState():
+		case !matchLabels(sb.config.GetLabels(), labels):
+		default:
+			out = append(out, sb)
+		}
+	}
+	return out
 }
 
 func (sb *sandbox) ipString() string {

@@ -30,19 +30,10 @@ func (s *Server) ListPodSandboxStats(ctx context.Context, req *runtimeapi.ListPo
 	f := req.GetFilter()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wantID := f.GetId()
-	if id, _, err := find(s.sandboxes, "sandbox", wantID); err == nil {
-		wantID = id
-	}
+	ready := &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}
 	var out []*runtimeapi.PodSandboxStats
-	for _, sb := range s.sandboxCandidates(f.GetLabelSelector()) {
-		switch {
-		case sb.state != runtimeapi.PodSandboxState_SANDBOX_READY:
-		case wantID != "" && sb.id != wantID:
-		case !matchLabels(sb.config.GetLabels(), f.GetLabelSelector()):
-		default:
-			out = append(out, s.podStats(sb))
-		}
+	for _, sb := range s.sandboxesMatching(f.GetId(), ready, f.GetLabelSelector()) {
+		out = append(out, s.podStats(sb))
 	}
 	return &runtimeapi.ListPodSandboxStatsResponse{Stats: out}, nil
 }
