@@ -10,13 +10,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/internal/delegatedauth"
 )
 
 // Delegated authentication and authorization, as k8s.io/apiserver sets
@@ -31,12 +32,10 @@ import (
 // TokenReview; none is system:anonymous. Authorization is a
 // SubjectAccessReview, except for the health paths and system:masters.
 // The CAs and header names are kube-system/extension-apiserver-authentication's,
-// read at start. Answers are cached for 10 s, as the real caches keep them.
+// read at start. The reviews are package delegatedauth's, whose answers
+// are kept for k8s.io/apiserver's 10 s.
 
-const (
-	authConfigMapPath  = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
-	delegationCacheTTL = 10 * time.Second
-)
+const authConfigMapPath = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
 
 // apiClient is what the server asks the API server: mkube's client.Client.
 type apiClient interface {
@@ -44,25 +43,14 @@ type apiClient interface {
 }
 
 type delegatedAuth struct {
-	api apiClient
-	now func() time.Time
+	api      apiClient
+	reviewer *delegatedauth.Reviewer // TokenReviews and SubjectAccessReviews, cached
 
 	clientCA, frontProxyCA *x509.CertPool
 	allowedNames           []string
 	userHeaders            []string
 	groupHeaders           []string
 	extraPrefixes          []string
-
-	mu      sync.Mutex
-	tokens  map[string]cachedAnswer
-	reviews map[string]cachedAnswer
-}
-
-type cachedAnswer struct {
-	user    *authenticationv1.UserInfo
-	allowed bool
-	reason  string
-	expires time.Time
 }
 
 var anonymous = authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
@@ -70,8 +58,8 @@ var anonymous = authenticationv1.UserInfo{Username: "system:anonymous", Groups: 
 // loadDelegatedAuth reads the ConfigMap; without it there are no client
 // certificates to trust. Failing to read it stops the server unless
 // tolerate is set.
-func loadDelegatedAuth(ctx context.Context, api apiClient, now func() time.Time, tolerate bool) (*delegatedAuth, error) {
-	a := &delegatedAuth{api: api, now: now, tokens: map[string]cachedAnswer{}, reviews: map[string]cachedAnswer{}}
+func loadDelegatedAuth(ctx context.Context, api apiClient, clk clock.PassiveClock, tolerate bool) (*delegatedAuth, error) {
+	a := &delegatedAuth{api: api, reviewer: delegatedauth.New(api, clk, delegatedauth.APIServerTTLs)}
 	var cm corev1.ConfigMap
 	err := api.Do(ctx, http.MethodGet, authConfigMapPath, nil, &cm)
 	switch {
@@ -167,24 +155,14 @@ func (a *delegatedAuth) frontProxyUser(h http.Header) authenticationv1.UserInfo 
 
 // tokenUser asks a TokenReview who holds token.
 func (a *delegatedAuth) tokenUser(ctx context.Context, token string) (authenticationv1.UserInfo, error) {
-	answer, err := a.cached(a.tokens, token, func() (cachedAnswer, error) {
-		review := authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
-		review.Kind, review.APIVersion = "TokenReview", "authentication.k8s.io/v1"
-		if err := a.api.Do(ctx, http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", review, &review); err != nil {
-			return cachedAnswer{}, err
-		}
-		if !review.Status.Authenticated {
-			return cachedAnswer{}, nil
-		}
-		return cachedAnswer{user: &review.Status.User}, nil
-	})
+	user, ok, err := a.reviewer.ReviewToken(ctx, token)
 	switch {
 	case err != nil:
 		return anonymous, err
-	case answer.user == nil:
+	case !ok:
 		return anonymous, errors.New("invalid bearer token")
 	}
-	return *answer.user, nil
+	return user, nil
 }
 
 // authorize asks a SubjectAccessReview whether user may make the request.
@@ -192,52 +170,12 @@ func (a *delegatedAuth) authorize(ctx context.Context, user authenticationv1.Use
 	if slices.Contains(user.Groups, "system:masters") {
 		return true, "", nil
 	}
-	spec := authorizationv1.SubjectAccessReviewSpec{User: user.Username, UID: user.UID, Groups: user.Groups}
-	for k, v := range user.Extra {
-		if spec.Extra == nil {
-			spec.Extra = map[string]authorizationv1.ExtraValue{}
-		}
-		spec.Extra[k] = authorizationv1.ExtraValue(v)
-	}
+	spec := delegatedauth.Spec(user)
 	if info.resource != "" {
 		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: info.namespace, Verb: info.verb, Group: metricsGroup,
 			Version: metricsVersion, Resource: info.resource, Name: info.name}
 	} else {
 		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: info.path, Verb: info.verb}
 	}
-	key, _ := json.Marshal(spec)
-	answer, err := a.cached(a.reviews, string(key), func() (cachedAnswer, error) {
-		review := authorizationv1.SubjectAccessReview{Spec: spec}
-		review.Kind, review.APIVersion = "SubjectAccessReview", "authorization.k8s.io/v1"
-		if err := a.api.Do(ctx, http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", review, &review); err != nil {
-			return cachedAnswer{}, err
-		}
-		return cachedAnswer{allowed: review.Status.Allowed && !review.Status.Denied, reason: review.Status.Reason}, nil
-	})
-	return answer.allowed, answer.reason, err
-}
-
-// cached is cache's unexpired answer for key, or ask's, kept for the TTL.
-func (a *delegatedAuth) cached(cache map[string]cachedAnswer, key string, ask func() (cachedAnswer, error)) (cachedAnswer, error) {
-	now := a.now()
-	a.mu.Lock()
-	answer, ok := cache[key]
-	a.mu.Unlock()
-	if ok && now.Before(answer.expires) {
-		return answer, nil
-	}
-	answer, err := ask()
-	if err != nil {
-		return cachedAnswer{}, err
-	}
-	answer.expires = now.Add(delegationCacheTTL)
-	a.mu.Lock()
-	for k, v := range cache {
-		if !now.Before(v.expires) {
-			delete(cache, k)
-		}
-	}
-	cache[key] = answer
-	a.mu.Unlock()
-	return answer, nil
+	return a.reviewer.ReviewAccess(ctx, spec)
 }

@@ -17,6 +17,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/mkube/mkube/internal/delegatedauth"
 )
 
 // testCA issues client certificates.
@@ -60,7 +62,7 @@ func (f *fakeAPI) Do(_ context.Context, _, path string, body, out any) error {
 	if path == "/apis/authentication.k8s.io/v1/tokenreviews" {
 		f.reviews++
 		review := out.(*authenticationv1.TokenReview)
-		*review = body.(authenticationv1.TokenReview)
+		review.Spec = body.(*authenticationv1.TokenReview).Spec
 		if review.Spec.Token == "good" {
 			review.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", Groups: []string{"system:authenticated"}}}
 		}
@@ -71,7 +73,7 @@ func (f *fakeAPI) Do(_ context.Context, _, path string, body, out any) error {
 func TestAuthenticationTriesTheFrontProxyClientCertificatesAndTokens(t *testing.T) {
 	frontProxyCA, clientCA, stranger := newTestCA(t, "front-proxy-ca"), newTestCA(t, "kubernetes"), newTestCA(t, "stranger")
 	api := &fakeAPI{}
-	a := &delegatedAuth{api: api, now: testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)).Now, tokens: map[string]cachedAnswer{}, reviews: map[string]cachedAnswer{}}
+	a := &delegatedAuth{api: api, reviewer: delegatedauth.New(api, testingclock.NewFakeClock(time.Unix(1_700_000_000, 0)), delegatedauth.APIServerTTLs)}
 	if err := a.configure(map[string]string{"client-ca-file": clientCA.pem(), "requestheader-client-ca-file": frontProxyCA.pem(),
 		"requestheader-allowed-names": `["front-proxy-client"]`, "requestheader-username-headers": `["X-Remote-User"]`,
 		"requestheader-group-headers": `["X-Remote-Group"]`, "requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`}); err != nil {

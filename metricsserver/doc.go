@@ -51,7 +51,7 @@
 //	scraper.go   the kubelets' URLs (address types, status port, annotation) and the concurrent scrape
 //	storage.go   the last two points per node and container; usage as the rate between them
 //	kubelets.go  KubeletClient (credentials and TLS for the kubelets) and ServingCert
-//	auth.go      delegated authentication (front proxy, client certificates, TokenReview) and authorization (SubjectAccessReview)
+//	auth.go      delegated authentication (front proxy, client certificates, TokenReview) and authorization (SubjectAccessReview), asked through internal/delegatedauth
 //	api.go       requestInfo, discovery, the nodes' and pods' get and list with selectors, API errors
 //	table.go     the Table of nodes' and pods' usage, for a client that asks for one
 //	server.go    Config, Server: New, Start, Run, ScrapeOnce; Handler and TLSHandler; routing and health

@@ -55,7 +55,7 @@ type Server struct {
 // New prepares a server: it reads the API server's authentication
 // configuration, and fails as metrics-server fails without it.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	auth, err := loadDelegatedAuth(ctx, cfg.API, cfg.Clock.Now, cfg.Options.AuthenticationTolerateLookupFailure)
+	auth, err := loadDelegatedAuth(ctx, cfg.API, cfg.Clock, cfg.Options.AuthenticationTolerateLookupFailure)
 	if err != nil {
 		return nil, err
 	}

@@ -107,7 +107,7 @@ func main() {
 		}
 	}
 	if ln != nil {
-		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log}
+		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.NewAPIServerReviewer(c), Log: log}
 		if err := serving.Start(ctx, ln, *kubeconfig, cfg, stop); err != nil {
 			log.Error("secure port", "err", err)
 			os.Exit(1)

@@ -107,7 +107,7 @@ func main() {
 		os.Exit(1)
 	}
 	if ln != nil {
-		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.APIServerReviewer{Client: c}, Log: log,
+		cfg := secureserving.Config{Gatherer: reg, Reviewer: secureserving.NewAPIServerReviewer(c), Log: log,
 			Ready: []secureserving.Check{{Name: "sched-handler-sync", Run: func() error {
 				if !s.HasSynced() {
 					return errors.New("informers not synced")

@@ -2,13 +2,13 @@ package secureserving
 
 import (
 	"context"
-	"net/http"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/internal/delegatedauth"
 )
 
 // Reviewer answers, for a component, the two questions its port delegates
@@ -24,28 +24,21 @@ type Reviewer interface {
 
 // APIServerReviewer asks the API server through the component's client,
 // whose user (system:kube-scheduler, system:kube-controller-manager) may
-// create TokenReviews and SubjectAccessReviews.
-type APIServerReviewer struct{ Client *client.Client }
+// create TokenReviews and SubjectAccessReviews, keeping the answers
+// for k8s.io/apiserver's 10 s (package delegatedauth).
+type APIServerReviewer struct{ reviewer *delegatedauth.Reviewer }
+
+// NewAPIServerReviewer is the Reviewer of the component whose client is c.
+func NewAPIServerReviewer(c *client.Client) APIServerReviewer {
+	return APIServerReviewer{delegatedauth.New(c, clock.RealClock{}, delegatedauth.APIServerTTLs)}
+}
 
 func (a APIServerReviewer) ReviewToken(ctx context.Context, token string) (authenticationv1.UserInfo, bool, error) {
-	review := &authenticationv1.TokenReview{TypeMeta: metav1.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview"},
-		Spec: authenticationv1.TokenReviewSpec{Token: token}}
-	if err := a.Client.Do(ctx, http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", review, review); err != nil {
-		return authenticationv1.UserInfo{}, false, err
-	}
-	return review.Status.User, review.Status.Authenticated, nil
+	return a.reviewer.ReviewToken(ctx, token)
 }
 
 func (a APIServerReviewer) ReviewAccess(ctx context.Context, user authenticationv1.UserInfo, verb, path string) (bool, string, error) {
-	extra := map[string]authorizationv1.ExtraValue{}
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	review := &authorizationv1.SubjectAccessReview{TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SubjectAccessReview"},
-		Spec: authorizationv1.SubjectAccessReviewSpec{User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
-			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb}}}
-	if err := a.Client.Do(ctx, http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", review, review); err != nil {
-		return false, "", err
-	}
-	return review.Status.Allowed, review.Status.Reason, nil
+	spec := delegatedauth.Spec(user)
+	spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: path, Verb: verb}
+	return a.reviewer.ReviewAccess(ctx, spec)
 }

@@ -22,5 +22,5 @@
 //	cert.go      the self-signed serving certificate
 //	serve.go     Handler (the paths, health checks, authentication and authorization), Serve
 //	start.go     NewRegistry (Go and process collectors), Start: serve in the background
-//	delegate.go  Reviewer and APIServerReviewer: TokenReview and SubjectAccessReview through the API server
+//	delegate.go  Reviewer and APIServerReviewer: TokenReview and SubjectAccessReview through the API server (package delegatedauth, cached)
 package secureserving
