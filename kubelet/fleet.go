@@ -19,6 +19,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/client/record"
 	"github.com/mkube/mkube/cri"
+	"github.com/mkube/mkube/internal/delegatedauth"
 	"github.com/mkube/mkube/kubelet/clustertrustbundle"
 	"github.com/mkube/mkube/kubelet/eviction"
 	"github.com/mkube/mkube/kubelet/kuberuntime"
@@ -326,6 +327,13 @@ func (f *Fleet) Run(ctx context.Context) error {
 	defer wg.Wait()
 	wg.Go(func() { f.recorder.Run(ctx) })
 	srv := server.New(serverHost{f}, f.names[0], f.clock, f.log)
+	if a := f.cfg.Auth; a != nil {
+		auth := *a
+		if auth.Reviewer == nil {
+			auth.Reviewer = delegatedauth.New(f.client, f.clock, delegatedauth.KubeletTTLs)
+		}
+		srv.UseAuth(auth)
+	}
 	// The control plane's route to the pod network (podnetwork_route.go).
 	srv.HandleFunc(podNetworkRoute+"{scheme}/{ip}/{port}/{path...}", f.servePodNetwork)
 	wg.Go(func() { srv.Serve(ctx, f.listener) })

@@ -32,6 +32,7 @@ import (
 	"github.com/mkube/mkube/kubelet/nodestatus"
 	"github.com/mkube/mkube/kubelet/podcertificate"
 	"github.com/mkube/mkube/kubelet/prober"
+	"github.com/mkube/mkube/kubelet/server"
 	"github.com/mkube/mkube/kubelet/status"
 	"github.com/mkube/mkube/kubelet/volumemanager"
 )
@@ -107,6 +108,13 @@ type Config struct {
 	// host). The node status reports the port actually used.
 	Address string
 	Port    int
+	// Auth is who may use the kubelet API (--anonymous-auth,
+	// --client-ca-file, --authentication-token-webhook,
+	// --authorization-mode); nil is the kubelet's defaults, anyone
+	// (server.Open). A nil Reviewer asks the API server through the
+	// kubelet's client, which system:node lets create TokenReviews and
+	// SubjectAccessReviews.
+	Auth *server.Auth
 	// BackOffInitial and BackOffMax bound the crash-loop back-off
 	// (package backoff); 0 means Kubernetes' 10 s and 5 min.
 	BackOffInitial, BackOffMax time.Duration

@@ -24,6 +24,7 @@ import (
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/kubelet"
+	kubeletserver "github.com/mkube/mkube/kubelet/server"
 )
 
 func main() {
@@ -51,6 +52,9 @@ func main() {
 	evictionPeriod := flag.Duration("eviction-monitoring-period", kubelet.DefaultEvictionMonitoringPeriod, "how often the eviction manager measures the pods' emptyDirs, writable layers and logs against their sizeLimit and ephemeral-storage limits (Kubernetes' fixed 10s)")
 	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
 	port := flag.Int("port", 10250, "port of the kubelet API")
+	anonymousAuth := flag.Bool("anonymous-auth", true, "let requests to the kubelet API without credentials in, as system:anonymous in the group system:unauthenticated (kubeadm turns it off)")
+	tokenWebhook := flag.Bool("authentication-token-webhook", false, "authenticate bearer tokens on the kubelet API with TokenReviews to the API server")
+	authzMode := flag.String("authorization-mode", kubeletserver.AlwaysAllow, "how the kubelet API authorizes requests: AlwaysAllow, or Webhook (a SubjectAccessReview to the API server of the verb on nodes/stats, nodes/metrics, nodes/log, nodes/spec or nodes/proxy, as kubeadm configures it)")
 	backOffInitial := flag.Duration("crash-loop-backoff-initial", kubelet.DefaultBackOffInitial, "delay before restarting a container that exited again soon after its restart, or pulling again an image whose pull failed; doubles each time")
 	backOffMax := flag.Duration("crash-loop-backoff-max", kubelet.DefaultBackOffMax, "the longest such delay (CrashLoopBackOff, ImagePullBackOff); running twice as long resets it")
 	manifests := flag.String("pod-manifest-path", "", "directory of static pod manifests the kubelet runs itself, showing each as a mirror pod")
@@ -85,6 +89,12 @@ func main() {
 		Address: *address, Port: *port, RuntimeEndpoint: *runtimeEndpoint, PodLogsDir: *podLogsDir,
 		NodeRoot: *nodeRoot, NFSRoot: *nfsRoot, SyncFrequency: *syncFrequency, EvictionMonitoringPeriod: *evictionPeriod,
 		BackOffInitial: *backOffInitial, BackOffMax: *backOffMax, PodManifestPath: *manifests, FileCheckFrequency: *fileCheck}
+	switch *authzMode {
+	case kubeletserver.AlwaysAllow, kubeletserver.Webhook:
+	default:
+		fail("--authorization-mode: %q: want AlwaysAllow or Webhook", *authzMode)
+	}
+	cfg.Auth = &kubeletserver.Auth{Anonymous: *anonymousAuth, TokenWebhook: *tokenWebhook, Mode: *authzMode}
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
 	}

@@ -8,14 +8,27 @@
 // One Server serves a process's nodes (a fleet): it finds a pod by its
 // key, whatever its node, and reads or streams its containers through
 // the runtime (its Host); a node's stats and metrics (package
-// kubelet/metrics) it finds by the node the request names (stats.go). Real kubelets serve it over TLS with
-// authentication; this one is plain HTTP, like the rest of mkube. Serve
+// kubelet/metrics) it finds by the node the request names (stats.go).
+//
+// Every request is authenticated and authorized as a real kubelet's
+// (auth.go): with the kubelet's defaults (--anonymous-auth=true,
+// --authorization-mode=AlwaysAllow) anyone may do anything; as kubeadm
+// configures it (anonymous off, --authentication-token-webhook,
+// --authorization-mode=Webhook) a bearer token is checked with a
+// TokenReview and the request with a SubjectAccessReview of nodes/stats,
+// nodes/metrics, nodes/log, nodes/spec or nodes/proxy (package
+// internal/delegatedauth asks, and caches the answers). Unlike a real
+// kubelet's, the port is plain HTTP: client certificates (Auth.ClientCAs)
+// need TLS, and the API server's node proxy, logs and exec reach the
+// kubelet without credentials, so a Webhook kubelet refuses them (401)
+// until the port and the API server's kubelet client speak TLS. Serve
 // blocks until its context ends.
 //
 // Where things live:
 //
 //	file              what it holds
 //	server.go         the Server, its Host, the routes, and GET /containerLogs
+//	auth.go           Auth: authentication (client certificate, TokenReview, anonymous) and authorization (AlwaysAllow, Webhook)
 //	containerlog.go   reading the CRI log files for `kubectl logs` (tail, follow, since, limit)
 //	exec.go           exec, attach and port-forward: the runtime's streaming URLs, proxied
 //	faults.go         mkube's fault injection for teaching (crash, oom, fail-probes, process, freeze)

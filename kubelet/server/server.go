@@ -30,8 +30,8 @@ import (
 //
 // the path a real kubelet serves, and /exec, /attach and /portForward
 // (exec.go) for the streams of kubectl exec, attach and port-forward.
-// (Real kubelets serve it over TLS with authentication; this one is
-// plain HTTP, like the rest of mkube.)
+// Every request is authenticated and authorized as a real kubelet's
+// (auth.go); the port is plain HTTP, where a real kubelet's is HTTPS.
 
 // Host is what the server asks of the kubelet.
 type Host interface {
@@ -64,12 +64,16 @@ type Server struct {
 	// extra are handlers the kubelet adds by pattern (the pod network's
 	// route, podnetwork_route.go of package kubelet).
 	extra map[string]http.HandlerFunc
+	auth  Auth // who may use the port (auth.go); Open unless UseAuth
 }
 
 // New returns the server of host; nodeName names the node in answers.
 func New(host Host, nodeName string, clk clock.Clock, log *slog.Logger) *Server {
-	return &Server{host: host, nodeName: nodeName, clock: clk, log: log, extra: map[string]http.HandlerFunc{}}
+	return &Server{host: host, nodeName: nodeName, clock: clk, log: log, extra: map[string]http.HandlerFunc{}, auth: Open}
 }
+
+// UseAuth has the port authenticate and authorize as a says, before Serve.
+func (s *Server) UseAuth(a Auth) { s.auth = a }
 
 // HandleFunc adds a handler for pattern, before Serve.
 func (s *Server) HandleFunc(pattern string, h http.HandlerFunc) { s.extra[pattern] = h }
@@ -112,7 +116,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) {
 	// (enableDebuggingHandlers, on by default): what a fleet spends its CPU on.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.withAuth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

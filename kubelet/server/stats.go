@@ -19,8 +19,9 @@ import (
 //     reads NAME's;
 //   - the process's only node.
 //
-// (The port is plain HTTP like the rest of this API, as logs and exec
-// are; the API server authorizes nodes/proxy before it forwards.)
+// (The port is plain HTTP like the rest of this API; with
+// --authorization-mode=Webhook a request is authorized as nodes/stats or
+// nodes/metrics of the node chosen the same way: auth.go.)
 
 // NodeHeader names the node a request through the API server's node
 // proxy is for (mkube's own: a real kubelet is one node and ignores it).
