@@ -30,7 +30,7 @@ func TestKubeletPortAuthorizesAsKubeadmConfiguresIt(t *testing.T) {
 	k := newKubectl(t, c)
 	var port string
 	testserver.EventuallyWithin(t, 60*time.Second, "node01 reports its kubelet's port", func() (bool, string) {
-		port, _, _ = k.kubectl(t, "get", "node", "node01", "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.port}")
+		port, _, _ = k.kubectl(t, "get", "node", "node01", "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")
 		return port != "" && port != "0", port
 	})
 	kubelet := "http://127.0.0.1:" + port
