@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local tools test bench bench-scheduling bench-watch bench-kubelet proto conformance
+.PHONY: build image up down logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet proto conformance
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -32,6 +32,14 @@ logs:
 
 local: build
 	./hack/run-local.sh
+
+# The real Prometheus (apt-get install prometheus) on the host, at
+# http://127.0.0.1:9090, scraping every component of the cluster `make
+# local` or `make up` runs, with addons/prometheus/prometheus.yml
+# (prometheus-compose.yml for `make up`; the token, the CA and the data
+# in mkube-data/prometheus; docs/observing.md).
+prometheus:
+	COMPOSE="$(COMPOSE)" ./hack/run-prometheus.sh
 
 # The real crictl, which e2e/crictl_test.go drives against bin/runtime. A
 # file target, so it is built once; `rm bin/crictl` to rebuild it.

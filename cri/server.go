@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -41,6 +42,10 @@ type Options struct {
 	// reach this one's pods (ServePeers), "" if they cannot: its pods are
 	// reachable from this node only.
 	PeerAddress string
+	// GRPCMetrics, if set, counts and times the calls Serve answers, as
+	// containerd's grpc_server_* series at its [metrics] address
+	// (cmd/runtime's --metrics-address serves them).
+	GRPCMetrics *grpcprom.ServerMetrics
 }
 
 // Server is the runtime: its state and the CRI calls on it. It embeds the
@@ -110,12 +115,22 @@ func New(opts Options) (*Server, error) {
 // calls in flight finish, and closing l removes its socket file. It
 // returns nil after such a stop, or why serving failed.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(s.logFailures, s.waitWhileFrozen),
-		grpc.StreamInterceptor(s.waitWhileFrozenStream))
+	unary := []grpc.UnaryServerInterceptor{s.logFailures, s.waitWhileFrozen}
+	stream := []grpc.StreamServerInterceptor{s.waitWhileFrozenStream}
+	m := s.opts.GRPCMetrics
+	if m != nil {
+		// Outermost, so that a call's time includes a freeze it waited out.
+		unary = append([]grpc.UnaryServerInterceptor{m.UnaryServerInterceptor()}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{m.StreamServerInterceptor()}, stream...)
+	}
+	g := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	runtimeapi.RegisterRuntimeServiceServer(g, s)
 	runtimeapi.RegisterImageServiceServer(g, s)
 	runtimev1.RegisterFaultsServer(g, faultsServer{s: s})         // mkube's own, beside CRI (faults.go)
 	runtimev1.RegisterPodNetworkServer(g, podNetworkServer{s: s}) // and the pod network (network.go)
+	if m != nil {
+		m.InitializeMetrics(g) // every method at 0, before its first call
+	}
 	return s.serveGRPC(ctx, g, l, "CRI")
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the README's "bring it up" command on this machine: `make up`,
-# then 3 nodes Ready and a ReplicaSet's pods Running, through the API;
-# then `make down`. Used by CI.
+# then 3 nodes Ready and a ReplicaSet's pods Running, through the API,
+# and, with kubectl and Prometheus installed, `kubectl top` and `make
+# prometheus`'s targets; then `make down`. Used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'status=$?; if [ $status -ne 0 ]; then make --no-print-directory -s logs-once || true; fi; make --no-print-directory down >/dev/null 2>&1 || true; exit $status' EXIT
@@ -53,4 +54,17 @@ if command -v kubectl >/dev/null; then
     sleep 2
   done
   echo "compose: kubectl top nodes lists the 3 nodes"
+  # Prometheus on the host with make up's configuration, as `make
+  # prometheus` runs it: every target up, the runtimes' too (18).
+  if [ -x /usr/bin/prometheus ]; then
+    CONFIG=addons/prometheus/prometheus-compose.yml COMPOSE="$compose" ./hack/run-prometheus.sh >/tmp/compose-smoke-prometheus.log 2>&1 &
+    prometheus=$!
+    deadline=$((SECONDS + 90))
+    until [ "$(curl -sf "http://127.0.0.1:9090/api/v1/targets?state=active" | grep -o '"health":"up"' | wc -l)" = 18 ]; do
+      [ $SECONDS -lt $deadline ] || { echo "compose: Prometheus never had 18 targets up"; curl -s http://127.0.0.1:9090/api/v1/targets; tail -20 /tmp/compose-smoke-prometheus.log; kill "$prometheus"; exit 1; }
+      sleep 2
+    done
+    kill "$prometheus"
+    echo "compose: Prometheus scrapes all 18 targets (addons/prometheus/prometheus-compose.yml)"
+  fi
 fi

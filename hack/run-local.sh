@@ -62,4 +62,5 @@ echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in 
 echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"
 echo "  metrics: kubectl get --raw /metrics; the scheduler's https://127.0.0.1:10259/metrics, the controller manager's https://127.0.0.1:10257/metrics (docs/observing.md)"
+echo "  Prometheus, scraping them all (addons/prometheus/prometheus.yml): make prometheus, in another terminal"
 wait
