@@ -66,6 +66,27 @@ func TestTheMetricsServerAddonScrapesTheKubeletsFromItsPod(t *testing.T) {
 	})
 }
 
+// startClusterWithMetricsServer is a secure cluster of one node, node01
+// (at a loopback address of its own, as hack/run-local.sh gives it), with
+// the metrics-server add-on applied as a test can wait for it
+// (fastMetricsServerManifest): what kubectl top and the HPA controller
+// read. controllerManager are extra flags of the controller manager.
+func startClusterWithMetricsServer(t *testing.T, controllerManager ...string) (*cluster, *kubectlRunner) {
+	t.Helper()
+	c := startClusterWith(t, clusterFlags{secure: true, apiserver: []string{"--bind-address", "0.0.0.0"}, controllerManager: controllerManager},
+		kubeletNode{name: "node01", flags: []string{"--node-ip", "127.0.0.2"}})
+	k := newKubectl(t, c)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _, _ := k.kubectl(t, "logs", "-n", "kube-system", "deployment/metrics-server")
+			top, _, _ := k.kubectl(t, "top", "pods", "-A")
+			t.Logf("metrics-server's log:\n%s\nkubectl top pods -A:\n%s", logs, top)
+		}
+	})
+	k.mustKubectl(t, "apply", "-f", k.manifest(t, "metrics-server.yaml", fastMetricsServerManifest(t)))
+	return c, k
+}
+
 // fastMetricsServerManifest is addons/metrics-server.yaml with the
 // resolution and readiness delay a test can wait for.
 func fastMetricsServerManifest(t *testing.T) string {
