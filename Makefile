@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet proto conformance
+.PHONY: build image up down logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet bench-metrics proto conformance
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -87,6 +87,16 @@ bench-watch:
 # MKUBE_BENCH_NODES=500 for a quick look).
 bench-kubelet: build
 	go test -run '^$$' -bench 'PodStartup|KubeletDensity|Probes' -benchtime 1x -timeout 60m ./e2e/
+
+# The metrics pipeline's cost: one scrape of each component's /metrics
+# (and the kubelet's /metrics/cadvisor and /metrics/resource) after
+# 3,000 pods; the metrics server scraping 1,000 nodes' 30,000 pods every
+# 15 s (e2e/metrics_bench_test.go, e2e/metricsserver_bench_test.go;
+# MKUBE_BENCH_NODES=50 for a quick look); the HPA controller's time per
+# autoscaler at 1,000 (in-process, MKUBE_BENCH_HPAS to change it).
+bench-metrics: build
+	go test -run '^$$' -bench 'MetricsScrape|MetricsServer' -benchtime 1x -timeout 60m ./e2e/
+	go test -run '^$$' -bench HPASyncRound -benchtime 10x -timeout 30m ./controllermanager/podautoscaler/
 
 logs-once:
 	$(COMPOSE) logs --no-color --tail 40

@@ -36,7 +36,9 @@
 //     /readyz (ready once a scrape has been stored), over HTTPS on
 //     --secure-port, authenticating and authorizing as an aggregated API
 //     server: the aggregator's front-proxy certificate and X-Remote-User
-//     headers, client certificates, TokenReview, SubjectAccessReview.
+//     headers, client certificates, TokenReview, SubjectAccessReview;
+//   - with -v 6 or more, logs each scrape round: its nodes, the nodes
+//     and pods it got metrics of, and how long it took.
 //
 // It answers kubectl get's Table too (name, cpu, memory, window; a pod's
 // containers summed). Not simulated: watch, protobuf, the swap series,

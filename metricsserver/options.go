@@ -29,6 +29,21 @@ type Options struct {
 	KubeletRequestTimeout        time.Duration
 
 	AuthenticationTolerateLookupFailure bool
+
+	// Verbosity is klog's -v: 6 or more logs each scrape round at debug
+	// level, with how long it took (the other logging flags are ignored).
+	Verbosity int
+}
+
+// debugVerbosity is the -v from which the rounds are logged.
+const debugVerbosity = 6
+
+// LogLevel is the level of logging.New that Verbosity asks for.
+func (o Options) LogLevel() string {
+	if o.Verbosity >= debugVerbosity {
+		return "debug"
+	}
+	return "info"
 }
 
 // minResolution is the floor metrics-server's validation puts on
@@ -58,6 +73,7 @@ func ParseFlags(args []string) (Options, error) {
 	fs.IntVar(&o.KubeletPort, "kubelet-port", 10250, "The port to use to connect to Kubelets.")
 	fs.StringVar(&o.KubeletCAFile, "kubelet-certificate-authority", "", "Path to the CA to use to validate the Kubelet's serving certificates.")
 	fs.DurationVar(&o.KubeletRequestTimeout, "kubelet-request-timeout", 10*time.Second, "The length of time to wait before giving up on a single request to Kubelet. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h).")
+	fs.IntVarP(&o.Verbosity, "v", "v", 0, "number for the log level verbosity")
 	fs.BoolVar(&o.AuthenticationTolerateLookupFailure, "authentication-tolerate-lookup-failure", false, "If false, failures to look up missing authentication configuration from the cluster are not considered fatal.")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, err

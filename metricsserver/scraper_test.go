@@ -50,8 +50,11 @@ func TestMetricResolutionIsValidatedAsUpstream(t *testing.T) {
 	if _, err := ParseFlags([]string{"--metric-resolution=10s", "--kubelet-request-timeout=10s"}); err == nil || err.Error() != "metric-resolution should be larger than kubelet-request-timeout" {
 		t.Errorf("a resolution no longer than the kubelet's timeout: %v", err)
 	}
-	opts, err := ParseFlags([]string{"--v=2", "--logging-format=text"}) // the real one's logging flags are taken and ignored
-	if err != nil || opts.MetricResolution.String() != "1m0s" || opts.SecurePort != 10250 {
+	opts, err := ParseFlags([]string{"--v=2", "--logging-format=text"}) // the real one's logging flags are taken, -v alone used
+	if err != nil || opts.MetricResolution.String() != "1m0s" || opts.SecurePort != 10250 || opts.LogLevel() != "info" {
 		t.Errorf("defaults: %+v, %v", opts, err)
+	}
+	if opts, err := ParseFlags([]string{"-v", "6"}); err != nil || opts.LogLevel() != "debug" {
+		t.Errorf("-v 6: log level %q, %v; want debug (the scrape rounds)", opts.LogLevel(), err)
 	}
 }

@@ -97,11 +97,12 @@ func (s *Server) Run(ctx context.Context) {
 
 // ScrapeOnce scrapes every node once and stores what they answered.
 func (s *Server) ScrapeOnce(ctx context.Context) {
+	start := s.clock.Now()
 	nodes := s.nodes()
 	batch := s.scraper.scrapeAll(ctx, nodes, func(msg string, kv ...any) { s.log.Error(msg, kv...) })
 	s.storage.Store(batch)
 	s.scrapedOnce.Store(true)
-	s.log.Debug("Scrape finished", "nodes", len(nodes), "nodeMetrics", len(batch.Nodes), "podMetrics", len(batch.Pods))
+	s.log.Debug("Scrape finished", "nodes", len(nodes), "nodeMetrics", len(batch.Nodes), "podMetrics", len(batch.Pods), "duration", s.clock.Since(start))
 }
 
 func (s *Server) nodes() []*corev1.Node { return objectsOf[*corev1.Node](s.nodeInf.Cache().List()) }

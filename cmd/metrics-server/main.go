@@ -39,6 +39,7 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	log = logging.New("metrics-server", opts.LogLevel())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
