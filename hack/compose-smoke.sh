@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the README's "bring it up" command on this machine: `make up`,
-# then 3 nodes Ready and a ReplicaSet's pods Running, through the API;
-# then `make down`. Used by CI.
+# then 3 nodes Ready and a ReplicaSet's pods Running, through the API,
+# and the chart repository's index; then `make down`. Used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'status=$?; if [ $status -ne 0 ]; then make --no-print-directory -s logs-once || true; fi; make --no-print-directory down >/dev/null 2>&1 || true; exit $status' EXIT
@@ -54,3 +54,11 @@ if command -v kubectl >/dev/null; then
   done
   echo "compose: kubectl top nodes lists the 3 nodes"
 fi
+# The chart repository of the charts service: helm repo add stable
+# http://127.0.0.1:8879 reads this index, and fetches each archive it names.
+index=$(curl -sf http://127.0.0.1:8879/index.yaml) || { echo "compose: no index.yaml at http://127.0.0.1:8879"; exit 1; }
+for chart in mysql nginx guestbook; do
+  grep -q "^  $chart:" <<<"$index" || { echo "compose: the chart repository does not list $chart"; exit 1; }
+done
+curl -sf -o /dev/null http://127.0.0.1:8879/mysql-1.0.0.tgz || { echo "compose: the chart repository does not serve mysql-1.0.0.tgz"; exit 1; }
+echo "compose: the chart repository serves mysql, nginx and guestbook"
