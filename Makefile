@@ -1,6 +1,6 @@
 # One command each: `make up` brings the control plane up in Docker,
 # `make test` runs every test, `make local` runs it as local processes.
-# `make tools` installs the real clients the tests drive (crictl).
+# `make tools` installs the real clients the tests drive (crictl, helm).
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
@@ -41,12 +41,23 @@ local: build
 prometheus:
 	COMPOSE="$(COMPOSE)" ./hack/run-prometheus.sh
 
-# The real crictl, which e2e/crictl_test.go drives against bin/runtime. A
-# file target, so it is built once; `rm bin/crictl` to rebuild it.
-tools: bin/crictl
+# The real crictl, which e2e/crictl_test.go drives against bin/runtime,
+# and the real helm: Helm 4 as bin/helm, Helm 3 as bin/helm3 (both are in
+# use; e2e/helm_test.go drives each against a cluster and `mkube
+# serve-charts`). File targets, so each is built once; `rm bin/helm` to
+# rebuild it. Both helm modules name their command helm: Helm 3 is
+# installed into a directory of its own, then renamed.
+tools: bin/crictl bin/helm bin/helm3
 
 bin/crictl:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+
+bin/helm:
+	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install helm.sh/helm/v4/cmd/helm@v4.3.2
+
+bin/helm3:
+	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin/helm3.d go install helm.sh/helm/v3/cmd/helm@v3.21.4
+	mv bin/helm3.d/helm bin/helm3 && rmdir bin/helm3.d
 
 # mkube's own runtime service (proto/runtime.proto) as Go, which is
 # committed, so only a change to the .proto needs this: protoc from
@@ -67,7 +78,7 @@ proto:
 # processes on free ports; its tests run side by side (t.Parallel), six
 # at a time: most of their time is waiting on probes, back-offs and
 # grace periods, not CPU. The 30-minute bound ends a hung test.
-test: bin/crictl
+test: tools
 	go test -timeout 30m -parallel 6 ./...
 
 bench:

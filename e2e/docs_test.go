@@ -58,11 +58,17 @@ func TestDocs(t *testing.T) {
 // command whose output differs from the doc's, since the next ones build
 // on it.
 func runTranscripts(t *testing.T, file string, blocks []transcriptBlock) {
+	if usesHelm(blocks) {
+		findHelm(t, "helm") // skips the file when `make tools` has not built it
+	}
 	// The secure port on every interface, as in docker compose: the
 	// kubernetes Service's endpoint is the host's address, which pods
 	// reach kubernetes.default.svc at.
 	c := startCluster(t, []string{"--bind-address", "0.0.0.0"}, "node01", "node02", "node03")
 	sh := newDocShell(t, c)
+	if usesHelm(blocks) {
+		sh.addHelm(t, c)
+	}
 	sh.waitForNodes(t, 3)
 	for _, b := range blocks {
 		for _, cmd := range b.commands {
@@ -80,6 +86,9 @@ func runTranscripts(t *testing.T, file string, blocks []transcriptBlock) {
 type docShell struct {
 	dir, url, secureURL string
 	env                 []string
+	// chartsURL is where `mkube serve-charts` serves, for the docs'
+	// http://127.0.0.1:8879 (addHelm).
+	chartsURL string
 	// definitions are the doc's earlier alias, export and VAR=$(...)
 	// lines, run again before each command, as a reader's shell keeps
 	// them.
@@ -124,6 +133,35 @@ users:
 	return &docShell{dir: dir, url: c.URL, secureURL: fmt.Sprintf("https://127.0.0.1:%d", c.securePort), env: env}
 }
 
+// usesHelm says whether a file's transcripts run helm.
+func usesHelm(blocks []transcriptBlock) bool {
+	for _, b := range blocks {
+		for _, cmd := range b.commands {
+			if f := strings.Fields(cmd.text); len(f) > 0 && f[0] == "helm" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addHelm puts bin/helm (Helm 4) on the shell's PATH and runs mkube's
+// chart repository beside the cluster, as `make up` and `make local` do.
+// helm keeps its repositories under the shell's HOME, a directory of the
+// test's own.
+func (s *docShell) addHelm(t *testing.T, c *cluster) {
+	tools := t.TempDir()
+	if err := os.Symlink(findHelm(t, "helm"), filepath.Join(tools, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range s.env {
+		if strings.HasPrefix(e, "PATH=") {
+			s.env[i] = "PATH=" + tools + string(os.PathListSeparator) + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	s.chartsURL = startChartRepo(t, c)
+}
+
 // prelude makes `k` the alias the docs use for kubectl.
 const prelude = "shopt -s expand_aliases\nk() { kubectl \"$@\"; }\n"
 
@@ -136,6 +174,9 @@ func (s *docShell) exec(t *testing.T, line string) (string, int) {
 	script := prelude + strings.Join(s.definitions, "\n") + "\n" + line
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.url)
 	script = strings.ReplaceAll(script, "https://127.0.0.1:6443", s.secureURL)
+	if s.chartsURL != "" {
+		script = strings.ReplaceAll(script, "http://127.0.0.1:8879", s.chartsURL)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)

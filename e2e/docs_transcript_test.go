@@ -241,6 +241,8 @@ func readOnly(command string) bool {
 		return !strings.Contains(command, " -X ")
 	case "cat", "ls":
 		return true
+	case "helm":
+		return len(fields) > 1 && slices.Contains([]string{"list", "ls", "status", "history", "search", "show", "get"}, fields[1])
 	}
 	return false
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks the README's "bring it up" command on this machine: `make up`,
 # then 3 nodes Ready and a ReplicaSet's pods Running, through the API,
-# and, with kubectl and Prometheus installed, `kubectl top` and `make
-# prometheus`'s targets; then `make down`. Used by CI.
+# the chart repository's index and, with kubectl and Prometheus installed,
+# `kubectl top` and `make prometheus`'s targets; then `make down`. Used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'status=$?; if [ $status -ne 0 ]; then make --no-print-directory -s logs-once || true; fi; make --no-print-directory down >/dev/null 2>&1 || true; exit $status' EXIT
@@ -68,3 +68,11 @@ if command -v kubectl >/dev/null; then
     echo "compose: Prometheus scrapes all 18 targets (addons/prometheus/prometheus-compose.yml)"
   fi
 fi
+# The chart repository of the charts service: helm repo add stable
+# http://127.0.0.1:8879 reads this index, and fetches each archive it names.
+index=$(curl -sf http://127.0.0.1:8879/index.yaml) || { echo "compose: no index.yaml at http://127.0.0.1:8879"; exit 1; }
+for chart in mysql nginx guestbook; do
+  grep -q "^  $chart:" <<<"$index" || { echo "compose: the chart repository does not list $chart"; exit 1; }
+done
+curl -sf -o /dev/null http://127.0.0.1:8879/mysql-1.0.0.tgz || { echo "compose: the chart repository does not serve mysql-1.0.0.tgz"; exit 1; }
+echo "compose: the chart repository serves mysql, nginx and guestbook"

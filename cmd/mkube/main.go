@@ -7,6 +7,7 @@
 //	mkube fail-probes POD [-c CONTAINER] [--count N] [-n NAMESPACE]
 //	mkube freeze NODE | mkube thaw NODE
 //	mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
+//	mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
 //
 // explain prints why the scheduler put the pod where it did: for every node it
 // evaluated, the filter that rejected it and why, or each score plugin's
@@ -43,6 +44,10 @@
 // command line, memory, listening ports and files. Watch the kubelet
 // restart the container with `kubectl get pod -w`.
 //
+// serve-charts serves mkube's own Helm charts (package charts: mysql,
+// nginx, guestbook) as a chart repository, for `helm repo add stable
+// http://127.0.0.1:8879` with no internet (charts.go).
+//
 // The API server's address comes from --server, else $MKUBE_SERVER, else
 // http://127.0.0.1:8080.
 package main
@@ -72,10 +77,12 @@ const usage = `usage: mkube explain pod NAME [-n NAMESPACE] [--server URL]
        mkube freeze NODE
        mkube thaw NODE
        mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
+       mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
 
 explain says why the scheduler placed a pod; the others inject faults
 into a node's container runtime, or look inside a container's process.
-Every command takes --server URL (default $MKUBE_SERVER).
+Every command takes --server URL (default $MKUBE_SERVER). serve-charts
+serves mkube's Helm charts as a chart repository.
 `
 
 // commands are the subcommands by name; each gets the words after it.
@@ -90,7 +97,8 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"thaw": func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runFreeze(ctx, args, false, stdout, stderr)
 	},
-	"inspect": runInspect,
+	"inspect":      runInspect,
+	"serve-charts": runServeCharts,
 }
 
 func main() {
