@@ -111,23 +111,7 @@ func newDocShell(t *testing.T, c *cluster) *docShell {
 		}
 	}
 	home := t.TempDir()
-	kubeconfig := filepath.Join(home, "kubeconfig")
-	config := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: mkube
-  cluster: {server: %q}
-contexts:
-- name: mkube
-  context: {cluster: mkube, user: learner}
-current-context: mkube
-users:
-- name: learner
-  user: {}
-`, c.URL)
-	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeLearnerKubeconfig(t, home, c.URL)
 	env := append(os.Environ(), "HOME="+home, "KUBECONFIG="+kubeconfig, "MKUBE_SERVER="+c.URL,
 		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return &docShell{dir: dir, url: c.URL, secureURL: fmt.Sprintf("https://127.0.0.1:%d", c.securePort), env: env}

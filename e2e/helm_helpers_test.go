@@ -43,23 +43,7 @@ func findHelm(t *testing.T, name string) string {
 func newHelm(t *testing.T, c *cluster, name string) *helmRunner {
 	t.Helper()
 	home := t.TempDir()
-	kubeconfig := filepath.Join(home, "kubeconfig")
-	config := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: mkube
-  cluster: {server: %q}
-contexts:
-- name: mkube
-  context: {cluster: mkube, user: learner, namespace: default}
-current-context: mkube
-users:
-- name: learner
-  user: {}
-`, c.URL)
-	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeLearnerKubeconfig(t, home, c.URL)
 	env := append(os.Environ(), "HOME="+home, "KUBECONFIG="+kubeconfig,
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_DATA_HOME="+filepath.Join(home, "data"), "HELM_NAMESPACE=")
@@ -132,4 +116,29 @@ func wantLines(t *testing.T, what, out string, want ...string) {
 			t.Errorf("%s: no line %q in\n%s", what, w, out)
 		}
 	}
+}
+
+// writeLearnerKubeconfig writes dir/kubeconfig naming the cluster's
+// learner's port with no credentials, as a learner's kubeconfig does, for
+// the clients that read only a kubeconfig (helm, the docs' shell).
+func writeLearnerKubeconfig(t *testing.T, dir, server string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: mkube
+  cluster: {server: %q}
+contexts:
+- name: mkube
+  context: {cluster: mkube, user: learner, namespace: default}
+current-context: mkube
+users:
+- name: learner
+  user: {}
+`, server)
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }
