@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,24 +19,8 @@ import (
 // container's cpu.stat counts the periods its quota throttled.
 func TestCrictlStatsShowTheCPUContainersUse(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "mkube-crictl-stats") // short: a socket path has at most 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
-	crictl := newCrictl(t, endpoint)
-	rt := &cluster{t: t, logs: map[string]string{}}
-	rt.startAs("runtime", "runtime", "--listen", endpoint)
-	t.Cleanup(func() {
-		if t.Failed() {
-			rt.dumpLogs()
-		}
-	})
-	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
-		out, errOut, code := crictl.run(t, "version")
-		return code == 0, out + errOut
-	})
+	rt := startStandaloneRuntime(t, nil)
+	crictl, dir := rt.crictl, rt.dir
 
 	crictl.must(t, "pull", "busybox:1.36")
 	pod := writeJSON(t, dir, "pod.json", map[string]any{

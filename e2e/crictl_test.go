@@ -53,6 +53,46 @@ func newCrictl(t *testing.T, endpoint string) *crictlRunner {
 		env:  append(os.Environ(), "HOME="+home)}
 }
 
+// standaloneRuntime is bin/runtime on a socket of its own, as a node runs
+// containerd beside its kubelet, with the real crictl pointed at it.
+type standaloneRuntime struct {
+	c        *cluster // whose startAs ran it: its procs and logs hold "runtime"
+	crictl   *crictlRunner
+	dir      string // a short temp dir: a socket path has at most 108 bytes
+	socket   string
+	endpoint string // unix://socket
+}
+
+// startStandaloneRuntime starts bin/runtime with flags and returns once
+// crictl version answers. c is the cluster it belongs to, or nil for a
+// runtime alone (a "cluster" of one process: startAs and dumpLogs serve
+// any binary), whose log is shown if the test fails.
+func startStandaloneRuntime(t *testing.T, c *cluster, flags ...string) *standaloneRuntime {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mkube-cri")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if c == nil {
+		c = &cluster{t: t, logs: map[string]string{}}
+		t.Cleanup(func() {
+			if t.Failed() {
+				c.dumpLogs()
+			}
+		})
+	}
+	// The socket's directory does not exist yet: the runtime makes it.
+	socket := filepath.Join(dir, "run", "runtime.sock")
+	rt := &standaloneRuntime{c: c, crictl: newCrictl(t, "unix://"+socket), dir: dir, socket: socket, endpoint: "unix://" + socket}
+	c.startAs("runtime", "runtime", append([]string{"--listen", rt.endpoint}, flags...)...)
+	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
+		out, errOut, code := rt.crictl.run(t, "version")
+		return code == 0, out + errOut
+	})
+	return rt
+}
+
 // run runs crictl with args and returns its stdout, stderr and exit code.
 func (c *crictlRunner) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -101,26 +141,8 @@ var fullID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // rm, stopp, rmp.
 func TestCrictlAgainstTheRuntime(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "mkube-crictl") // short: a socket path has at most 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	socket := filepath.Join(dir, "run", "runtime.sock")
-	endpoint := "unix://" + socket
-	crictl := newCrictl(t, endpoint)
-	// A "cluster" of one process: startAs and dumpLogs serve any binary.
-	rt := &cluster{t: t, logs: map[string]string{}}
-	rt.startAs("runtime", "runtime", "--listen", endpoint)
-	t.Cleanup(func() {
-		if t.Failed() {
-			rt.dumpLogs()
-		}
-	})
-	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
-		out, errOut, code := crictl.run(t, "version")
-		return code == 0, out + errOut
-	})
+	rt := startStandaloneRuntime(t, nil)
+	crictl, dir, endpoint := rt.crictl, rt.dir, rt.endpoint
 
 	// version and info: who the runtime is, and that it is ready.
 	if out := crictl.must(t, "version"); !strings.Contains(out, "RuntimeName:  mkube") || !strings.Contains(out, "RuntimeApiVersion:  v1") {
@@ -266,7 +288,7 @@ func TestCrictlAgainstTheRuntime(t *testing.T) {
 	}
 
 	// The runtime's log tells, in plain words, what it was asked.
-	logged, _ := os.ReadFile(rt.logs["runtime"])
+	logged, _ := os.ReadFile(rt.c.logs["runtime"])
 	for _, want := range []string{`msg="pulled image"`, `msg="ran pod sandbox"`, `msg="created container"`,
 		`msg="started container"`, `msg="killed container"`, `msg="sent SIGTERM to container"`, `msg="container exited"`, `msg="removed pod sandbox"`} {
 		if !strings.Contains(string(logged), want) {
@@ -281,9 +303,9 @@ func TestCrictlAgainstTheRuntime(t *testing.T) {
 	}
 
 	// SIGTERM stops the runtime gracefully, and its socket goes with it.
-	rt.procs["runtime"].Signal(syscall.SIGTERM)
+	rt.c.procs["runtime"].Signal(syscall.SIGTERM)
 	testserver.EventuallyWithin(t, 10*time.Second, "the stopped runtime removed its socket", func() (bool, string) {
-		_, err := os.Lstat(socket)
+		_, err := os.Lstat(rt.socket)
 		return os.IsNotExist(err), "stat: " + errString(err)
 	})
 

@@ -298,24 +298,8 @@ func TestKubectlExecAttachCpAndPortForward(t *testing.T) {
 // command, its exit code, and `crictl exec -it` of a shell on a terminal.
 func TestCrictlExecAgainstAStandaloneRuntime(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "mkube-cexec") // short: a socket path has at most 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
-	crictl := newCrictl(t, endpoint)
-	rt := &cluster{t: t, logs: map[string]string{}}
-	rt.startAs("runtime", "runtime", "--listen", endpoint, "--streaming-address", "127.0.0.1:0")
-	t.Cleanup(func() {
-		if t.Failed() {
-			rt.dumpLogs()
-		}
-	})
-	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
-		out, errOut, code := crictl.run(t, "version")
-		return code == 0, out + errOut
-	})
+	rt := startStandaloneRuntime(t, nil, "--streaming-address", "127.0.0.1:0")
+	crictl, dir := rt.crictl, rt.dir
 	crictl.must(t, "pull", "busybox")
 	pod := writeJSON(t, dir, "pod.json", map[string]any{"metadata": map[string]any{"name": "box", "namespace": "default", "uid": "uid-box"}, "hostname": "box"})
 	podID := strings.TrimSpace(crictl.must(t, "runp", pod))

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -22,20 +21,9 @@ import (
 // `kubectl logs` reads the log file the runtime wrote.
 func TestAKubeletDrivesAStandaloneRuntimeThatCrictlSees(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "mkube-kcri") // short: a socket path has at most 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	endpoint := "unix://" + filepath.Join(dir, "runtime.sock")
-	crictl := newCrictl(t, endpoint)
-
 	c := startCluster(t, nil) // no nodes yet
-	c.startAs("runtime", "runtime", "--listen", endpoint, "--pod-cidr", "10.88.0.0/16", "--node-root", filepath.Join(c.dir, "nodes"))
-	testserver.EventuallyWithin(t, 30*time.Second, "the runtime serves CRI", func() (bool, string) {
-		out, errOut, code := crictl.run(t, "version")
-		return code == 0, out + errOut
-	})
+	rt := startStandaloneRuntime(t, c, "--pod-cidr", "10.88.0.0/16", "--node-root", filepath.Join(c.dir, "nodes"))
+	crictl, endpoint := rt.crictl, rt.endpoint
 	c.startKubelet("kubelet-node01", kubeletNode{name: "node01", flags: []string{"--container-runtime-endpoint", endpoint}})
 
 	k := newKubectl(t, c)
