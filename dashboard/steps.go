@@ -51,15 +51,36 @@ func (s Step) At() time.Time {
 
 // Steps reads the thirteen steps of pod out of the dashboard's caches:
 // the pod itself, its ReplicaSet and Deployment, the Events about them,
-// and when the dashboard's own watch delivered each. The seed's steps
+// and when the dashboard's own watch delivered each (StepsOf).
+func (w *Watcher) Steps(pod *corev1.Pod) []Step {
+	rs, dep := w.owners(pod)
+	seen := Records{Events: w.eventsOf(pod, rs), Pod: w.sightings.Get(pod.UID)}
+	switch {
+	case dep != nil:
+		seen.Top = w.sightings.Get(dep.UID)
+	case rs != nil:
+		seen.Top = w.sightings.Get(rs.UID)
+	}
+	return StepsOf(pod, rs, dep, seen)
+}
+
+// Records are what the steps are read from besides the objects: the
+// Events about the pod (and its ReplicaSet's SuccessfulCreate naming it),
+// and the dashboard's sightings of the pod and of the object the user
+// created (its Deployment or ReplicaSet).
+type Records struct {
+	Events   []*corev1.Event
+	Pod, Top Sighting
+}
+
+// StepsOf is the thirteen steps of pod, owned by rs and dep (nil if
+// none), from seen. The seed's steps
 // happen inside components that leave no record in the API (a watch
 // delivery to the scheduler, etcd's notification to the API server):
 // those say so, and name the component's log line (step=N) that shows
 // them. Nothing is estimated.
-func (w *Watcher) Steps(pod *corev1.Pod) []Step {
-	rs, dep := w.owners(pod)
-	events := w.eventsOf(pod, rs)
-	seen := w.sightings.Get(pod.UID)
+func StepsOf(pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, records Records) []Step {
+	events, seen := records.Events, records.Pod
 
 	// The object the user created: the Deployment, else a bare
 	// ReplicaSet, else the pod itself.
@@ -72,9 +93,9 @@ func (w *Watcher) Steps(pod *corev1.Pod) []Step {
 		top, topKind = rs, "ReplicaSet"
 	}
 	topName := topKind + " " + top.GetNamespace() + "/" + top.GetName()
-	topSeen := seen
-	if top != metav1.Object(pod) {
-		topSeen = w.sightings.Get(top.GetUID())
+	topSeen := records.Top
+	if top == metav1.Object(pod) {
+		topSeen = seen
 	}
 	controlled := rs != nil
 
