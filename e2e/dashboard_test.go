@@ -155,6 +155,8 @@ func TestDashboardShowsADeploymentsPodsTheirStepsAndTheWatchStream(t *testing.T)
 		}
 	})
 
+	b.screenshot(t, "body", "dashboard.png")
+
 	t.Run("the watch stream shows ADDED, MODIFIED and DELETED", func(t *testing.T) {
 		k.mustKubectl(t, "scale", "deployment", "web", "--replicas=2")
 		for _, typ := range []string{"ADDED", "MODIFIED", "DELETED"} {
