@@ -173,6 +173,14 @@ func TestDashboardShowsADeploymentsPodsTheirStepsAndTheWatchStream(t *testing.T)
 		b.screenshot(t, "#stream", "dashboard-stream.png")
 	})
 
+	t.Run("the numbers view draws the pending pods of its first sample", func(t *testing.T) {
+		// Without metrics-server the metrics API's own error is shown.
+		b.waitTrue(t, "the pods Pending chart", `!!document.querySelector('#chart-list .chart[data-title="pods Pending"] canvas')`)
+		if got := evalJS[string](t, b, `document.getElementById("charts-errors").textContent`); !strings.Contains(got, "node metrics: ") {
+			t.Errorf("the numbers view does not say the metrics API is missing: %q", got)
+		}
+	})
+
 	if opens := evalJS[int](t, b, `mkube.opens`); opens != 1 {
 		t.Errorf("the event stream opened %d times, want once", opens)
 	}
