@@ -164,10 +164,16 @@ func TestDashboardShowsADeploymentsPodsTheirStepsAndTheWatchStream(t *testing.T)
 		}
 		// The filter narrows the table to the words typed.
 		filter := func(words string) {
+			t.Helper()
 			evalJS[bool](t, b, fmt.Sprintf(`(f => { f.value = %q; f.dispatchEvent(new Event("input")); return true })(document.getElementById("stream-filter"))`, words))
 		}
 		filter("Pod DELETED")
 		b.waitTrue(t, "only Pod DELETED rows", `[...document.querySelectorAll("#stream-table tbody tr")].every(tr => tr.dataset.type === "DELETED" && tr.dataset.kind === "Pod")`)
+		// The snapshot the page started from, on request.
+		filter("")
+		b.do(t, chromedp.Click(chromedp.ID("stream-listed")))
+		b.waitTrue(t, "the snapshot's nodes", `[...document.querySelectorAll("#stream-table tbody tr[data-type=LISTED][data-kind=Node]")].length === 3`)
+		b.do(t, chromedp.Click(chromedp.ID("stream-listed")))
 		filter("Pod")
 		b.waitTrue(t, "Pod rows of every type", `["ADDED", "MODIFIED", "DELETED"].every(typ => [...document.querySelectorAll("#stream-table tbody tr")].some(tr => tr.dataset.type === typ))`)
 		b.screenshot(t, "#stream", "dashboard-stream.png")

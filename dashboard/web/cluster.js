@@ -23,8 +23,8 @@ window.mkube ??= { views: [] };
       box.dataset.node = node || "(unscheduled)";
       const h = document.createElement("h3");
       h.textContent = node
-        ? `${node} ${ns ? (ns.ready ? "Ready" : "NotReady") : "(no Node object)"}${ns && ns.unschedulable ? ",SchedulingDisabled" : ""} · ${pods.length} pods`
-        : `not yet scheduled · ${pods.length} pods`;
+        ? `${node} ${ns ? (ns.ready ? "Ready" : "NotReady") : "(no Node object)"}${ns && ns.unschedulable ? ",SchedulingDisabled" : ""} · ${pods.length} pod${pods.length === 1 ? "" : "s"}`
+        : `not yet scheduled · ${pods.length} pod${pods.length === 1 ? "" : "s"}`;
       box.append(h);
       pods.sort((a, b) => a[0].localeCompare(b[0]));
       for (const [key, p] of pods) box.append(podRow(key, p));

@@ -29,7 +29,7 @@ window.mkube ??= { views: [] };
       tr.dataset.type = ch.type;
       tr.dataset.kind = ch.kind;
       tr.dataset.name = (ch.namespace ? ch.namespace + "/" : "") + ch.name;
-      for (const text of [mkube.fmtTime(ch.at, true), ch.type, ch.kind, tr.dataset.name, ch.rv]) {
+      for (const text of [ch.type === "LISTED" ? "(snapshot)" : mkube.fmtTime(ch.at, true), ch.type, ch.kind, tr.dataset.name, ch.rv]) {
         const td = document.createElement("td");
         td.textContent = text;
         tr.append(td);
@@ -37,7 +37,7 @@ window.mkube ??= { views: [] };
       rows.push(tr);
     }
     body.replaceChildren(...rows);
-    count.textContent = `${events.length} events received since the page opened`;
+    count.textContent = `${events.filter((e) => e.type !== "LISTED").length} events received since the page connected`;
   }
 
   function later() {
@@ -50,6 +50,14 @@ window.mkube ??= { views: [] };
   listed.onchange = later;
 
   mkube.views.push({
+    // The snapshot is what the dashboard's caches held when the page
+    // connected: its informers' first lists and every event since, as
+    // LISTED rows, shown on request.
+    snapshot: (snap) => {
+      events.length = 0;
+      for (const ch of snap.nodes.concat(snap.pods).slice(-keep)) events.push(ch);
+      later();
+    },
     change: (ch) => {
       events.push(ch);
       if (events.length > keep) events.splice(0, events.length - keep);
