@@ -23,6 +23,7 @@ up: image
 		echo "kubectl is not installed: apply addons/metrics-server.yaml yourself for kubectl top"; \
 	fi
 	@echo "mkube is up: kubectl --server http://127.0.0.1:8080 get nodes"
+	@echo "  the dashboard: http://127.0.0.1:8090 (docs/dashboard.md)"
 
 down:
 	$(COMPOSE) down -v

@@ -5,7 +5,8 @@
 # /metrics, /healthz), a scheduler (HTTPS :10259) and
 # kubelets node01..node03, each on the secure port with its own
 # kubeconfig, which the API server writes into mkube-data/pki at its
-# first start, and mkube's Helm chart repository on :8879. Logs go to
+# first start, mkube's Helm chart repository on :8879 and the dashboard on
+# :8090. Logs go to
 # ./logs/, the containers' logs (CRI log files) to ./logs/pods/<node>/,
 # the audit log (who did each request) to ./logs/audit.log. Ctrl-C stops
 # everything.
@@ -50,6 +51,10 @@ for n in node01 node02 node03; do
     --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
     >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
+# The dashboard (docs/dashboard.md), on the loopback, as its own read-only
+# identity (mkube:dashboard): its fault buttons answer 403; run it with
+# --server "$SERVER" instead to use them.
+bin/dashboard --kubeconfig "$PKI/dashboard.kubeconfig" --listen "127.0.0.1:${DASHBOARD_PORT:-8090}" >logs/dashboard.log 2>&1 & pids+=($!)
 # mkube's Helm charts as a chart repository, for
 # `helm repo add stable http://127.0.0.1:8879` (docs/helm.md).
 bin/mkube serve-charts --listen "127.0.0.1:${CHARTS_PORT:-8879}" >logs/charts.log 2>&1 & pids+=($!)
@@ -65,6 +70,7 @@ fi
 echo "mkube is up at https://127.0.0.1:6443 and, for learners, $SERVER (logs in ./logs; Ctrl-C stops it)"
 echo "  kubectl --kubeconfig $PKI/admin.kubeconfig get nodes"
 echo "  kubectl --server $SERVER get nodes"
+echo "  dashboard: http://127.0.0.1:${DASHBOARD_PORT:-8090} (docs/dashboard.md)"
 echo "  helm: helm repo add stable http://127.0.0.1:${CHARTS_PORT:-8879} (the chart repository; make tools builds bin/helm)"
 echo "  metrics: kubectl get --raw /metrics; the scheduler's https://127.0.0.1:10259/metrics, the controller manager's https://127.0.0.1:10257/metrics (docs/observing.md)"
 echo "  Prometheus, scraping them all (addons/prometheus/prometheus.yml): make prometheus, in another terminal"

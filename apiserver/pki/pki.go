@@ -63,11 +63,13 @@ var Admin = Identity{Name: "admin", User: "kubernetes-admin", Groups: []string{"
 // Components are the identities the control plane's own programs get, the
 // users Kubernetes' default RBAC policy gives their roles to, and
 // mkube's kubelet fleet (`kubelet --nodes N`), which speaks for its nodes
-// by impersonating them (package authorization/node).
+// by impersonating them (package authorization/node), and its dashboard.
 var Components = []Identity{
 	{Name: "controller-manager", User: "system:kube-controller-manager"},
 	{Name: "scheduler", User: "system:kube-scheduler"},
 	KubeletFleet,
+	// mkube's dashboard (cmd/dashboard), read-only (RBAC's mkube:dashboard).
+	{Name: "dashboard", User: "mkube:dashboard"},
 }
 
 // KubeletFleet is the identity of a kubelet process that runs many nodes.

@@ -38,6 +38,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("mkube:kube-controller-manager", user(KubeControllerManager)),
 		clusterBinding("mkube:kubelet-fleet", group(KubeletFleets)),
 		clusterBinding("mkube:pod-network", group(nodesGroup)),
+		clusterBinding("mkube:dashboard", user(Dashboard)),
 		clusterBinding("system:node-proxier", user(KubeProxy), group(nodesGroup)),
 	}, controllerRoleBindings())
 }

@@ -12,6 +12,9 @@ const (
 	// KubeletFleets is the group of mkube's kubelet processes of many
 	// nodes (`kubelet --nodes N`); its user is mkube:kubelet-fleet.
 	KubeletFleets = "mkube:kubelet-fleets"
+	// Dashboard is the user of mkube's dashboard (cmd/dashboard), which
+	// reads what it shows and changes nothing.
+	Dashboard = "mkube:dashboard"
 )
 
 // componentRoles are the roles of the control plane's own users.
@@ -64,6 +67,17 @@ func componentRoles() []rbacv1.ClusterRole {
 			rule("get", "list", "watch").groups(core).resources("nodes"),
 			eventsRule(),
 			rule("list", "watch").groups(discovery).resources("endpointslices"),
+		)},
+		// mkube's dashboard (package dashboard): it list-watches what its
+		// page shows and reads the metrics API, and no more, so that a
+		// dashboard is no hole in RBAC. Its fault buttons need create on
+		// nodes/proxy, which this does not grant: run it as someone who
+		// may (the admin) to use them.
+		{ObjectMeta: defaultMeta("mkube:dashboard"), Rules: rules(
+			rule("get", "list", "watch").groups(core).resources("nodes", "pods", "events"),
+			rule("get", "list", "watch").groups(apps).resources("deployments", "replicasets"),
+			rule("get", "list", "watch").groups(autoscaling).resources("horizontalpodautoscalers"),
+			rule("get", "list").groups("metrics.k8s.io").resources("nodes", "pods"),
 		)},
 		// The scheduler's part in binding volumes.
 		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(
