@@ -41,8 +41,8 @@ import (
 //	go test -run '^$' -bench WatchFanoutClientGo -benchtime 1x ./e2e/
 //
 // The Protobuf variant sends the creates as protobuf and accepts protobuf
-// (as Kubernetes' own components do); mkube answers JSON, so its watch
-// stream is JSON either way. 1000 watchers (a million decoded events) run
+// (as Kubernetes' own components do), so its watchers read protobuf
+// frames and decode protobuf pods; the JSON variant reads JSON lines. 1000 watchers (a million decoded events) run
 // only with MKUBE_BENCH_1000_WATCHERS=1.
 func BenchmarkWatchFanoutClientGo(b *testing.B) {
 	for _, codec := range []struct{ name, contentType string }{
