@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,12 +72,6 @@ func writeJSON(w http.ResponseWriter, code int, obj any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(data, '\n'))
-}
-
-// wantsYAML: the client prefers YAML (curl -H 'Accept: application/yaml').
-func wantsYAML(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	return strings.HasPrefix(accept, "application/yaml") || strings.HasPrefix(accept, "application/x-yaml")
 }
 
 // writeYAML answers with the YAML form of the JSON answer.

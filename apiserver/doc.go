@@ -29,7 +29,7 @@
 //   - watchcache.go keeps one etcd watch per resource and watch.go fans its
 //     events out to every HTTP watcher (seed steps 4, 8 and 11: etcd tells
 //     the API server, and the API server tells the components that
-//     list-watch it).
+//     list-watch it), each event encoded once per media type.
 //   - discovery.go, openapi.go and table.go describe the kinds to kubectl,
 //     from the same declarations.
 //
@@ -41,6 +41,8 @@
 //	catalog.go              what is served at one moment: resources, storages, watch caches; Replace, for custom resources
 //	scheme.go               the runtime.Scheme of every built-in Kubernetes type, and the conversions kinds declare
 //	codec.go                request bodies read and decoded (JSON, YAML, protobuf), answers encoded
+//	negotiate.go            the answer's media type from Accept, as kube-apiserver negotiates it: protobuf for built-in kinds, JSON, YAML, Tables; 406 otherwise
+//	watchencoding.go        a watch stream's two encodings: JSON lines, or length-prefixed protobuf WatchEvent frames
 //	fieldvalidation.go      ?fieldValidation=Strict|Warn|Ignore: unknown and duplicate fields
 //	validation.go           the metadata checks every kind gets: name, labels, annotations, owners, finalizers
 //	specstatus.go           the spec/status split: the main resource writes spec, the status subresource status

@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -157,5 +159,52 @@ func FuzzListQuery(f *testing.F) {
 		checkAnswer(t, "list pods", code, out)
 		code, out = send(t, http.MethodGet, s.URL+"/api/v1/namespaces/default/configmaps?"+q.Encode(), "", nil)
 		checkAnswer(t, "list configmaps", code, out)
+	})
+}
+
+// FuzzAccept sends arbitrary Accept headers to a get and a list: the
+// answer is a Status (406 when nothing accepted can be made), or an
+// object in one of the server's media types that client-go's decoders
+// read back.
+func FuzzAccept(f *testing.F) {
+	f.Add("application/vnd.kubernetes.protobuf,application/json")
+	f.Add("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	f.Add("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	f.Add("application/yaml;q=0.5, */*;q=0.1")
+	f.Add("text/html;;,;=,application/*;stream=watch")
+	s := testserver.StartServer(f)
+	send(&testing.T{}, http.MethodPost, s.URL+"/api/v1/namespaces/default/configmaps", "application/json",
+		[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}`))
+	sch := runtime.NewScheme() // client-go's, and Tables
+	clientgoscheme.AddToScheme(sch)
+	metav1.AddMetaToScheme(sch)
+	decoder := serializer.NewCodecFactory(sch).UniversalDeserializer()
+	f.Fuzz(func(t *testing.T, accept string) {
+		for _, path := range []string{"/api/v1/namespaces/default/configmaps/a", "/api/v1/namespaces/default/configmaps"} {
+			req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", accept)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Skip(err) // a header net/http will not send
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			checkAnswer(t, "GET "+path, resp.StatusCode, data)
+			if resp.StatusCode != http.StatusOK {
+				continue
+			}
+			switch ct := resp.Header.Get("Content-Type"); ct {
+			case "application/json", "application/vnd.kubernetes.protobuf":
+				if _, _, err := decoder.Decode(data, nil, nil); err != nil {
+					t.Fatalf("GET %s, Accept %q: a %s answer client-go cannot decode: %v", path, accept, ct, err)
+				}
+			case "application/yaml":
+			default:
+				t.Fatalf("GET %s, Accept %q: answered in %q", path, accept, ct)
+			}
+		}
 	})
 }

@@ -150,12 +150,18 @@ func (s *Server) list(q *Request) {
 		RemainingItemCount: page.remaining})
 }
 
-// writeObjects answers a get (listMeta nil: one object) or a list, as the
-// client asked: a Table for kubectl's human output, YAML, or JSON.
+// writeObjects answers a get (listMeta nil: one object) or a list, in
+// the media type negotiated from Accept (negotiate.go): a Table for
+// kubectl's human output, or the objects as protobuf, YAML or JSON.
 func (s *Server) writeObjects(q *Request, objs []runtime.Object, listMeta *metav1.ListMeta) {
+	mt, err := negotiateOutput(q.R, q.Storage.res)
+	if err != nil {
+		writeError(q.W, err)
+		return
+	}
 	var out runtime.Object
 	switch {
-	case wantsTable(q.R):
+	case mt.table:
 		t := newTable(q.Storage.res, objs, q.R.URL.Query().Get("includeObject"), s.clock.Now(), true)
 		if listMeta != nil {
 			t.ListMeta = *listMeta
@@ -178,11 +184,14 @@ func (s *Server) writeObjects(q *Request, objs []runtime.Object, listMeta *metav
 		list.GetObjectKind().SetGroupVersionKind(q.Storage.res.GroupVersion.WithKind(q.Storage.res.Kind + "List"))
 		out = list
 	}
-	if wantsYAML(q.R) {
+	switch {
+	case mt.protobuf():
+		writeProtobuf(q.W, http.StatusOK, mt, out)
+	case mt.yaml():
 		writeYAML(q.W, http.StatusOK, out)
-		return
+	default:
+		writeJSON(q.W, http.StatusOK, out)
 	}
-	writeJSON(q.W, http.StatusOK, out)
 }
 
 func (s *Server) watch(q *Request) {

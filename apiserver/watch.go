@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -48,9 +47,16 @@ type source interface {
 // from its last resourceVersion, as any client does when a stream ends.
 var errLost = errors.New("watcher fell behind")
 
-// serveWatch streams WatchEvents, one JSON object per line, flushed as they
-// come (seed steps 5, 9 and 12: the components learn of changes this way).
+// serveWatch streams WatchEvents, flushed as they come (seed steps 5, 9
+// and 12: the components learn of changes this way): one JSON object per
+// line, or length-prefixed protobuf frames, as the client's Accept
+// negotiates (watchencoding.go).
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage, req watchRequest) {
+	mt, err := negotiateStream(r, st.res)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), req.timeout)
 	defer cancel()
 	initial := req.resourceVersion == "" || req.resourceVersion == "0"
@@ -73,11 +79,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, st *Storage,
 		fromRev = rv
 	}
 
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", mt.streamContentType())
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	out := &eventWriter{w: w, res: st.res, table: wantsTable(r), tableObject: r.URL.Query().Get("includeObject"), now: s.clock.Now,
+	enc := streamEncodingOf(mt)
+	out := &eventWriter{enc: enc, envelope: newEventEnvelope(enc, w), res: st.res, table: mt.table, tableObject: r.URL.Query().Get("includeObject"), now: s.clock.Now,
 		sent: s.metrics.watchEvents.WithLabelValues(st.res.GroupVersion.Group, st.res.GroupVersion.Version, st.res.Kind)}
 	flush := func() {
 		if flusher != nil {
@@ -242,13 +249,14 @@ func (e *etcdSource) poll() ([]*watchEvent, <-chan struct{}, int64, error) {
 	return nil, e.signal, e.rev, nil
 }
 
-// eventWriter writes WatchEvent lines. err remembers the first write error:
-// the client is gone and the watch ends, freeing everything it held.
+// eventWriter writes WatchEvents in one stream encoding. err remembers
+// the first error: the client is gone (or an object could not be
+// encoded) and the watch ends, freeing everything it held.
 type eventWriter struct {
-	w   http.ResponseWriter
-	res *Resource
-	buf bytes.Buffer
-	err error
+	enc      streamEncoding
+	envelope *eventEnvelope
+	res      *Resource
+	err      error
 	// table, for `kubectl get -w`, sends each object as a one-row Table
 	// (columns in the first only) instead of the shared encoded bytes.
 	table       bool
@@ -271,15 +279,15 @@ func (o *eventWriter) event(ev *watchEvent, f *filter) {
 	case cur && old && o.table:
 		o.object("MODIFIED", ev.obj)
 	case cur && old:
-		o.line("MODIFIED", ev.objBytes())
+		o.encoded("MODIFIED", ev.objBytes)
 	case cur && o.table:
 		o.object("ADDED", ev.obj)
 	case cur:
-		o.line("ADDED", ev.objBytes())
+		o.encoded("ADDED", ev.objBytes)
 	case old && o.table:
 		o.object("DELETED", ev.prev)
 	case old:
-		o.line("DELETED", ev.prevBytes())
+		o.encoded("DELETED", ev.prevBytes)
 	}
 }
 
@@ -290,7 +298,24 @@ func (o *eventWriter) object(typ string, obj runtime.Object) {
 		o.tableSent = true
 		obj = t
 	}
-	data, err := jsonEncode(obj)
+	if o.err != nil {
+		return
+	}
+	data, err := o.enc.encode(obj)
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.line(typ, data)
+}
+
+// encoded writes an event whose object the watch cache has encoded, or
+// encodes now, once for every watcher of this encoding.
+func (o *eventWriter) encoded(typ string, bytesOf func(streamEncoding) ([]byte, error)) {
+	if o.err != nil {
+		return
+	}
+	data, err := bytesOf(o.enc)
 	if err != nil {
 		o.err = err
 		return
@@ -325,13 +350,7 @@ func (o *eventWriter) line(typ string, obj []byte) {
 	if o.err != nil {
 		return
 	}
-	o.buf.Reset()
-	o.buf.WriteString(`{"type":"`)
-	o.buf.WriteString(typ)
-	o.buf.WriteString(`","object":`)
-	o.buf.Write(obj)
-	o.buf.WriteString("}\n")
-	_, o.err = o.w.Write(o.buf.Bytes())
+	o.err = o.envelope.write(typ, obj)
 }
 
 // watchTimeout is Kubernetes' default when a watch names none: between 30

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sort"
@@ -17,27 +16,38 @@ import (
 )
 
 // watchEvent is one change of one object, decoded once and shared, read-only,
-// by every watcher. Its JSON is also encoded at most once: serialising each
+// by every watcher. It is also encoded at most once per stream encoding
+// (JSON, protobuf), by the first watcher that needs it: serialising each
 // event once and copying the bytes to every watcher is what makes a watch
-// cache cheap to fan out.
+// cache cheap to fan out, whichever media type each watcher negotiated.
 type watchEvent struct {
 	typ  store.EventType
 	rev  int64
 	obj  runtime.Object // after the change (nil for Delete); resourceVersion = rev
 	prev runtime.Object // before the change (nil for a create); resourceVersion = rev, as Kubernetes sends a DELETED object
 
-	objOnce, prevOnce sync.Once
-	objJSON, prevJSON []byte
+	objEncoded, prevEncoded [numStreamEncodings]encodedOnce
 }
 
-func (e *watchEvent) objBytes() []byte {
-	e.objOnce.Do(func() { e.objJSON, _ = json.Marshal(e.obj) })
-	return e.objJSON
+// encodedOnce is one object's bytes in one encoding, made by the first
+// watcher that asks and read by all the others.
+type encodedOnce struct {
+	once sync.Once
+	data []byte
+	err  error
 }
 
-func (e *watchEvent) prevBytes() []byte {
-	e.prevOnce.Do(func() { e.prevJSON, _ = json.Marshal(e.prev) })
-	return e.prevJSON
+func (o *encodedOnce) get(enc streamEncoding, obj runtime.Object) ([]byte, error) {
+	o.once.Do(func() { o.data, o.err = enc.encode(obj) })
+	return o.data, o.err
+}
+
+func (e *watchEvent) objBytes(enc streamEncoding) ([]byte, error) {
+	return e.objEncoded[enc].get(enc, e.obj)
+}
+
+func (e *watchEvent) prevBytes(enc streamEncoding) ([]byte, error) {
+	return e.prevEncoded[enc].get(enc, e.prev)
 }
 
 // decodeEvent turns an etcd event into a watchEvent of this resource.

@@ -1,9 +1,12 @@
 package apiserver
 
 import (
+	"bytes"
 	"log/slog"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -58,5 +61,33 @@ func TestABatchCutShortDoesNotWaitForTheNextEvent(t *testing.T) {
 	}
 	if evs, _, _, _ := src.poll(); len(evs) != 10 {
 		t.Fatalf("second batch has %d events, want 10", len(evs))
+	}
+}
+
+// The watch cache encodes an event's object once per stream encoding,
+// however many watchers of that encoding read it: the second watcher
+// gets the very bytes the first one made.
+func TestAnEventIsEncodedOncePerMediaType(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "7"}}
+	ev := &watchEvent{obj: pod, rev: 7}
+	for _, enc := range []streamEncoding{streamJSON, streamProtobuf} {
+		first, err := ev.objBytes(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, _ := ev.objBytes(enc)
+		if &first[0] != &second[0] {
+			t.Errorf("encoding %d: the second watcher's bytes are a new encoding", enc)
+		}
+		got, _, err := codecs.UniversalDeserializer().Decode(first, nil, nil)
+		if err != nil || got.(*corev1.Pod).Name != "web" {
+			t.Errorf("encoding %d: decode %q: %v", enc, first, err)
+		}
+	}
+	pb, _ := ev.objBytes(streamProtobuf)
+	js, _ := ev.objBytes(streamJSON)
+	if !bytes.HasPrefix(pb, []byte("k8s\x00")) || js[0] != '{' {
+		t.Errorf("protobuf %q, JSON %q", pb, js)
 	}
 }

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -15,12 +17,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mkube/mkube/internal/testserver"
 )
@@ -230,8 +234,30 @@ func TestClientGo(t *testing.T) {
 		if err != nil || len(list.Items) != 1 || list.ResourceVersion == "" {
 			t.Fatalf("list pods: %v %+v", err, list)
 		}
+		// A watch from the list sees the deletion, decoded from protobuf
+		// frames into typed pods.
+		w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: "app=pb", ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatalf("watch pods: %v", err)
+		}
+		defer w.Stop()
 		if err := pods.Delete(ctx, "pb-pod", metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete pod: %v", err)
+		}
+		for deleted := false; !deleted; {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatal("the watch ended before pb-pod was DELETED")
+				}
+				p, isPod := ev.Object.(*corev1.Pod)
+				if !isPod || p.Name != "pb-pod" {
+					t.Fatalf("watch event %s %#v, want events of pb-pod", ev.Type, ev.Object)
+				}
+				deleted = ev.Type == watch.Deleted
+			case <-ctx.Done():
+				t.Fatal("no DELETED event for pb-pod")
+			}
 		}
 		testserver.EventuallyWithin(t, 30*time.Second, "the deleted pb-pod is gone", func() (bool, string) {
 			_, err := pods.Get(ctx, "pb-pod", metav1.GetOptions{})
@@ -248,14 +274,27 @@ func TestClientGo(t *testing.T) {
 				t.Errorf("%s %s sent %q", w.method, w.url, w.contentType)
 			}
 		}
-		var pbAnswers int
-		all := log.matching(func(recordedRequest) bool { return true })
-		for _, r := range all {
-			if strings.HasPrefix(r.respContentType, "application/vnd.kubernetes.protobuf") {
-				pbAnswers++
+		// Every successful read (GET, LIST, WATCH) of a built-in kind was
+		// answered in protobuf, as kube-apiserver answers client-go.
+		reads := log.matching(func(r recordedRequest) bool { return r.method == "GET" && r.status == 200 })
+		var watches int
+		for _, r := range reads {
+			want := "application/vnd.kubernetes.protobuf"
+			if strings.Contains(r.url, "watch=true") {
+				want += ";stream=watch"
+				watches++
+			}
+			if r.respContentType != want {
+				t.Errorf("GET %s answered %q, want %q", r.url, r.respContentType, want)
 			}
 		}
-		t.Logf("%d of %d responses were protobuf (JSON answers are also valid)", pbAnswers, len(all))
+		if len(reads) < 4 || watches != 1 {
+			t.Errorf("%d reads, %d of them watches; want gets, a list and one watch:\n%s", len(reads), watches, describeRequests(reads))
+		}
+	})
+
+	t.Run("custom resources answer JSON", func(t *testing.T) {
+		testCustomResourcesAnswerJSON(t, c)
 	})
 }
 
@@ -367,4 +406,75 @@ func describeRequests(rs []recordedRequest) string {
 		fmt.Fprintf(&b, "  %s %s -> %d\n", r.method, r.url, r.status)
 	}
 	return b.String()
+}
+
+// testCustomResourcesAnswerJSON: a custom resource has no protobuf
+// encoding, so client-go's typed-client Accept
+// ("application/vnd.kubernetes.protobuf,application/json") gets JSON for
+// GET, LIST and WATCH, and protobuf alone is 406 NotAcceptable in
+// kube-apiserver's words.
+func testCustomResourcesAnswerJSON(t *testing.T, c *cluster) {
+	crd, err := yaml.YAMLToJSON([]byte(widgetsCRD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", string(crd), nil); code != 201 {
+		t.Fatalf("create the widgets CRD: %d", code)
+	}
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	testserver.EventuallyWithin(t, 30*time.Second, "widgets are served", func() (bool, string) {
+		code := c.do("POST", widgets, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"colour":"red"}}`, nil)
+		return code == 201, fmt.Sprintf("create widget w1: %d", code)
+	})
+
+	log := &requestLog{}
+	cfg := restConfig(c, log)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc := cs.CoreV1().RESTClient() // sends the clientset's Accept to any path
+	for _, path := range []string{widgets + "/w1", widgets} {
+		body, err := rc.Get().AbsPath(path).Do(ctx).Raw()
+		if err != nil || !strings.Contains(string(body), `"kind":"Widget`) {
+			t.Errorf("GET %s: %v %s", path, err, body)
+		}
+	}
+	stream, err := rc.Get().AbsPath(widgets).Param("watch", "true").Param("resourceVersion", "0").Stream(ctx)
+	if err != nil {
+		t.Fatalf("watch widgets: %v", err)
+	}
+	line, err := bufio.NewReader(stream).ReadString('\n')
+	stream.Close()
+	if err != nil || !strings.HasPrefix(line, `{"type":"ADDED","object":{"apiVersion":"example.com/v1","kind":"Widget"`) {
+		t.Errorf("the watch's first event: %v %q", err, line)
+	}
+	for _, r := range log.matching(func(recordedRequest) bool { return true }) {
+		if r.status != 200 || r.respContentType != "application/json" {
+			t.Errorf("GET %s: %d %q, want 200 application/json", r.url, r.status, r.respContentType)
+		}
+	}
+
+	for _, query := range []string{"", "?watch=true"} {
+		req, _ := http.NewRequest("GET", c.URL+widgets+query, nil)
+		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st metav1.Status
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		want := "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+		if query != "" {
+			want = "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+		}
+		if err != nil || resp.StatusCode != 406 || st.Reason != metav1.StatusReasonNotAcceptable || st.Message != want {
+			t.Errorf("GET widgets%s accepting only protobuf: %d %+v %v, want 406 %q", query, resp.StatusCode, st, err, want)
+		}
+	}
 }
