@@ -18,6 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
+
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // Reaching a webhook behind a Service.
@@ -44,9 +46,10 @@ import (
 //	   checking its certificate against clientConfig.caBundle for the
 //	   name <service>.<namespace>.svc.
 //
-// A real kube-apiserver authenticates to kubelets with its
-// --kubelet-client-certificate; mkube's kubelets serve plain HTTP without
-// authentication (kubelet/server/server.go), as pods/log and exec reach them.
+// The kubelet is reached over HTTPS with the API server's
+// --kubelet-client-certificate (package kubeletclient), as pods/log and
+// exec reach it: the Objects given by WithObjects say how, when they have
+// a Kubelet method (apiserver.Server's do).
 
 // kubeletAddressTypes is kube-apiserver's default
 // --kubelet-preferred-address-types.
@@ -58,10 +61,6 @@ var (
 	endpointSlices = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
 	nodes          = corev1.SchemeGroupVersion.WithResource("nodes")
 )
-
-// kubeletDialTimeout bounds reaching a node's kubelet, beside the
-// webhook's own timeout: a node that does not answer in 2 s is down.
-const kubeletDialTimeout = 2 * time.Second
 
 // target is a pod that serves a Service's port.
 type target struct {
@@ -79,7 +78,11 @@ func dialService(ctx context.Context, c Objects, namespace, name string, port in
 	if err != nil {
 		return nil, fmt.Errorf("node %s of pod %s/%s: %w", t.node, t.namespace, t.pod, err)
 	}
-	return dialThroughKubelet(ctx, obj.(*corev1.Node), t)
+	var kc *kubeletclient.Client
+	if k, ok := c.(interface{ Kubelet() *kubeletclient.Client }); ok {
+		kc = k.Kubelet()
+	}
+	return dialThroughKubelet(ctx, kc, obj.(*corev1.Node), t)
 }
 
 // resolveService picks a ready endpoint of the Service's port.
@@ -132,12 +135,11 @@ func resolveService(ctx context.Context, c Objects, namespace, name string, port
 
 // dialThroughKubelet opens a port-forward to t through its node's kubelet
 // and returns its data stream as the connection.
-func dialThroughKubelet(ctx context.Context, node *corev1.Node, t target) (net.Conn, error) {
+func dialThroughKubelet(ctx context.Context, kc *kubeletclient.Client, node *corev1.Node, t target) (net.Conn, error) {
 	kport := node.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if kport == 0 {
 		return nil, fmt.Errorf("node %s reports no kubelet port", node.Name)
 	}
-	dialer := net.Dialer{Timeout: kubeletDialTimeout}
 	var tcp net.Conn
 	var err error = fmt.Errorf("node %s reports no address", node.Name)
 	var host string
@@ -145,7 +147,7 @@ func dialThroughKubelet(ctx context.Context, node *corev1.Node, t target) (net.C
 		for _, a := range node.Status.Addresses {
 			if a.Type == typ && tcp == nil {
 				host = net.JoinHostPort(a.Address, strconv.Itoa(int(kport)))
-				tcp, err = dialer.DialContext(ctx, "tcp", host)
+				tcp, err = kc.Dial(ctx, host)
 			}
 		}
 	}
@@ -167,7 +169,7 @@ func upgradeToPortForward(ctx context.Context, tcp net.Conn, host string, t targ
 	if d, ok := ctx.Deadline(); ok {
 		tcp.SetDeadline(d) // the upgrade only; cleared below
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://%s/portForward/%s/%s", host, t.namespace, t.pod), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s://%s/portForward/%s/%s", kubeletclient.Scheme, host, t.namespace, t.pod), nil)
 	if err != nil {
 		return nil, err
 	}
