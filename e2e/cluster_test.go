@@ -212,7 +212,11 @@ func (c *cluster) startAs(name, bin string, args ...string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, bin), args...)
+	path := bin
+	if !filepath.IsAbs(bin) { // mkube's own, built for the test run; else a tool of make tools
+		path = filepath.Join(binDir, bin)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)

@@ -46,6 +46,11 @@ import (
 //	   checking its certificate against clientConfig.caBundle for the
 //	   name <service>.<namespace>.svc.
 //
+// A Service of type ExternalName is dialed at its externalName and the
+// port asked, as kube-aggregator's and the webhooks' resolvers do: how a
+// server outside the cluster, such as a metrics-server on the host, is
+// registered (e2e/metricsserver_upstream_test.go).
+//
 // The kubelet is reached over HTTPS with the API server's
 // --kubelet-client-certificate (package kubeletclient), as pods/log and
 // exec reach it: the Objects given by WithObjects say how, when they have
@@ -62,9 +67,11 @@ var (
 	nodes          = corev1.SchemeGroupVersion.WithResource("nodes")
 )
 
-// target is a pod that serves a Service's port.
+// target is a pod that serves a Service's port, or, for an ExternalName
+// Service, the address that does.
 type target struct {
 	namespace, pod, node string
+	addr                 string // externalName:port of an ExternalName Service
 	port                 int32
 }
 
@@ -73,6 +80,9 @@ func dialService(ctx context.Context, c Objects, namespace, name string, port in
 	t, err := resolveService(ctx, c, namespace, name, port)
 	if err != nil {
 		return nil, err
+	}
+	if t.addr != "" { // a server outside the cluster: dialed as it is
+		return (&net.Dialer{Timeout: kubeletclient.DialTimeout}).DialContext(ctx, "tcp", t.addr)
 	}
 	obj, err := c.Get(ctx, nodes, "", t.node)
 	if err != nil {
@@ -100,6 +110,9 @@ func resolveService(ctx context.Context, c Objects, namespace, name string, port
 	}
 	if svcPort == nil {
 		return target{}, apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, name))
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return target{addr: net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))}, nil
 	}
 	slices, err := c.List(ctx, endpointSlices, namespace)
 	if err != nil {
