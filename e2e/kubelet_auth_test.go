@@ -98,6 +98,15 @@ subjects:
 	if out := k.mustKubectl(t, "get", "--raw", "/api/v1/nodes/node01/proxy/metrics/resource"); !strings.Contains(out, "node_cpu_usage_seconds_total") {
 		t.Errorf("an admin's node proxy to node01's /metrics/resource (the API server's client certificate):\n%s", out)
 	}
+	// logs and exec too: nodes/proxy, which system:kubelet-api-admin grants.
+	k.mustKubectl(t, "run", "hello", "--image=busybox", `--overrides={"spec":{"nodeName":"node01"}}`, "--", "sh", "-c", "echo hello; sleep 3600")
+	testserver.EventuallyWithin(t, 60*time.Second, "kubectl logs reads hello on node01", func() (bool, string) {
+		out, errOut, _ := k.kubectl(t, "logs", "hello")
+		return strings.TrimSpace(out) == "hello", out + errOut
+	})
+	if out, errOut, code := k.kubectl(t, "exec", "hello", "--", "echo", "hi"); code != 0 || strings.TrimSpace(out) != "hi" {
+		t.Errorf("kubectl exec hello -- echo hi on node01: %d %q %s", code, out, errOut)
+	}
 
 	out := k.mustKubectl(t, "get", "--raw", "/api/v1/nodes/node02/proxy/metrics/resource")
 	if !strings.Contains(out, "node_cpu_usage_seconds_total") {
