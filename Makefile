@@ -1,6 +1,7 @@
 # One command each: `make up` brings the control plane up in Docker,
 # `make test` runs every test, `make local` runs it as local processes.
-# `make tools` installs the real clients the tests drive (crictl, helm).
+# `make tools` installs the real clients the tests drive (crictl, helm,
+# the real metrics-server).
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
@@ -47,8 +48,11 @@ prometheus:
 # use; e2e/helm_test.go drives each against a cluster and `mkube
 # serve-charts`). File targets, so each is built once; `rm bin/helm` to
 # rebuild it. Both helm modules name their command helm: Helm 3 is
-# installed into a directory of its own, then renamed.
-tools: bin/crictl bin/helm bin/helm3
+# installed into a directory of its own, then renamed. The real
+# metrics-server v0.8.0 likewise, as bin/metrics-server-v0.8.0, since
+# bin/metrics-server is mkube's own (cmd/metrics-server);
+# e2e/metricsserver_upstream_test.go runs it against a cluster.
+tools: bin/crictl bin/helm bin/helm3 bin/metrics-server-v0.8.0
 
 bin/crictl:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
@@ -59,6 +63,10 @@ bin/helm:
 bin/helm3:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin/helm3.d go install helm.sh/helm/v3/cmd/helm@v3.21.4
 	mv bin/helm3.d/helm bin/helm3 && rmdir bin/helm3.d
+
+bin/metrics-server-v0.8.0:
+	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin/metrics-server.d go install sigs.k8s.io/metrics-server/cmd/metrics-server@v0.8.0
+	mv bin/metrics-server.d/metrics-server bin/metrics-server-v0.8.0 && rmdir bin/metrics-server.d
 
 # mkube's own runtime service (proto/runtime.proto) as Go, which is
 # committed, so only a change to the .proto needs this: protoc from

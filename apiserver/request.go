@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // Request is one API request as a handler sees it: the HTTP exchange, what
@@ -36,6 +37,9 @@ func (q *Request) Log() *slog.Logger { return q.srv.log }
 // StorageFor is the storage of another resource (pods/eviction reads the
 // PodDisruptionBudgets, pods/log the Nodes); nil if it is not served.
 func (q *Request) StorageFor(gvr schema.GroupVersionResource) *Storage { return q.srv.StorageFor(gvr) }
+
+// Kubelet is the server's client of the kubelets' port (Config.Kubelet).
+func (q *Request) Kubelet() *kubeletclient.Client { return q.srv.cfg.Kubelet }
 
 // DecodeBody reads the body as an object of the resource's own kind,
 // honouring ?fieldValidation.

@@ -25,6 +25,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authentication"
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
 	"github.com/mkube/mkube/apiserver/authorization"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/internal/version"
@@ -75,6 +76,10 @@ type Config struct {
 	// Aggregated are the group-versions proxied to aggregated API servers
 	// (apiserver/aggregator); nil proxies none.
 	Aggregated Aggregated
+	// Kubelet is how pods/log, exec, attach, portforward and nodes/proxy
+	// reach the kubelets (--kubelet-client-certificate, ...); nil is
+	// HTTPS without a client certificate or verification.
+	Kubelet *kubeletclient.Client
 	// Profiling serves Go's profiles at /debug/pprof/, as kube-apiserver's
 	// --profiling does: `go tool pprof http://HOST:8080/debug/pprof/profile`.
 	Profiling bool
@@ -314,6 +319,11 @@ type objects struct{ s *Server }
 // runs inside the API server and reads besides its own kind (a
 // conversion webhook's Service).
 func (s *Server) Objects() admission.Objects { return objects{s} }
+
+// Kubelet is the server's client of the kubelets' port: the admission
+// webhooks and aggregated API servers behind a Service are reached
+// through their pods' kubelets with it (webhookclient's dial.go).
+func (o objects) Kubelet() *kubeletclient.Client { return o.s.cfg.Kubelet }
 
 func (o objects) storage(gvr schema.GroupVersionResource) (*Storage, error) {
 	st := o.s.StorageFor(gvr)

@@ -177,7 +177,9 @@ func (c *cluster) start(bin string, args ...string) { c.startAs(bin, bin, args..
 // startKubelet starts a kubelet for node n under the process name given.
 // All kubelets share this host: any free port for their API, loopback as
 // the address the API server reaches them at, and a pod logs directory
-// per node (the same one when a node's kubelet is started again).
+// per node (the same one when a node's kubelet is started again), and a
+// serving certificate per node, self-signed at its first start in
+// DIR/kubelet-pki/NODE.
 func (c *cluster) startKubelet(name string, n kubeletNode) {
 	c.t.Helper()
 	if c.dir == "" {
@@ -185,7 +187,11 @@ func (c *cluster) startKubelet(name string, n kubeletNode) {
 	}
 	args := append(c.serverFlags("kubelet-"+n.name), "--node-name", n.name, "--cpu", "4", "--memory", "8Gi", "--port", "0", "--node-ip", "127.0.0.1",
 		"--pod-logs-dir", filepath.Join(c.dir, "pod-logs", n.name),
-		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs"))
+		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs"),
+		"--cert-dir", filepath.Join(c.dir, "kubelet-pki", n.name))
+	if c.secure { // the API server's kubelet client certificate authenticates, as kubeadm sets clientCAFile
+		args = append(args, "--client-ca-file", filepath.Join(c.certDir(), "ca.crt"))
+	}
 	c.startAs(name, "kubelet", append(args, n.flags...)...)
 }
 
@@ -206,7 +212,11 @@ func (c *cluster) startAs(name, bin string, args ...string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, bin), args...)
+	path := bin
+	if !filepath.IsAbs(bin) { // mkube's own, built for the test run; else a tool of make tools
+		path = filepath.Join(binDir, bin)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)

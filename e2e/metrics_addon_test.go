@@ -49,7 +49,7 @@ func TestTheMetricsServerAddonScrapesTheKubeletsFromItsPod(t *testing.T) {
 	for _, node := range []string{"node01", "node02"} {
 		ip := k.mustKubectl(t, "get", "node", node, "-o", `jsonpath={.status.addresses[?(@.type=="InternalIP")].address}`)
 		port := k.mustKubectl(t, "get", "node", node, "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")
-		for url, want := range map[string]string{"http://" + ip + ":" + port + "/healthz": "ok", "http://" + ip + ":" + nodePort + "/": "Welcome to nginx!"} {
+		for url, want := range map[string]string{"https://" + ip + ":" + port + "/healthz": "ok", "http://" + ip + ":" + nodePort + "/": "Welcome to nginx!"} {
 			testserver.EventuallyWithin(t, 30*time.Second, "the pod load reaches "+url, func() (bool, string) {
 				out, errOut, _ := k.kubectl(t, "exec", "load", "--", "wget", "-qO-", "-T", "2", url)
 				return strings.Contains(out, want), out + errOut

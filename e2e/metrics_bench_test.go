@@ -47,12 +47,12 @@ func BenchmarkMetricsScrape(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The components' ports are self-signed, as `curl -k` and
+	// The components' ports (the kubelet's too) are self-signed, as `curl -k` and
 	// Prometheus' insecure_skip_verify take them; the admin's
 	// certificate is who reads /metrics.
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{admin}}}}
-	node := fmt.Sprintf("http://127.0.0.1:%d/nodes/node-%0*d", kubeletPort, len(fmt.Sprint(nodes)), 1)
+	node := fmt.Sprintf("https://127.0.0.1:%d/nodes/node-%0*d", kubeletPort, len(fmt.Sprint(nodes)), 1)
 	for _, e := range []struct{ name, process, url string }{
 		{"apiserver", "apiserver", c.URL + "/metrics"},
 		{"scheduler", "scheduler", fmt.Sprintf("https://127.0.0.1:%d/metrics", c.componentPorts["scheduler"])},

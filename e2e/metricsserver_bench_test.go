@@ -74,7 +74,7 @@ func metricsServer(b *testing.B, nodes, podsPerNode int) {
 	_, k1 := procUsage(kubelet)
 
 	c.start("metrics-server", "--kubeconfig", filepath.Join(c.certDir(), "admin.kubeconfig"), "--secure-port", fmt.Sprint(freePort(b)),
-		"--metric-resolution", "15s", "--kubelet-preferred-address-types", "InternalIP", "--kubelet-use-node-status-port", "--v", "6")
+		"--metric-resolution", "15s", "--kubelet-preferred-address-types", "InternalIP", "--kubelet-use-node-status-port", "--kubelet-insecure-tls", "--v", "6")
 	log := c.logs["metrics-server"]
 	testserver.EventuallyWithin(b, 5*time.Minute, "a scrape round with every node's and pod's metrics", func() (bool, string) {
 		rounds := scrapeRounds(b, log)

@@ -44,11 +44,14 @@ for n in node01 node02 node03; do
   # Each kubelet runs its own runtime in-process, writing container logs
   # to a directory of its own (the default, /var/log/pods, is root's);
   # the nodes' disks, where volumes live, are mkube-data/nodes/<node>.
-  # The kubelet's port keeps the kubelet's defaults (--anonymous-auth=true
-  # --authorization-mode=AlwaysAllow), not kubeadm's Webhook: it is plain
-  # HTTP, and the API server reaches it (logs, exec) without credentials.
+  # The kubelet's port is HTTPS, its certificate self-signed in
+  # mkube-data/kubelet-pki/<node>; it keeps the kubelet's defaults
+  # (--anonymous-auth=true --authorization-mode=AlwaysAllow), and trusts
+  # the cluster CA's client certificates, the API server's among them
+  # (--client-ca-file), as kubeadm configures it.
   bin/kubelet --kubeconfig "$PKI/kubelet-$n.kubeconfig" --node-name "$n" --port 0 --node-ip "$ip" \
     --pod-logs-dir "logs/pods/$n" --node-root mkube-data/nodes --nfs-root mkube-data/nfs \
+    --cert-dir "mkube-data/kubelet-pki/$n" --client-ca-file "$PKI/ca.crt" \
     >"logs/kubelet-$n.log" 2>&1 & pids+=($!)
 done
 # The dashboard (docs/dashboard.md), on the loopback, as its own read-only

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -96,6 +97,7 @@ type Fleet struct {
 	tokens    *token.Manager   // the pods' service-account tokens (package token)
 	recorder  *record.Recorder // its Run sends every node's events
 	listener  net.Listener     // the kubelet API's, opened by NewFleet
+	serving   *tls.Config      // the kubelet API's TLS (server/tls.go)
 	kubelets  []*Kubelet
 	byName    map[string]*Kubelet // read-only once NewFleet returns
 
@@ -183,6 +185,11 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	}
 	// The kubelet's port, at once too: a kubelet that cannot serve its API
 	// exits saying why instead of registering a node nobody can reach.
+	serving, err := base.Serving.TLSConfig(names[0], []net.IP{cfgs[0].NodeIP.AsSlice()}, base.Clock.Now())
+	if err != nil {
+		rt.close()
+		return nil, fmt.Errorf("kubelet API's serving certificate: %w", err)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(base.Address, strconv.Itoa(base.Port)))
 	if err != nil {
 		rt.close()
@@ -194,7 +201,7 @@ func NewFleet(c *client.Client, base Config, names []string) (*Fleet, error) {
 	if len(names) > 1 {
 		selector, nodeSelector = "spec.nodeName!=", ""
 	}
-	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, runtimeOps: runtimeOps, processMetrics: kubeletmetrics.ProcessCollectors(), listener: ln, byName: map[string]*Kubelet{},
+	f := &Fleet{cfg: base, names: names, log: log, clock: base.Clock, client: c, runtime: rt, runtimeOps: runtimeOps, processMetrics: kubeletmetrics.ProcessCollectors(), listener: ln, serving: serving, byName: map[string]*Kubelet{},
 		recorder: record.New(c, "kubelet", names[0], log).Limit(eventQPS, eventBurst),
 		informer: client.NewInformer(c, client.Pods, "", client.ListOptions{FieldSelector: selector}, log),
 		// The kubelet's service lister: all namespaces, since a pod also
@@ -327,6 +334,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	defer wg.Wait()
 	wg.Go(func() { f.recorder.Run(ctx) })
 	srv := server.New(serverHost{f}, f.names[0], f.clock, f.log)
+	srv.UseTLS(f.serving)
 	if a := f.cfg.Auth; a != nil {
 		auth := *a
 		if auth.Reviewer == nil {

@@ -108,6 +108,10 @@ type Config struct {
 	// host). The node status reports the port actually used.
 	Address string
 	Port    int
+	// Serving is the port's serving certificate (--tls-cert-file,
+	// --tls-private-key-file, --cert-dir): the port is HTTPS, as a real
+	// kubelet's, self-signed when no files are named (server/tls.go).
+	Serving server.Serving
 	// Auth is who may use the kubelet API (--anonymous-auth,
 	// --client-ca-file, --authentication-token-webhook,
 	// --authorization-mode); nil is the kubelet's defaults, anyone

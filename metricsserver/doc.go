@@ -18,8 +18,8 @@
 //     --kubelet-port, GET /metrics/resource (or the path of the node's
 //     annotation metrics.k8s.io/resource-metrics-path), with its service
 //     account's credentials; --kubelet-insecure-tls skips checking the
-//     kubelet's certificate. A kubelet that answers plain HTTP on its
-//     port (mkube's, without serving certificates) is asked over http;
+//     kubelet's certificate (mkube's kubelets sign their own, as real
+//     ones do by default);
 //   - parses the Prometheus text (node_cpu_usage_seconds_total,
 //     node_memory_working_set_bytes, container_cpu_usage_seconds_total,
 //     container_memory_working_set_bytes, container_start_time_seconds),

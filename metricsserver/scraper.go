@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +29,6 @@ type scraper struct {
 	now    func() time.Time
 
 	mu        sync.Mutex
-	plainHTTP map[string]bool // nodes whose kubelet answered plain HTTP (mkube's kubelets may)
 }
 
 // kubeletURL is where node's resource metrics are: the first address of
@@ -84,30 +82,15 @@ func (s *scraper) scrapeAll(ctx context.Context, nodes []*corev1.Node, logf func
 	return all
 }
 
-// scrape reads one kubelet. Its URL is https, as a real kubelet's port
-// is; a kubelet that answers plain HTTP there (mkube's kubelet without
-// serving certificates) is asked over http from then on.
+// scrape reads one kubelet, over HTTPS, as a kubelet's port is.
 func (s *scraper) scrape(ctx context.Context, node *corev1.Node) (*MetricsBatch, error) {
 	url, err := s.kubeletURL(node)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	plain := s.plainHTTP[node.Name]
-	s.mu.Unlock()
-	if plain {
-		url = "http" + strings.TrimPrefix(url, "https")
-	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.KubeletRequestTimeout)
 	defer cancel()
-	batch, err := s.get(ctx, node.Name, url)
-	if err != nil && !plain && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		s.mu.Lock()
-		s.plainHTTP[node.Name] = true
-		s.mu.Unlock()
-		return s.get(ctx, node.Name, "http"+strings.TrimPrefix(url, "https"))
-	}
-	return batch, err
+	return s.get(ctx, node.Name, url)
 }
 
 func (s *scraper) get(ctx context.Context, node, url string) (*MetricsBatch, error) {

@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	return &Server{opts: cfg.Options, clock: cfg.Clock, log: cfg.Log, auth: auth,
 		storage: newStorage(cfg.Options.MetricResolution),
-		scraper: &scraper{opts: cfg.Options, client: cfg.Kubelets, now: cfg.Clock.Now, plainHTTP: map[string]bool{}},
+		scraper: &scraper{opts: cfg.Options, client: cfg.Kubelets, now: cfg.Clock.Now},
 		nodeInf: client.NewInformer(cfg.API, client.Nodes, "", client.ListOptions{}, cfg.Log),
 		podInf:  client.NewInformer(cfg.API, client.Pods, "", client.ListOptions{}, cfg.Log),
 	}, nil

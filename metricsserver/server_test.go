@@ -34,8 +34,8 @@ func set(k *fakekubelet.Kubelet, ms int64, nodeCPU float64, pods map[string]floa
 }
 
 // The server follows the API server's nodes and pods, scrapes each
-// node's kubelet at its status address and port (plain HTTP, TLS, a
-// path of its annotation), and answers metrics.k8s.io to those RBAC lets
+// node's kubelet at its status address and port over HTTPS (a path of
+// its annotation too), and answers metrics.k8s.io to those RBAC lets
 // read it, asking the API server by SubjectAccessReview.
 func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	t.Parallel()
@@ -45,7 +45,7 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	t.Cleanup(cancel)
 
 	plain := fakekubelet.Start(t, "/metrics/resource")
-	secure := fakekubelet.StartTLS(t, "/metrics/nodes/node02/metrics/resource")
+	secure := fakekubelet.Start(t, "/metrics/nodes/node02/metrics/resource")
 	zeros := fakekubelet.Start(t, "/metrics/resource")
 	set(zeros, 1, 0, nil)
 	for name, k := range map[string]*fakekubelet.Kubelet{"node01": plain, "node02": secure, "node03": zeros} {

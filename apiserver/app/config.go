@@ -22,6 +22,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/apiserver/authorization/node"
 	rbacauthz "github.com/mkube/mkube/apiserver/authorization/rbac"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 	"github.com/mkube/mkube/apiserver/pki"
 	"github.com/mkube/mkube/apiserver/registry"
 	"github.com/mkube/mkube/store"
@@ -122,12 +123,34 @@ func NewConfig(o Options) (_ *Config, err error) {
 			return nil, &Error{"advertise address", err}
 		}
 	}
+	kubeletClient, err := c.kubeletClient(certDir)
+	if err != nil {
+		return nil, &Error{"kubelet client", err}
+	}
 	c.rbac, c.graph = rbacauthz.NewPolicy(), node.NewGraph()
 	c.Server = apiserver.Config{Store: c.store, Registry: registry.New(), Admission: c.admission, Webhooks: c.webhooks,
 		Policies: c.policies, MutatingPolicies: c.mutating, Authenticator: authenticator, ServiceAccountTokens: saTokens,
 		Audit: auditLog, Authorizer: authorization.Chain(c.modes, c.rbac, nodeMode(c.graph)), Aggregated: c.aggregator,
-		Log: c.log, WatchCacheSize: o.WatchCacheSize, Profiling: o.Profiling}
+		Log: c.log, WatchCacheSize: o.WatchCacheSize, Profiling: o.Profiling, Kubelet: kubeletClient}
 	return c, nil
+}
+
+// kubeletClient is the API server's client of the kubelets' port: the
+// flags' files, else, with a secure port, the PKI's
+// apiserver-kubelet-client certificate (kubeadm's
+// --kubelet-client-certificate=/etc/kubernetes/pki/apiserver-kubelet-client.crt).
+// No CA is kubeadm's default too: kubelets sign their own serving
+// certificates, which nothing else could verify.
+func (c *Config) kubeletClient(certDir string) (*kubeletclient.Client, error) {
+	cfg := c.opts.Kubelet
+	if cfg.CertFile == "" && cfg.KeyFile == "" && c.secure != nil {
+		cfg.CertFile = filepath.Join(certDir, pki.APIServerKubeletClient.Name+".crt")
+		cfg.KeyFile = filepath.Join(certDir, pki.APIServerKubeletClient.Name+".key")
+	}
+	if cfg.CAFile == "" {
+		c.log.Info("kubelets' serving certificates are not verified (no --kubelet-certificate-authority), as kube-apiserver without it")
+	}
+	return kubeletclient.New(cfg)
 }
 
 // listen opens the plain port, then the secure one with its certificates

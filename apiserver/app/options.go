@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // Options say how the API server is to run, as kube-apiserver's flags do:
@@ -35,6 +37,13 @@ type Options struct {
 	// NodeKubeconfigs are the comma-separated nodes to write a kubelet
 	// kubeconfig for (--node-kubeconfigs).
 	NodeKubeconfigs string
+
+	// Kubelet is how the API server reaches kubelets
+	// (--kubelet-client-certificate, --kubelet-client-key,
+	// --kubelet-certificate-authority). Without a client certificate, a
+	// server with a secure port presents its PKI's
+	// apiserver-kubelet-client, as kubeadm configures kube-apiserver.
+	Kubelet kubeletclient.Config
 
 	// DataDir is the embedded etcd's directory (--data-dir).
 	DataDir string

@@ -10,7 +10,8 @@
 //     kubernetes.default.svc.cluster.local and the first ClusterIP;
 //   - client certificates, whose subject is the identity: CN the user
 //     name, O the groups (admin: kubernetes-admin in system:masters; the
-//     scheduler, the controller manager, a kubelet fleet, each node);
+//     scheduler, the controller manager, a kubelet fleet, each node; the
+//     API server itself toward kubelets, apiserver-kubelet-client);
 //   - admin.kubeconfig, to point kubectl at the secure port, and a
 //     kubeconfig for each component (kubeconfig.go);
 //   - a second CA, front-proxy-ca, and the one certificate it signs,
@@ -83,6 +84,13 @@ func Node(name string) Identity {
 	return Identity{Name: "kubelet-" + name, User: "system:node:" + name, Groups: []string{"system:nodes"}}
 }
 
+// APIServerKubeletClient is the API server's identity toward kubelets
+// (kube-apiserver's --kubelet-client-certificate; kubeadm's
+// apiserver-kubelet-client.crt, CN kube-apiserver-kubelet-client). RBAC's
+// default policy binds it to system:kubelet-api-admin, which a kubelet
+// with --authorization-mode=Webhook asks about.
+var APIServerKubeletClient = Identity{Name: "apiserver-kubelet-client", User: "kube-apiserver-kubelet-client"}
+
 // FrontProxyClient is the front proxy's identity, kube-apiserver's
 // --proxy-client-cert-file, which aggregated API servers accept from
 // the CN list they are told (requestheader-allowed-names).
@@ -128,7 +136,7 @@ func Ensure(dir string, hosts []string, now time.Time) (*PKI, error) {
 	if err := p.ensure("apiserver", serving, now); err != nil {
 		return nil, err
 	}
-	for _, id := range append([]Identity{Admin}, Components...) {
+	for _, id := range append([]Identity{Admin, APIServerKubeletClient}, Components...) {
 		if err := p.ensure(id.Name, clientTemplate(id), now); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
+
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // Reaching a webhook behind a Service.
@@ -44,9 +46,15 @@ import (
 //	   checking its certificate against clientConfig.caBundle for the
 //	   name <service>.<namespace>.svc.
 //
-// A real kube-apiserver authenticates to kubelets with its
-// --kubelet-client-certificate; mkube's kubelets serve plain HTTP without
-// authentication (kubelet/server/server.go), as pods/log and exec reach them.
+// A Service of type ExternalName is dialed at its externalName and the
+// port asked, as kube-aggregator's and the webhooks' resolvers do: how a
+// server outside the cluster, such as a metrics-server on the host, is
+// registered (e2e/metricsserver_upstream_test.go).
+//
+// The kubelet is reached over HTTPS with the API server's
+// --kubelet-client-certificate (package kubeletclient), as pods/log and
+// exec reach it: the Objects given by WithObjects say how, when they have
+// a Kubelet method (apiserver.Server's do).
 
 // kubeletAddressTypes is kube-apiserver's default
 // --kubelet-preferred-address-types.
@@ -59,13 +67,11 @@ var (
 	nodes          = corev1.SchemeGroupVersion.WithResource("nodes")
 )
 
-// kubeletDialTimeout bounds reaching a node's kubelet, beside the
-// webhook's own timeout: a node that does not answer in 2 s is down.
-const kubeletDialTimeout = 2 * time.Second
-
-// target is a pod that serves a Service's port.
+// target is a pod that serves a Service's port, or, for an ExternalName
+// Service, the address that does.
 type target struct {
 	namespace, pod, node string
+	addr                 string // externalName:port of an ExternalName Service
 	port                 int32
 }
 
@@ -75,11 +81,18 @@ func dialService(ctx context.Context, c Objects, namespace, name string, port in
 	if err != nil {
 		return nil, err
 	}
+	if t.addr != "" { // a server outside the cluster: dialed as it is
+		return (&net.Dialer{Timeout: kubeletclient.DialTimeout}).DialContext(ctx, "tcp", t.addr)
+	}
 	obj, err := c.Get(ctx, nodes, "", t.node)
 	if err != nil {
 		return nil, fmt.Errorf("node %s of pod %s/%s: %w", t.node, t.namespace, t.pod, err)
 	}
-	return dialThroughKubelet(ctx, obj.(*corev1.Node), t)
+	var kc *kubeletclient.Client
+	if k, ok := c.(interface{ Kubelet() *kubeletclient.Client }); ok {
+		kc = k.Kubelet()
+	}
+	return dialThroughKubelet(ctx, kc, obj.(*corev1.Node), t)
 }
 
 // resolveService picks a ready endpoint of the Service's port.
@@ -97,6 +110,9 @@ func resolveService(ctx context.Context, c Objects, namespace, name string, port
 	}
 	if svcPort == nil {
 		return target{}, apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, name))
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return target{addr: net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))}, nil
 	}
 	slices, err := c.List(ctx, endpointSlices, namespace)
 	if err != nil {
@@ -132,12 +148,11 @@ func resolveService(ctx context.Context, c Objects, namespace, name string, port
 
 // dialThroughKubelet opens a port-forward to t through its node's kubelet
 // and returns its data stream as the connection.
-func dialThroughKubelet(ctx context.Context, node *corev1.Node, t target) (net.Conn, error) {
+func dialThroughKubelet(ctx context.Context, kc *kubeletclient.Client, node *corev1.Node, t target) (net.Conn, error) {
 	kport := node.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if kport == 0 {
 		return nil, fmt.Errorf("node %s reports no kubelet port", node.Name)
 	}
-	dialer := net.Dialer{Timeout: kubeletDialTimeout}
 	var tcp net.Conn
 	var err error = fmt.Errorf("node %s reports no address", node.Name)
 	var host string
@@ -145,7 +160,7 @@ func dialThroughKubelet(ctx context.Context, node *corev1.Node, t target) (net.C
 		for _, a := range node.Status.Addresses {
 			if a.Type == typ && tcp == nil {
 				host = net.JoinHostPort(a.Address, strconv.Itoa(int(kport)))
-				tcp, err = dialer.DialContext(ctx, "tcp", host)
+				tcp, err = kc.Dial(ctx, host)
 			}
 		}
 	}
@@ -167,7 +182,7 @@ func upgradeToPortForward(ctx context.Context, tcp net.Conn, host string, t targ
 	if d, ok := ctx.Deadline(); ok {
 		tcp.SetDeadline(d) // the upgrade only; cleared below
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://%s/portForward/%s/%s", host, t.namespace, t.pod), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s://%s/portForward/%s/%s", kubeletclient.Scheme, host, t.namespace, t.pod), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,9 @@ func main() {
 	flag.StringVar(&o.ControlPlaneEndpoint, "control-plane-endpoint", "", "HOST:PORT of this API server in the components' kubeconfigs, as kubeadm's flag (default 127.0.0.1:SECURE-PORT; apiserver:6443 in docker compose)")
 	flag.StringVar(&o.KubeconfigDir, "kubeconfig-dir", "", "where the components' kubeconfigs (controller-manager, scheduler, kubelet-fleet, kubelet-NODE) and ca.crt are written (default CERT-DIR); apart from it, they can be handed out without the CA's key")
 	flag.StringVar(&o.NodeKubeconfigs, "node-kubeconfigs", "", "nodes (comma-separated) to sign a kubelet certificate for, system:node:NAME in system:nodes, and write kubelet-NAME.kubeconfig, as kubeadm writes each node's kubelet.conf")
+	flag.StringVar(&o.Kubelet.CertFile, "kubelet-client-certificate", "", "client certificate (PEM) the API server presents to kubelets, for logs, exec, attach, port-forward and nodes/proxy (default: CERT-DIR/apiserver-kubelet-client.crt, made at the first start, user kube-apiserver-kubelet-client, bound to system:kubelet-api-admin)")
+	flag.StringVar(&o.Kubelet.KeyFile, "kubelet-client-key", "", "the key of --kubelet-client-certificate")
+	flag.StringVar(&o.Kubelet.CAFile, "kubelet-certificate-authority", "", "CA bundle (PEM) the kubelets' serving certificates are verified against; empty verifies none, as kube-apiserver (kubelets sign their own)")
 	registerAuthnFlags(&o.Authentication)
 	flag.Parse()
 

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"math"
@@ -52,6 +53,10 @@ func main() {
 	evictionPeriod := flag.Duration("eviction-monitoring-period", kubelet.DefaultEvictionMonitoringPeriod, "how often the eviction manager measures the pods' emptyDirs, writable layers and logs against their sizeLimit and ephemeral-storage limits (Kubernetes' fixed 10s)")
 	address := flag.String("address", "0.0.0.0", "address the kubelet API (container logs) listens on")
 	port := flag.Int("port", 10250, "port of the kubelet API")
+	tlsCertFile := flag.String("tls-cert-file", "", "the kubelet API's serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made and kept in --cert-dir")
+	tlsKeyFile := flag.String("tls-private-key-file", "", "the key of --tls-cert-file")
+	certDir := flag.String("cert-dir", "/var/lib/mkube/kubelet/pki", "where the self-signed serving certificate (kubelet.crt, kubelet.key) is made at the first start and reused after (\"\": in memory only)")
+	clientCAFile := flag.String("client-ca-file", "", "CA bundle (PEM): a client certificate it signed authenticates to the kubelet API as its CN, in the groups of its O (the API server's --kubelet-client-certificate; the cluster's ca.crt)")
 	anonymousAuth := flag.Bool("anonymous-auth", true, "let requests to the kubelet API without credentials in, as system:anonymous in the group system:unauthenticated (kubeadm turns it off)")
 	tokenWebhook := flag.Bool("authentication-token-webhook", false, "authenticate bearer tokens on the kubelet API with TokenReviews to the API server")
 	authzMode := flag.String("authorization-mode", kubeletserver.AlwaysAllow, "how the kubelet API authorizes requests: AlwaysAllow, or Webhook (a SubjectAccessReview to the API server of the verb on nodes/stats, nodes/metrics, nodes/log, nodes/spec or nodes/proxy, as kubeadm configures it)")
@@ -95,6 +100,17 @@ func main() {
 		fail("--authorization-mode: %q: want AlwaysAllow or Webhook", *authzMode)
 	}
 	cfg.Auth = &kubeletserver.Auth{Anonymous: *anonymousAuth, TokenWebhook: *tokenWebhook, Mode: *authzMode}
+	if *clientCAFile != "" {
+		pemData, err := os.ReadFile(*clientCAFile)
+		if err != nil {
+			fail("--client-ca-file: %v", err)
+		}
+		cfg.Auth.ClientCAs = x509.NewCertPool()
+		if !cfg.Auth.ClientCAs.AppendCertsFromPEM(pemData) {
+			fail("--client-ca-file: %s holds no PEM certificate", *clientCAFile)
+		}
+	}
+	cfg.Serving = kubeletserver.Serving{CertFile: *tlsCertFile, KeyFile: *tlsKeyFile, CertDir: *certDir}
 	if cfg.Capacity, err = kubelet.Capacity(*cpu, *memory, *pods); err != nil {
 		fail("%v", err)
 	}

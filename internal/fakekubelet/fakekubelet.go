@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-// Kubelet is one fake kubelet, serving plain HTTP as mkube's kubelets do,
-// or HTTPS (StartTLS).
+// Kubelet is one fake kubelet, serving HTTPS as kubelets do.
 type Kubelet struct {
 	*httptest.Server
 	// Path is where it serves resource metrics.
@@ -25,24 +24,16 @@ type Kubelet struct {
 	text string
 }
 
-// Start runs a fake kubelet until the test ends.
-func Start(t testing.TB, path string) *Kubelet { return start(t, path, false) }
-
-// StartTLS runs one serving HTTPS with a self-signed certificate, as a
-// real kubelet without --tls-cert-file does.
-func StartTLS(t testing.TB, path string) *Kubelet { return start(t, path, true) }
-
-func start(t testing.TB, path string, tls bool) *Kubelet {
+// Start runs a fake kubelet until the test ends, serving HTTPS with a
+// self-signed certificate, as a kubelet without --tls-cert-file does
+// (mkube's, kubelet/server/tls.go, and a real one).
+func Start(t testing.TB, path string) *Kubelet {
 	k := &Kubelet{Path: path}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+path, k.serveMetrics)
 	mux.HandleFunc("POST /portForward/{namespace}/{pod}", k.servePortForward)
 	k.Server = httptest.NewUnstartedServer(mux)
-	if tls {
-		k.StartTLS()
-	} else {
-		k.Start()
-	}
+	k.StartTLS()
 	t.Cleanup(k.Close)
 	return k
 }

@@ -42,10 +42,10 @@ type Reviewer interface {
 
 // Auth is the port's authentication and authorization: the kubelet's
 // --anonymous-auth, --authentication-token-webhook and
-// --authorization-mode. ClientCAs is a real kubelet's --client-ca-file:
-// certificates come only over TLS, which this port does not serve yet,
-// so mkube's kubelet has no such flag. The zero Auth lets nobody in; the
-// kubelet's defaults are Anonymous and AlwaysAllow (Open).
+// --authorization-mode; ClientCAs is its --client-ca-file (the TLS
+// handshake asks for a certificate, tls.go, and authenticate judges it).
+// The zero Auth lets nobody in; the kubelet's defaults are Anonymous and
+// AlwaysAllow (Open).
 type Auth struct {
 	Anonymous    bool
 	ClientCAs    *x509.CertPool // nil: no client certificate authenticates

@@ -17,12 +17,13 @@
 // --authorization-mode=Webhook) a bearer token is checked with a
 // TokenReview and the request with a SubjectAccessReview of nodes/stats,
 // nodes/metrics, nodes/log, nodes/spec or nodes/proxy (package
-// internal/delegatedauth asks, and caches the answers). Unlike a real
-// kubelet's, the port is plain HTTP: client certificates (Auth.ClientCAs)
-// need TLS, and the API server's node proxy, logs and exec reach the
-// kubelet without credentials, so a Webhook kubelet refuses them (401)
-// until the port and the API server's kubelet client speak TLS. Serve
-// blocks until its context ends.
+// internal/delegatedauth asks, and caches the answers). A client
+// certificate that --client-ca-file's CA signed authenticates too, as its
+// CN in the groups of its O: the API server's
+// --kubelet-client-certificate does (package apiserver/kubeletclient).
+// The port is HTTPS, as a real kubelet's on 10250 (tls.go): the
+// certificate of --tls-cert-file, else one it signs itself, kept in
+// --cert-dir. Serve blocks until its context ends.
 //
 // Where things live:
 //
@@ -33,5 +34,6 @@
 //	exec.go           exec, attach and port-forward: the runtime's streaming URLs, proxied
 //	faults.go         mkube's fault injection for teaching (crash, oom, fail-probes, process, freeze)
 //	stats.go          a node's /stats/summary and /metrics/*: which node a request is for
+//	tls.go            the port's serving certificate: given, or self-signed and kept in --cert-dir
 //	doc.go            this map
 package server

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,7 @@ import (
 // the path a real kubelet serves, and /exec, /attach and /portForward
 // (exec.go) for the streams of kubectl exec, attach and port-forward.
 // Every request is authenticated and authorized as a real kubelet's
-// (auth.go); the port is plain HTTP, where a real kubelet's is HTTPS.
+// (auth.go), over HTTPS (tls.go).
 
 // Host is what the server asks of the kubelet.
 type Host interface {
@@ -64,7 +65,8 @@ type Server struct {
 	// extra are handlers the kubelet adds by pattern (the pod network's
 	// route, podnetwork_route.go of package kubelet).
 	extra map[string]http.HandlerFunc
-	auth  Auth // who may use the port (auth.go); Open unless UseAuth
+	auth  Auth        // who may use the port (auth.go); Open unless UseAuth
+	tls   *tls.Config // the port's TLS (tls.go); nil serves plain HTTP
 }
 
 // New returns the server of host; nodeName names the node in answers.
@@ -74,6 +76,11 @@ func New(host Host, nodeName string, clk clock.Clock, log *slog.Logger) *Server 
 
 // UseAuth has the port authenticate and authorize as a says, before Serve.
 func (s *Server) UseAuth(a Auth) { s.auth = a }
+
+// UseTLS has the port speak HTTPS with cfg (Serving.TLSConfig), before
+// Serve. A kubelet always does; a server without it speaks plain HTTP,
+// for in-process tests that do not care.
+func (s *Server) UseTLS(cfg *tls.Config) { s.tls = cfg }
 
 // HandleFunc adds a handler for pattern, before Serve.
 func (s *Server) HandleFunc(pattern string, h http.HandlerFunc) { s.extra[pattern] = h }
@@ -121,6 +128,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) {
 		<-ctx.Done()
 		srv.Close()
 	}()
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.log.Error("kubelet API server stopped", "err", err)
 	}

@@ -19,7 +19,7 @@ import (
 //     reads NAME's;
 //   - the process's only node.
 //
-// (The port is plain HTTP like the rest of this API; with
+// (The port is HTTPS like the rest of this API, tls.go; with
 // --authorization-mode=Webhook a request is authorized as nodes/stats or
 // nodes/metrics of the node chosen the same way: auth.go.)
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/proxy"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // pods/<name>/exec, /attach and /portforward (`kubectl exec`, `attach`,
@@ -27,7 +28,7 @@ import (
 // pods/log:
 //
 //	POST /api/v1/namespaces/default/pods/web/exec?command=sh&container=app&stdin=true&stdout=true&tty=true
-//	  ─▶ http://<node>:10250/exec/default/web/app?command=sh&input=1&output=1&tty=1
+//	  ─▶ https://<node>:10250/exec/default/web/app?command=sh&input=1&output=1&tty=1
 //
 // Once the kubelet (and behind it the runtime's streaming server)
 // switches protocols, the API server only copies bytes both ways, as
@@ -157,7 +158,7 @@ func serveStream(q *apiserver.Request, kind string) {
 		q.Fail(apierrors.NewServiceUnavailable(err.Error()))
 		return
 	}
-	location := &url.URL{Scheme: "http", Host: host, Path: path, RawQuery: forward.Encode()}
+	location := &url.URL{Scheme: kubeletclient.Scheme, Host: host, Path: path, RawQuery: forward.Encode()}
 	q.Log().Info("proxying a stream to the kubelet", "subresource", q.Info.Subresource,
 		"pod", pod.Namespace+"/"+pod.Name, "node", pod.Spec.NodeName, "kubelet", location.String())
 	switch {
@@ -168,7 +169,7 @@ func serveStream(q *apiserver.Request, kind string) {
 		translateToSPDY(q, location, opts)
 		return
 	}
-	handler := proxy.NewUpgradeAwareHandler(location, nil, false, true, proxyResponder{q})
+	handler := proxy.NewUpgradeAwareHandler(location, q.Kubelet().Transport(), false, true, proxyResponder{q})
 	handler.ServeHTTP(q.W, q.R)
 }
 

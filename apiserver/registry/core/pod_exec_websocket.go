@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,8 +15,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
@@ -53,7 +52,12 @@ func translateToSPDY(q *apiserver.Request, location *url.URL, opts streamOptions
 		return // Open answered the client
 	}
 	defer conn.Close()
-	exec, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: "http://" + location.Host}, "POST", location)
+	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{TLS: q.Kubelet().TLSConfig()})
+	if err != nil {
+		writeStreamStatus(streams[3], err)
+		return
+	}
+	exec, err := remotecommand.NewSPDYExecutorForTransports(rt, rt, "POST", location)
 	if err != nil {
 		writeStreamStatus(streams[3], err)
 		return
@@ -122,7 +126,7 @@ const portForwardTunnelProtocol = "SPDY/3.1+portforward.k8s.io"
 // answered before the WebSocket opens, so kubectl falls back to plain
 // SPDY and shows the kubelet's words.
 func tunnelPortForward(q *apiserver.Request, location *url.URL) {
-	upstream, err := net.DialTimeout("tcp", location.Host, 5*time.Second)
+	upstream, err := q.Kubelet().Dial(q.Context(), location.Host)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: %v", err)))
 		return

@@ -11,13 +11,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // GET pods/<name>/log (`kubectl logs`): the API server does not have the
@@ -57,7 +57,7 @@ func servePodLog(q *apiserver.Request) {
 		}
 	}
 	path := fmt.Sprintf("/containerLogs/%s/%s/%s?%s", pod.Namespace, pod.Name, container, forward.Encode())
-	resp, err := dialKubelet(ctx, node, http.MethodGet, path, nil, nil)
+	resp, err := dialKubelet(ctx, q.Kubelet(), node, http.MethodGet, path, nil, nil)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
 		return
@@ -125,13 +125,15 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 
 // dialKubelet sends a request to the node's kubelet, trying the node's
 // addresses in the preferred order. path holds the query too; body and
-// header (either may be nil) are sent with each attempt.
-func dialKubelet(ctx context.Context, node *corev1.Node, method, path string, body []byte, header http.Header) (*http.Response, error) {
+// header (either may be nil) are sent with each attempt, over HTTPS as
+// kc says (package kubeletclient).
+func dialKubelet(ctx context.Context, kc *kubeletclient.Client, node *corev1.Node, method, path string, body []byte, header http.Header) (*http.Response, error) {
 	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	if port == 0 {
 		return nil, fmt.Errorf("node %s reports no kubelet port", node.Name)
 	}
-	transport := &http.Transport{DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext}
+	transport := kc.Transport()
+	defer transport.CloseIdleConnections() // a transport per request: keep no connection once the answer is read
 	httpClient := &http.Client{Transport: transport}
 	var lastErr error = fmt.Errorf("node %s reports no address", node.Name)
 	for _, t := range kubeletAddressTypes {
@@ -139,7 +141,7 @@ func dialKubelet(ctx context.Context, node *corev1.Node, method, path string, bo
 			if a.Type != t {
 				continue
 			}
-			req, err := http.NewRequestWithContext(ctx, method, "http://"+net.JoinHostPort(a.Address, strconv.Itoa(port))+path, bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(ctx, method, kubeletclient.Scheme+"://"+net.JoinHostPort(a.Address, strconv.Itoa(port))+path, bytes.NewReader(body))
 			if err != nil {
 				return nil, err
 			}

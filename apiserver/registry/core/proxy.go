@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/proxy"
 
 	"github.com/mkube/mkube/apiserver"
+	"github.com/mkube/mkube/apiserver/kubeletclient"
 )
 
 // The proxy subresources: a request to
@@ -101,7 +102,7 @@ func forwardToKubelet(q *apiserver.Request, node *corev1.Node, path string) {
 	}
 	header := proxyHeader(q)
 	header.Set(kubeletNodeHeader, node.Name)
-	resp, err := dialKubelet(q.Context(), node, q.R.Method, path, body, header)
+	resp, err := dialKubelet(q.Context(), q.Kubelet(), node, q.R.Method, path, body, header)
 	if err != nil {
 		q.Fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot reach the kubelet of node %s: %v", node.Name, err)))
 		return
@@ -127,7 +128,7 @@ func forwardToPod(q *apiserver.Request, node *corev1.Node, scheme, ip, port, pat
 	}
 	req.Header = proxyHeader(q)
 	below, _, _ := strings.Cut(path, "?")
-	t := &proxy.Transport{PathPrepend: strings.TrimSuffix(q.R.URL.EscapedPath(), below), RoundTripper: throughNode{node}}
+	t := &proxy.Transport{PathPrepend: strings.TrimSuffix(q.R.URL.EscapedPath(), below), RoundTripper: throughNode{q.Kubelet(), node}}
 	resp, err := t.RoundTrip(req)
 	if err != nil {
 		q.Fail(err) // 503 error trying to reach service: dial tcp 10.244.1.5:8080: connect: connection refused
@@ -139,7 +140,10 @@ func forwardToPod(q *apiserver.Request, node *corev1.Node, scheme, ip, port, pat
 // throughNode carries a request for a pod's IP to the kubelet of the
 // pod's node, whose route to the pod network sends it on
 // (kubelet/podnetwork_route.go).
-type throughNode struct{ node *corev1.Node }
+type throughNode struct {
+	kubelet *kubeletclient.Client
+	node    *corev1.Node
+}
 
 func (n throughNode) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
@@ -153,7 +157,7 @@ func (n throughNode) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.RawQuery != "" {
 		path += "?" + req.URL.RawQuery
 	}
-	resp, err := dialKubelet(req.Context(), n.node, req.Method, path, body, req.Header)
+	resp, err := dialKubelet(req.Context(), n.kubelet, n.node, req.Method, path, body, req.Header)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the kubelet of node %s: %w", n.node.Name, err)
 	}

@@ -14,6 +14,9 @@ const (
 	nodesGroup      = "system:nodes" // every kubelet's
 	ServiceAccounts = "system:serviceaccounts"
 	KubeProxy       = "system:kube-proxy"
+	// KubeAPIServerKubeletClient is the user of the API server's client
+	// certificate toward kubelets (apiserver/pki).
+	KubeAPIServerKubeletClient = "kube-apiserver-kubelet-client"
 )
 
 // ClusterRoleBindings is the default ClusterRoleBindings. Each binds the
@@ -40,11 +43,21 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("mkube:pod-network", group(nodesGroup)),
 		clusterBinding("mkube:dashboard", user(Dashboard)),
 		clusterBinding("system:node-proxier", user(KubeProxy), group(nodesGroup)),
+		// The API server's own certificate toward kubelets
+		// (apiserver/pki's apiserver-kubelet-client), given the kubelets'
+		// API as kops binds its kubelet-api user: Kubernetes binds
+		// system:kubelet-api-admin to nobody, and kubeadm puts its
+		// certificate in a group bound to cluster-admin instead.
+		namedClusterBinding("mkube:kube-apiserver-kubelet-client", "system:kubelet-api-admin", user(KubeAPIServerKubeletClient)),
 	}, controllerRoleBindings())
 }
 
 func clusterBinding(role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
-	return rbacv1.ClusterRoleBinding{ObjectMeta: defaultMeta(role), Subjects: subjects,
+	return namedClusterBinding(role, role, subjects...)
+}
+
+func namedClusterBinding(name, role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
+	return rbacv1.ClusterRoleBinding{ObjectMeta: defaultMeta(name), Subjects: subjects,
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
 }
 

@@ -64,6 +64,15 @@ func ClusterRoles() []rbacv1.ClusterRole {
 		{ObjectMeta: defaultMeta("system:monitoring"), Rules: rules(
 			rule("get").urls("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"),
 		)},
+		// Full access to the kubelets' API, as Kubernetes defines it: what
+		// a kubelet with --authorization-mode=Webhook lets the API server
+		// do when it proxies logs, exec and nodes/proxy (bindings.go binds
+		// it to the API server's kubelet client certificate).
+		{ObjectMeta: defaultMeta("system:kubelet-api-admin"), Rules: rules(
+			rule("get", "list", "watch").groups(core).resources("nodes"),
+			rule("proxy").groups(core).resources("nodes"),
+			rule("*").groups(core).resources("nodes/proxy", "nodes/metrics", "nodes/spec", "nodes/stats", "nodes/log"),
+		)},
 		// What anyone, even without credentials, may read.
 		{ObjectMeta: defaultMeta("system:public-info-viewer"), Rules: rules(
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/"),
