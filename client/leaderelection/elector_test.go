@@ -3,6 +3,8 @@ package leaderelection
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -41,6 +43,7 @@ func newGate(t *testing.T, target string) *gate {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // requests the candidates cancel are expected
 	g := &gate{closing: make(chan struct{})}
 	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch g.mode.Load() {
