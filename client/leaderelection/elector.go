@@ -223,6 +223,7 @@ func (e *Elector) try(ctx context.Context) outcome {
 			return heldByOther
 		}
 	}
+	unrenewedFor := now.Sub(e.seenAt) // before our write moves seenAt
 	if err := e.write(ctx, claimed(cur, e.cfg.Identity, e.cfg.LeaseDuration, now), now); err != nil {
 		return failed
 	}
@@ -231,7 +232,7 @@ func (e *Elector) try(ctx context.Context) outcome {
 		if holder != "" {
 			// It went unrenewed for a whole lease duration: its holder
 			// is dead, frozen or cut off.
-			args = append(args, "previousHolder", holder, "unrenewedFor", now.Sub(e.seenAt).Round(time.Millisecond))
+			args = append(args, "previousHolder", holder, "unrenewedFor", unrenewedFor.Round(time.Millisecond))
 		}
 		e.cfg.Log.Info("acquired the Lease: leading", args...)
 	}
