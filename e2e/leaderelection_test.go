@@ -156,7 +156,7 @@ func TestSchedulerFailover(t *testing.T) {
 		if acquired.IsZero() || firstBind.IsZero() {
 			t.Fatalf("trial %d: the standby %s logged no acquisition or no binding", trial+1, standby)
 		}
-		schedFailovers = append(schedFailovers, firstBind.Sub(killedAt))
+		schedFailovers = append(schedFailovers, firstBind.Sub(killedAt).Round(time.Millisecond))
 		t.Logf("trial %d: scheduler %s killed; %s took the Lease after %v and bound its first pod after %v",
 			trial+1, leader, standby, acquired.Sub(killedAt).Round(time.Millisecond), firstBind.Sub(killedAt).Round(time.Millisecond))
 		if got := c.leaseHolder("kube-scheduler"); got != c.identityOf(standby) {
@@ -187,7 +187,7 @@ func TestSchedulerFailover(t *testing.T) {
 			t.Fatalf("scale: %d", code)
 		}
 		testserver.EventuallyWithin(t, 60*time.Second, "the ReplicaSet reaches 5 under the new controller manager", readyReplicas(5))
-		cmFailovers = append(cmFailovers, time.Since(cmKilledAt))
+		cmFailovers = append(cmFailovers, time.Since(cmKilledAt).Round(time.Millisecond))
 		t.Logf("trial %d: controller manager %s killed; %s took the Lease after %v; the ReplicaSet had its 5 pods after %v", trial+1, cmLeader, cmStandby,
 			c.firstLogTime(cmStandby, "acquired the Lease: leading").Sub(cmKilledAt).Round(time.Millisecond), cmFailovers[len(cmFailovers)-1].Round(time.Millisecond))
 
