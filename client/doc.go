@@ -19,7 +19,9 @@
 // so the controllers that all watch pods share one list-watch and cache.
 //
 // Package client/workqueue holds the rate-limited queue controllers feed
-// from these handlers.
+// from these handlers; client/record writes Events; client/leaderelection
+// lets one of several schedulers or controller managers act, through a
+// Lease.
 //
 // Where things live:
 //

@@ -127,7 +127,7 @@ func startClusterWithNodes(t testing.TB, apiserverArgs []string, nodes ...kubele
 
 // clusterFlags are extra flags for the control plane's programs.
 type clusterFlags struct {
-	apiserver, controllerManager []string
+	apiserver, controllerManager, scheduler []string
 	// secure runs the components with least privilege: each on its own
 	// kubeconfig over HTTPS (controller-manager.kubeconfig,
 	// scheduler.kubeconfig, and each node's kubelet-<node>.kubeconfig,
@@ -157,10 +157,8 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 	// controller needs to reclaim and provision volumes.
 	// It signs approved CertificateSigningRequests with the cluster's CA,
 	// as kube-controller-manager with kubeadm's flags.
-	c.start("controller-manager", slices.Concat(c.serverFlags("controller-manager"), []string{"--root-ca-file", filepath.Join(c.certDir(), "ca.crt"),
-		"--cluster-signing-cert-file", filepath.Join(c.certDir(), "ca.crt"), "--cluster-signing-key-file", filepath.Join(c.certDir(), "ca.key"),
-		"--node-root", filepath.Join(dir, "nodes"), "--nfs-root", filepath.Join(dir, "nfs")}, flags.controllerManager)...)
-	c.start("scheduler", c.serverFlags("scheduler")...)
+	c.start("controller-manager", c.controllerManagerArgs(flags.controllerManager...)...)
+	c.start("scheduler", append(c.serverFlags("scheduler"), flags.scheduler...)...)
 	for _, n := range nodes {
 		c.startKubelet("kubelet-"+n.name, n)
 	}
@@ -170,6 +168,14 @@ func startClusterWith(t testing.TB, flags clusterFlags, nodes ...kubeletNode) *c
 		}
 	})
 	return c
+}
+
+// controllerManagerArgs are the controller manager's flags in this
+// cluster, then extra.
+func (c *cluster) controllerManagerArgs(extra ...string) []string {
+	return slices.Concat(c.serverFlags("controller-manager"), []string{"--root-ca-file", filepath.Join(c.certDir(), "ca.crt"),
+		"--cluster-signing-cert-file", filepath.Join(c.certDir(), "ca.crt"), "--cluster-signing-key-file", filepath.Join(c.certDir(), "ca.key"),
+		"--node-root", filepath.Join(c.dir, "nodes"), "--nfs-root", filepath.Join(c.dir, "nfs")}, extra)
 }
 
 func (c *cluster) start(bin string, args ...string) { c.startAs(bin, bin, args...) }

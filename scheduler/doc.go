@@ -70,7 +70,7 @@
 //
 // Where things live:
 //
-//	scheduler.go                 Config, New, Run: the informers and loops
+//	scheduler.go                 Config, New, Start (the informers: a standby runs them before it leads), Run (the loops)
 //	eventhandlers.go             informer events → queue and cache
 //	listers.go                   namespaces (namespaceSelector), Services, ReplicaSets, RCs (spreading) for the plugins
 //	storage_listers.go           claims, volumes, classes and CSINodes for the volume plugins; their writes

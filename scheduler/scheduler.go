@@ -89,6 +89,7 @@ type Scheduler struct {
 	metrics   *metrics.Metrics // nil records nothing
 	steps     *seedstep.Durations
 	recorder  *record.Recorder // Scheduled and FailedScheduling events
+	startOnce sync.Once        // Start runs the recorder and the informers once
 	framework *framework.Framework
 	queue     *queue.PriorityQueue
 	cache     *cache.Cache
@@ -205,27 +206,42 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
+// Start starts the event recorder and the node, pod, namespace, Service,
+// ReplicaSet, ReplicationController and PodDisruptionBudget informers,
+// and those of claims, volumes, classes and CSINodes, until ctx ends, and
+// waits until they have listed once, so that the first decision sees
+// every node, every bound pod, every namespace's labels, every Service
+// and every budget. It reports whether they did (false: ctx ended first).
+//
+// A standby scheduler calls it before it leads, as kube-scheduler starts
+// its informers before its leader election: the handlers only fill the
+// queue and the cache (they write nothing), and the new leader schedules
+// from a warm cache the moment it takes the Lease. Run calls it if
+// nobody has; a second call only waits for the sync.
+func (s *Scheduler) Start(ctx context.Context) bool {
+	s.startOnce.Do(func() {
+		go s.recorder.Run(ctx)
+		go s.informers.Run(ctx)
+	})
+	return s.informers.WaitForSync(ctx)
+}
+
 // Run schedules pods until ctx is cancelled:
 //
-//  1. start the event recorder and the node, pod, namespace, Service,
-//     ReplicaSet, ReplicationController and PodDisruptionBudget informers,
-//     and those of claims, volumes, classes and CSINodes;
-//  2. wait until they have listed once, so the first decision sees every
-//     node, every bound pod, every namespace's labels, every Service and
-//     every budget;
-//  3. start the queue's timers (backoff, unschedulable leftovers);
-//  4. run scheduling cycles one after another on this goroutine;
+//  1. Start, unless the caller has: the recorder and informers, then
+//     their first list;
+//  2. start the queue's timers (backoff, unschedulable leftovers);
+//  3. run scheduling cycles one after another on this goroutine;
 //
 // and on cancel: close the queue (which ends the loop), then wait for the
 // bindings and status updates still in flight.
 //
 // Goroutines: the recorder, the seven informers and the queue's timers stop
-// with ctx; one more goroutine waits for ctx to close the queue; the API
+// with ctx (the recorder and informers with Start's, if it was called
+// first); one more goroutine waits for ctx to close the queue; the API
 // calls (goAPI) are awaited before Run returns.
 func (s *Scheduler) Run(ctx context.Context) error {
-	go s.recorder.Run(ctx)
-	go s.informers.Run(ctx)
-	if !s.informers.WaitForSync(ctx) {
+	if !s.Start(ctx) {
 		return ctx.Err()
 	}
 	filters, scores := s.framework.ListPlugins()

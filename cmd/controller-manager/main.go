@@ -4,12 +4,20 @@
 // --secure-port (10257, kube-controller-manager's; 0 disables) at
 // --bind-address (127.0.0.1), /metrics to the users the API server allows
 // (nonResourceURLs get /metrics), as kube-controller-manager does.
+//
+// Several controller managers may run: with --leader-elect (on by
+// default, as kube-controller-manager's) each campaigns for the Lease
+// kube-system/kube-controller-manager, and only its holder starts the
+// controllers (and their informers). One that loses the Lease exits with
+// status 1, as kube-controller-manager does; one told to stop (SIGTERM)
+// releases it for a standby first.
 package main
 
 import (
 	"context"
 	"crypto"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"net"
 	"os"
@@ -18,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/leaderelection"
 	"github.com/mkube/mkube/client/workqueue"
 	"github.com/mkube/mkube/controllermanager"
 	"github.com/mkube/mkube/controllermanager/certificates"
@@ -66,6 +75,7 @@ func main() {
 	hpaReadiness := flag.Duration("horizontal-pod-autoscaler-initial-readiness-delay", podautoscaler.DefaultInitialReadinessDelay, "how long after a pod starts a change of its readiness is still taken as its first")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	serving := secureserving.AddFlags(flag.CommandLine, kubeControllerManagerPort)
+	election := leaderelection.AddFlags(flag.CommandLine, "kube-controller-manager")
 	flag.Parse()
 
 	log := logging.New("controller-manager", *logLevel)
@@ -116,7 +126,7 @@ func main() {
 	// -replicaset-workers serves ReplicationControllers too, as it always
 	// has: they are the same controller. The controllers without a flag
 	// run their Kubernetes defaults.
-	controllermanager.Run(ctx, c, log, controllermanager.Options{
+	opts := controllermanager.Options{
 		ReplicaSet:            replicaset.Options{Workers: *rsWorkers},
 		ReplicationController: replicaset.Options{Workers: *rsWorkers},
 		Deployment:            deployment.Options{Workers: *deployWorkers},
@@ -133,7 +143,19 @@ func main() {
 		// no identity to narrow.
 		UseServiceAccountCredentials: *useSA && *kubeconfig != "",
 		QueueMetrics:                 workqueue.NewMetricsProvider(reg),
+	}
+	err = election.Run(ctx, c, log, leaderelection.NewMetrics(reg), func(ctx context.Context) error {
+		controllermanager.Run(ctx, c, log, opts)
+		return nil
 	})
+	if errors.Is(err, leaderelection.ErrLost) {
+		log.Error("leaderelection lost", "err", err)
+		os.Exit(1)
+	}
+	if err != nil {
+		log.Error("leader election", "err", err)
+		os.Exit(1)
+	}
 }
 
 // flagSet reports whether flag name was given on the command line.

@@ -10,6 +10,12 @@
 // --secure-port (10259, kube-scheduler's; 0 disables) at --bind-address
 // (127.0.0.1), /metrics to the users the API server allows
 // (nonResourceURLs get /metrics), as kube-scheduler does.
+//
+// Several schedulers may run: with --leader-elect (on by default, as
+// kube-scheduler's) each starts its informers, then campaigns for the
+// Lease kube-system/kube-scheduler, and only its holder schedules. A
+// scheduler that loses the Lease exits with status 1, as kube-scheduler
+// does; one told to stop (SIGTERM) releases it for a standby first.
 package main
 
 import (
@@ -25,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mkube/mkube/client"
+	"github.com/mkube/mkube/client/leaderelection"
 	"github.com/mkube/mkube/internal/logging"
 	"github.com/mkube/mkube/internal/secureserving"
 	"github.com/mkube/mkube/internal/seedstep"
@@ -48,6 +55,7 @@ func main() {
 	maxUnschedulable := flag.Duration("pod-max-in-unschedulable-pods-duration", queue.DefaultPodMaxInUnschedulablePodsDuration, "retry an unschedulable pod after this long even if no cluster event suggested it")
 	configFile := flag.String("config", "", "a KubeSchedulerConfiguration file (YAML or JSON): plugins, weights, percentageOfNodesToScore (see scheduler/config-example.yaml)")
 	serving := secureserving.AddFlags(flag.CommandLine, kubeSchedulerPort)
+	election := leaderelection.AddFlags(flag.CommandLine, "kube-scheduler")
 	flag.Parse()
 
 	log := logging.New("scheduler", *logLevel)
@@ -119,8 +127,20 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	log.Info("starting scheduler", "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User, "scheduler", *name, "config", *configFile)
-	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+	log.Info("starting scheduler", "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User, "scheduler", *name, "config", *configFile,
+		"leaderElect", election.LeaderElect)
+	// The informers first, leader or not: a standby keeps a warm cache
+	// and queue, and writes nothing until it leads.
+	if !s.Start(ctx) {
+		log.Info("scheduler stopped")
+		return
+	}
+	err = election.Run(ctx, c, log, leaderelection.NewMetrics(reg), s.Run)
+	switch {
+	case errors.Is(err, leaderelection.ErrLost):
+		log.Error("leaderelection lost", "err", err)
+		os.Exit(1)
+	case err != nil && ctx.Err() == nil:
 		log.Error("scheduler", "err", err)
 		os.Exit(1)
 	}
