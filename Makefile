@@ -47,11 +47,18 @@ prometheus:
 # use; e2e/helm_test.go drives each against a cluster and `mkube
 # serve-charts`). File targets, so each is built once; `rm bin/helm` to
 # rebuild it. Both helm modules name their command helm: Helm 3 is
-# installed into a directory of its own, then renamed.
-tools: bin/crictl bin/helm bin/helm3
+# installed into a directory of its own, then renamed. The real etcdctl,
+# at the etcd release the API server embeds (e2e/ha_test.go lists the
+# members of an HA cluster with it; docs/ha.md), is built from a module of
+# its own, hack/etcdctl: etcdctl's go.mod replaces its sibling modules
+# with local paths, which `go install ...@version` refuses.
+tools: bin/crictl bin/helm bin/helm3 bin/etcdctl
 
 bin/crictl:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+
+bin/etcdctl:
+	cd hack/etcdctl && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o ../../bin/etcdctl go.etcd.io/etcd/etcdctl/v3
 
 bin/helm:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install helm.sh/helm/v4/cmd/helm@v4.3.2
