@@ -4,7 +4,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet bench-metrics proto conformance
+.PHONY: build image up down up-ha down-ha logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet bench-metrics proto conformance
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -27,6 +27,21 @@ up: image
 
 down:
 	$(COMPOSE) down -v
+
+# The highly available control plane (docker-compose.ha.yml, docs/ha.md):
+# three API servers, each with its etcd member, behind `mkube lb` at
+# https://127.0.0.1:6443. A project of its own, mkube-ha, beside `make up`'s.
+COMPOSE_HA := $(COMPOSE) -f docker-compose.ha.yml -p mkube-ha
+
+up-ha: image bin/etcdctl
+	$(COMPOSE_HA) up -d
+	@for p in 8081 8082 8083; do for i in $$(seq 240); do curl -sf http://127.0.0.1:$$p/readyz >/dev/null && break; sleep 0.5; done; done
+	bin/etcdctl --endpoints http://127.0.0.1:23791,http://127.0.0.1:23792,http://127.0.0.1:23793 member list -w table
+	@echo "mkube HA is up: kubectl --server http://127.0.0.1:8081 get nodes (cp1; cp2 and cp3 are 8082, 8083)"
+	@echo "  kill a member: $(COMPOSE_HA) kill -s KILL cp3 (docs/ha.md)"
+
+down-ha:
+	$(COMPOSE_HA) down -v
 
 logs:
 	$(COMPOSE) logs -f
