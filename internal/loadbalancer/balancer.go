@@ -35,11 +35,13 @@ const probeTimeout = 3 * time.Second
 
 // Run checks the backends, then accepts until ctx ends.
 func (b *Balancer) Run(ctx context.Context) error {
+	b.mu.Lock()
 	b.healthy = map[string]bool{}
 	b.conns = map[string]map[net.Conn]struct{}{}
 	for _, be := range b.Backends {
 		b.conns[be] = map[net.Conn]struct{}{}
 	}
+	b.mu.Unlock()
 	go b.checkLoop(ctx) // owner: Run; stops with ctx
 	go func() { <-ctx.Done(); b.Listener.Close() }()
 	for {

@@ -24,4 +24,5 @@
 //	file          what it holds
 //	doc.go        this map
 //	balancer.go   Balancer: Run (accept, pick a healthy backend round-robin, splice), the health checks
+//	balancer_test.go  connections go to ready backends only; a failed one's are cut
 package loadbalancer
