@@ -5,7 +5,7 @@
 COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 BINARIES := bin/apiserver bin/controller-manager bin/scheduler bin/kubelet bin/runtime
 
-.PHONY: build image up down logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet bench-metrics proto conformance
+.PHONY: build image up down up-ha down-ha logs logs-once local prometheus tools test bench bench-scheduling bench-watch bench-kubelet bench-metrics proto conformance
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/ ./cmd/...
@@ -29,6 +29,21 @@ up: image
 down:
 	$(COMPOSE) down -v
 
+# The highly available control plane (docker-compose.ha.yml, docs/ha.md):
+# three API servers, each with its etcd member, behind `mkube lb` at
+# https://127.0.0.1:6443. A project of its own, mkube-ha, beside `make up`'s.
+COMPOSE_HA := $(COMPOSE) -f docker-compose.ha.yml -p mkube-ha
+
+up-ha: image bin/etcdctl
+	$(COMPOSE_HA) up -d
+	@for p in 8081 8082 8083; do for i in $$(seq 240); do curl -sf http://127.0.0.1:$$p/readyz >/dev/null && break; sleep 0.5; done; done
+	bin/etcdctl --endpoints http://127.0.0.1:23791,http://127.0.0.1:23792,http://127.0.0.1:23793 member list -w table
+	@echo "mkube HA is up: kubectl --server http://127.0.0.1:8081 get nodes (cp1; cp2 and cp3 are 8082, 8083)"
+	@echo "  kill a member: $(COMPOSE_HA) kill -s KILL cp3 (docs/ha.md)"
+
+down-ha:
+	$(COMPOSE_HA) down -v
+
 logs:
 	$(COMPOSE) logs -f
 
@@ -51,11 +66,18 @@ prometheus:
 # installed into a directory of its own, then renamed. The real
 # metrics-server v0.8.0 likewise, as bin/metrics-server-v0.8.0, since
 # bin/metrics-server is mkube's own (cmd/metrics-server);
-# e2e/metricsserver_upstream_test.go runs it against a cluster.
-tools: bin/crictl bin/helm bin/helm3 bin/metrics-server-v0.8.0
+# e2e/metricsserver_upstream_test.go runs it against a cluster. The real
+# etcdctl, at the etcd release the API server embeds (e2e/ha_test.go
+# lists the members of an HA cluster with it; docs/ha.md), is built from
+# a module of its own, hack/etcdctl: etcdctl's go.mod replaces its sibling
+# modules with local paths, which `go install ...@version` refuses.
+tools: bin/crictl bin/helm bin/helm3 bin/metrics-server-v0.8.0 bin/etcdctl
 
 bin/crictl:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+
+bin/etcdctl:
+	cd hack/etcdctl && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o ../../bin/etcdctl go.etcd.io/etcd/etcdctl/v3
 
 bin/helm:
 	CGO_ENABLED=0 GOBIN=$(CURDIR)/bin go install helm.sh/helm/v4/cmd/helm@v4.3.2

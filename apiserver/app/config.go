@@ -94,10 +94,18 @@ func NewConfig(o Options) (_ *Config, err error) {
 	if certDir == "" {
 		certDir = filepath.Join(o.DataDir, "pki")
 	}
+	// The cert dir is made (or read) under its lock: API servers of one
+	// HA cluster may share it and start at once (pki.Lock).
+	unlock, err := pki.Lock(certDir)
+	if err != nil {
+		return nil, &Error{"certificates", err}
+	}
 	if err := c.listen(certDir); err != nil {
+		unlock()
 		return nil, err
 	}
 	authenticator, saTokens, err := o.Authentication.build(certDir, c.clientCA, c.clock, c.log)
+	unlock()
 	if err != nil {
 		return nil, &Error{"authentication", err}
 	}
@@ -108,7 +116,7 @@ func NewConfig(o Options) (_ *Config, err error) {
 	if auditLog != nil {
 		c.closers = append(c.closers, func() { auditLog.Close() }) // after the servers' Shutdown: the last requests are written
 	}
-	client, closeEtcd, err := connectEtcd(o.EtcdServers, o.DataDir, o.EtcdClientURL)
+	client, closeEtcd, err := connectEtcd(o)
 	if err != nil {
 		return nil, &Error{"etcd", err}
 	}
@@ -240,16 +248,22 @@ func (c *Config) servers(handler http.Handler) ([]*http.Server, []net.Listener) 
 	return servers, listeners
 }
 
-// connectEtcd dials the external cluster, or starts the embedded member.
-func connectEtcd(servers, dataDir, clientURL string) (*clientv3.Client, func(), error) {
-	if servers != "" {
-		c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(servers, ","), DialTimeout: 5 * time.Second})
+// connectEtcd dials the external cluster, or starts the embedded member
+// (alone, or one of a cluster). The client of an external cluster is
+// given every member: it fails over to another when one dies. The
+// embedded member's client is wired to that member in-process, as
+// kubeadm's stacked API server talks only to its local member, which
+// forwards writes to the leader.
+func connectEtcd(o Options) (*clientv3.Client, func(), error) {
+	if o.EtcdServers != "" {
+		c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(o.EtcdServers, ","), DialTimeout: 5 * time.Second})
 		if err != nil {
 			return nil, nil, err
 		}
 		return c, func() { c.Close() }, nil
 	}
-	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: dataDir, ClientURL: clientURL})
+	e, err := store.StartEmbedded(store.EmbeddedOptions{DataDir: o.DataDir, ClientURL: o.EtcdClientURL,
+		AdvertiseClientURL: o.EtcdAdvertiseClientURL, Cluster: o.EtcdCluster})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mkube/mkube/apiserver/kubeletclient"
+	"github.com/mkube/mkube/store"
 )
 
 // Options say how the API server is to run, as kube-apiserver's flags do:
@@ -51,8 +52,15 @@ type Options struct {
 	// (--etcd-servers); "" runs etcd embedded in DataDir.
 	EtcdServers string
 	// EtcdClientURL also serves the embedded etcd there, for etcdctl
-	// (--etcd-client-url).
-	EtcdClientURL string
+	// (--etcd-client-url); EtcdAdvertiseClientURL is the URL the member
+	// tells etcdctl and its peers (--etcd-advertise-client-urls).
+	EtcdClientURL, EtcdAdvertiseClientURL string
+	// EtcdCluster makes the embedded etcd one member of a cluster, with a
+	// member beside each API server (kubeadm's stacked topology):
+	// --etcd-name, --etcd-initial-cluster, --etcd-initial-cluster-state,
+	// --etcd-initial-cluster-token, --etcd-listen-peer-urls,
+	// --etcd-advertise-peer-urls. Zero runs a single member.
+	EtcdCluster store.ClusterOptions
 	// CompactionInterval is how often etcd's history is compacted
 	// (--compaction-interval); 0 never.
 	CompactionInterval time.Duration

@@ -24,7 +24,8 @@
 // Everything is kept in one directory; a restart reuses what is there.
 //
 // pki.go makes and loads the CAs and certificates (Ensure, Identity, Node);
-// kubeconfig.go writes the kubeconfigs.
+// kubeconfig.go writes the kubeconfigs; lock.go is Lock, which lets API
+// servers sharing one directory make it once.
 package pki
 
 import (

@@ -33,6 +33,16 @@ func main() {
 	flag.StringVar(&o.DataDir, "data-dir", "mkube-data", "directory of the embedded etcd")
 	flag.StringVar(&o.EtcdServers, "etcd-servers", "", "comma-separated URLs of an external etcd cluster; empty runs etcd embedded")
 	flag.StringVar(&o.EtcdClientURL, "etcd-client-url", "", "also serve the embedded etcd here (e.g. http://127.0.0.1:2379), for etcdctl")
+	flag.StringVar(&o.EtcdClientURL, "etcd-listen-client-urls", "", "the same as --etcd-client-url, under etcd's own name")
+	flag.StringVar(&o.EtcdAdvertiseClientURL, "etcd-advertise-client-urls", "", "the client URL the embedded member tells its peers and etcdctl (default --etcd-client-url, 0.0.0.0 as 127.0.0.1)")
+	// A cluster of embedded members, one beside each API server (stacked,
+	// as kubeadm and k3s run it): etcd's own flags, prefixed with etcd-.
+	flag.StringVar(&o.EtcdCluster.Name, "etcd-name", "", "this embedded etcd member's name in --etcd-initial-cluster")
+	flag.StringVar(&o.EtcdCluster.InitialCluster, "etcd-initial-cluster", "", "every member of the embedded etcd cluster, NAME=PEER-URL,... (e.g. cp1=http://cp1:2380,cp2=http://cp2:2380,cp3=http://cp3:2380); empty runs a single member")
+	flag.StringVar(&o.EtcdCluster.InitialClusterState, "etcd-initial-cluster-state", "new", "new: the members form the cluster together; existing: this member joins a running cluster (after etcdctl member add)")
+	flag.StringVar(&o.EtcdCluster.InitialClusterToken, "etcd-initial-cluster-token", "mkube-etcd-cluster", "keeps members of two clusters apart")
+	flag.StringVar(&o.EtcdCluster.ListenPeerURL, "etcd-listen-peer-urls", "", "where the embedded member listens for its peers (e.g. http://0.0.0.0:2380)")
+	flag.StringVar(&o.EtcdCluster.AdvertisePeerURL, "etcd-advertise-peer-urls", "", "how its peers reach the embedded member: its URL in --etcd-initial-cluster (default --etcd-listen-peer-urls)")
 	flag.DurationVar(&o.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history is compacted (0 disables)")
 	flag.IntVar(&o.WatchCacheSize, "watch-cache-size", 4096, "recent events kept per resource for watchers")
 	flag.BoolVar(&o.Profiling, "profiling", true, "serve Go profiles at /debug/pprof/")

@@ -8,6 +8,7 @@
 //	mkube freeze NODE | mkube thaw NODE
 //	mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
 //	mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
+//	mkube lb --backends HOST:PORT,... [--listen 0.0.0.0:6443]
 //
 // explain prints why the scheduler put the pod where it did: for every node it
 // evaluated, the filter that rejected it and why, or each score plugin's
@@ -48,6 +49,10 @@
 // nginx, guestbook) as a chart repository, for `helm repo add stable
 // http://127.0.0.1:8879` with no internet (charts.go).
 //
+// lb is a TCP load balancer in front of several API servers, the one
+// address of docker-compose.ha.yml's control plane (package
+// internal/loadbalancer; lb.go).
+//
 // The API server's address comes from --server, else $MKUBE_SERVER, else
 // http://127.0.0.1:8080.
 package main
@@ -78,11 +83,13 @@ const usage = `usage: mkube explain pod NAME [-n NAMESPACE] [--server URL]
        mkube thaw NODE
        mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
        mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
+       mkube lb --backends HOST:PORT,... [--listen 0.0.0.0:6443]
 
 explain says why the scheduler placed a pod; the others inject faults
 into a node's container runtime, or look inside a container's process.
 Every command takes --server URL (default $MKUBE_SERVER). serve-charts
-serves mkube's Helm charts as a chart repository.
+serves mkube's Helm charts as a chart repository; lb balances
+connections over several API servers.
 `
 
 // commands are the subcommands by name; each gets the words after it.
@@ -99,6 +106,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	},
 	"inspect":      runInspect,
 	"serve-charts": runServeCharts,
+	"lb":           runLB,
 }
 
 func main() {
