@@ -52,8 +52,7 @@
 // containers summed). Not simulated: watch, protobuf, the swap series,
 // in /metrics the API server library's series (apiserver_*) and
 // metrics_server_api_metric_freshness_seconds, --node-selector, and
-// writing a self-signed pair to
-// --cert-dir (it is kept in memory).
+// writing a self-signed pair to --cert-dir (it is kept in memory).
 //
 // Where things live:
 //
