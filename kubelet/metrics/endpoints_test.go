@@ -94,7 +94,7 @@ func TestPodStartSLIExcludesImagePulls(t *testing.T) {
 	e.Kubelet.ObserveImagePull(pod.UID, clk.Now(), clk.Now().Add(3*time.Second)) // app's image: 1 s → 4 s
 	clk.Step(2 * time.Second)
 	e.Kubelet.ObserveImagePull(pod.UID, clk.Now(), clk.Now().Add(3*time.Second)) // sidecar's: 3 s → 6 s
-	clk.Step(4500 * time.Millisecond)                                             // started at 7.5 s
+	clk.Step(4500 * time.Millisecond)                                            // started at 7.5 s
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: running}, {Name: "sidecar", State: running}}
 	e.Kubelet.ObservePodStatus(pod)
