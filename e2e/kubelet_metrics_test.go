@@ -124,6 +124,13 @@ spec:
 	if m := findMetric(own["kubelet_running_pods"], nil); m == nil || metricValue(m) != 1 {
 		t.Errorf("kubelet_running_pods = %v, want 1", m)
 	}
+	// web's pull of nginx:1.25 (the in-process runtime's 300 ms) is in
+	// the total and not in the SLI.
+	sli, total := findMetric(own["kubelet_pod_start_sli_duration_seconds"], nil), findMetric(own["kubelet_pod_start_total_duration_seconds"], nil)
+	if sli == nil || total == nil || total.GetHistogram().GetSampleCount() != 1 ||
+		total.GetHistogram().GetSampleSum()-sli.GetHistogram().GetSampleSum() < 0.3 {
+		t.Errorf("pod start: SLI %v, total %v; want one pod, the total at least the 300 ms pull more", sli, total)
+	}
 }
 
 // parseMetrics parses a Prometheus text exposition, checked by promtool

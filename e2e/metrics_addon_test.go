@@ -40,6 +40,25 @@ func TestTheMetricsServerAddonScrapesTheKubeletsFromItsPod(t *testing.T) {
 		return code == 0 && strings.Contains(out, "node01") && strings.Contains(out, "node02"), out + errOut
 	})
 
+	// Its own /metrics, as Prometheus would scrape it: through the API
+	// server's service proxy (which comes as system:anonymous), once RBAC
+	// lets that user get the path; metrics-server's series, lint-clean.
+	k.mustKubectl(t, "create", "clusterrole", "metrics-scraper", "--verb=get", "--non-resource-url=/metrics")
+	k.mustKubectl(t, "create", "clusterrolebinding", "metrics-scraper", "--clusterrole=metrics-scraper", "--user=system:anonymous")
+	var own string
+	testserver.EventuallyWithin(t, 30*time.Second, "metrics-server's /metrics answers", func() (bool, string) {
+		out, errOut, code := k.kubectl(t, "get", "--raw", "/api/v1/namespaces/kube-system/services/https:metrics-server:https/proxy/metrics")
+		own = out
+		return code == 0 && strings.Contains(out, `metrics_server_kubelet_request_duration_seconds_count{node="node02"}`), out + errOut
+	})
+	for _, family := range []string{"metrics_server_kubelet_request_total", "metrics_server_kubelet_last_request_time_seconds",
+		"metrics_server_manager_tick_duration_seconds", "metrics_server_storage_points"} {
+		if !strings.Contains(own, "\n# TYPE "+family+" ") {
+			t.Errorf("metrics-server's /metrics has no %s", family)
+		}
+	}
+	promtoolCheck(t, "metrics-server", own)
+
 	// From a pod, the other nodes' addresses are the nodes: a kubelet's
 	// port, and a NodePort (kube-proxy's rules first); logs and exec
 	// still reach the kubelets at theirs.

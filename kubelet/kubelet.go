@@ -285,10 +285,10 @@ func newKubelet(f *Fleet, cfg Config) *Kubelet {
 		queue:   workqueue.New[string](cfg.Clock),
 		backOff: backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock),
 	}
-	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
-		f.nodeImages.Changed, k.recorder, cfg.Clock, log)
-	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.metrics = newMetricsEndpoints(k) // managers.go
+	k.images = images.NewManager(f.runtime.images, backoff.New(cfg.BackOffInitial, cfg.BackOffMax, cfg.Clock), cfg.BackOffInitial,
+		f.nodeImages.Changed, k.metrics.Kubelet.ObserveImagePull, k.recorder, cfg.Clock, log)
+	k.admission = lifecycle.NewAdmitter(nodeSource{k}, cfg.AllowedUnsafeSysctls, log)
 	k.lease = nodelease.NewController(k.client, cfg.NodeName, func() *corev1.Node { return k.nodeStatus.Node() }, cfg.Clock, log)
 	// The runtime answered Version when the fleet connected.
 	k.nodeStatus = newNodeStatusManager(k)

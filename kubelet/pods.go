@@ -129,6 +129,7 @@ func (k *Kubelet) forgetPod(ctx context.Context, key string, keep types.UID) err
 		k.fleet.podCertificates.Forget(uid) // package podcertificate: its keys, in memory only
 		k.backOff.ForgetPod(string(uid))
 		k.images.Forget(uid)
+		k.metrics.Kubelet.Forget(uid)
 		k.status.Forget(uid)
 		k.static.Forget(uid)
 		k.log.Info("forgot pod: it is gone from the API server", "pod", key, "uid", uid, "sandbox", sb.GetId())

@@ -37,13 +37,22 @@
 //     --secure-port, authenticating and authorizing as an aggregated API
 //     server: the aggregator's front-proxy certificate and X-Remote-User
 //     headers, client certificates, TokenReview, SubjectAccessReview;
+//   - serves /metrics of its own (Prometheus text, behind the same
+//     authorization, as a non-resource path): metrics-server's
+//     metrics_server_kubelet_request_duration_seconds{node},
+//     metrics_server_kubelet_request_total{success},
+//     metrics_server_kubelet_last_request_time_seconds{node},
+//     metrics_server_manager_tick_duration_seconds (buckets around the
+//     resolution), metrics_server_storage_points{type}, go_* and
+//     process_*;
 //   - with -v 6 or more, logs each scrape round: its nodes, the nodes
 //     and pods it got metrics of, and how long it took.
 //
 // It answers kubectl get's Table too (name, cpu, memory, window; a pod's
 // containers summed). Not simulated: watch, protobuf, the swap series,
-// /metrics of its own, --node-selector, and writing a self-signed pair to
-// --cert-dir (it is kept in memory).
+// in /metrics the API server library's series (apiserver_*) and
+// metrics_server_api_metric_freshness_seconds, --node-selector, and
+// writing a self-signed pair to --cert-dir (it is kept in memory).
 //
 // Where things live:
 //
@@ -57,5 +66,6 @@
 //	api.go       requestInfo, discovery, the nodes' and pods' get and list with selectors, API errors
 //	table.go     the Table of nodes' and pods' usage, for a client that asks for one
 //	server.go    Config, Server: New, Start, Run, ScrapeOnce; Handler and TLSHandler; routing and health
+//	metrics.go   the server's own /metrics: metrics-server's series, in a registry of its own
 //	doc.go       this map
 package metricsserver

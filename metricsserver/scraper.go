@@ -27,8 +27,10 @@ type scraper struct {
 	opts   Options
 	client *http.Client // the kubelets' client: the server's credentials, its TLS settings
 	now    func() time.Time
+	// metrics count each request (metrics.go).
+	metrics *serverMetrics
 
-	mu        sync.Mutex
+	mu sync.Mutex
 }
 
 // kubeletURL is where node's resource metrics are: the first address of
@@ -83,7 +85,9 @@ func (s *scraper) scrapeAll(ctx context.Context, nodes []*corev1.Node, logf func
 }
 
 // scrape reads one kubelet, over HTTPS, as a kubelet's port is.
-func (s *scraper) scrape(ctx context.Context, node *corev1.Node) (*MetricsBatch, error) {
+func (s *scraper) scrape(ctx context.Context, node *corev1.Node) (batch *MetricsBatch, err error) {
+	start := s.now()
+	defer func() { s.metrics.observeRequest(node.Name, start, s.now(), err) }()
 	url, err := s.kubeletURL(node)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ type Server struct {
 	storage     *storage
 	scraper     *scraper
 	auth        *delegatedAuth
+	metrics     *serverMetrics // its own /metrics (metrics.go)
 	nodeInf     *client.Informer
 	podInf      *client.Informer
 	startOnce   sync.Once   // the informers run once, whether Start or Run starts them
@@ -59,9 +60,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{opts: cfg.Options, clock: cfg.Clock, log: cfg.Log, auth: auth,
+	metrics := newServerMetrics(cfg.Options.MetricResolution)
+	return &Server{opts: cfg.Options, clock: cfg.Clock, log: cfg.Log, auth: auth, metrics: metrics,
 		storage: newStorage(cfg.Options.MetricResolution),
-		scraper: &scraper{opts: cfg.Options, client: cfg.Kubelets, now: cfg.Clock.Now},
+		scraper: &scraper{opts: cfg.Options, client: cfg.Kubelets, now: cfg.Clock.Now, metrics: metrics},
 		nodeInf: client.NewInformer(cfg.API, client.Nodes, "", client.ListOptions{}, cfg.Log),
 		podInf:  client.NewInformer(cfg.API, client.Pods, "", client.ListOptions{}, cfg.Log),
 	}, nil
@@ -101,6 +103,8 @@ func (s *Server) ScrapeOnce(ctx context.Context) {
 	nodes := s.nodes()
 	batch := s.scraper.scrapeAll(ctx, nodes, func(msg string, kv ...any) { s.log.Error(msg, kv...) })
 	s.storage.Store(batch)
+	s.metrics.tickDuration.Observe(s.clock.Since(start).Seconds())
+	s.metrics.observeStored(s.storage.points())
 	s.scrapedOnce.Store(true)
 	s.log.Debug("Scrape finished", "nodes", len(nodes), "nodeMetrics", len(batch.Nodes), "podMetrics", len(batch.Pods), "duration", s.clock.Since(start))
 }
@@ -176,6 +180,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, info requestInfo)
 	switch {
 	case path == "/readyz" && !s.scrapedOnce.Load():
 		http.Error(w, "[-]metric-storage-ready failed: not metrics to serve\nreadyz check failed", http.StatusInternalServerError)
+	case path == "/metrics": // authorized as a non-resource path, as metrics-server's
+		s.metrics.handler().ServeHTTP(w, r)
 	case slices.Contains(healthPaths, path):
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,7 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	set(plain, 1_700_000_015_000, 107.5, map[string]float64{"default/web": 13, "default/db": 2.5})
 	set(secure, 1_700_000_015_000, 51.5, map[string]float64{"kube-system/coredns": 2.15})
 	srv.ScrapeOnce(ctx)
+	secondScrape := clock.Now() // the fake clock stands still during a scrape
 	for _, tc := range []struct{ path, want string }{
 		{"/apis/metrics.k8s.io/v1beta1/nodes", "node01 cpu=500m memory=512Mi window=15s;node02 cpu=100m memory=512Mi window=15s"},
 		{"/apis/metrics.k8s.io/v1beta1/nodes?labelSelector=disk%3Dssd", "node01 cpu=500m memory=512Mi window=15s"},
@@ -177,6 +179,63 @@ func TestTheServerScrapesTheNodesOfTheAPIServerAndServesMetrics(t *testing.T) {
 	}
 	if code, _ := get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after a scrape: %d", code)
+	}
+
+	// Its own /metrics, behind the same authorization: a non-resource
+	// path that a ClusterRole grants as Prometheus' is granted.
+	if code, body := get("/metrics"); code != http.StatusForbidden ||
+		!strings.Contains(body, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`) {
+		t.Errorf("anonymous /metrics: %d %s", code, body)
+	}
+	for path, body := range map[string]string{
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"prometheus"},
+			"rules":[{"nonResourceURLs":["/metrics"],"verbs":["get"]}]}`,
+		"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"prometheus"},
+			"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"prometheus"},
+			"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:anonymous"}]}`,
+	} {
+		if code := ts.Do(http.MethodPost, path, "application/json", body, nil); code != http.StatusCreated {
+			t.Fatalf("POST %s: %d", path, code)
+		}
+	}
+	allowedAfterTheCache(t, clock, get, "/metrics")
+	_, body := get("/metrics")
+	body = "\n" + body
+	// Two rounds of three nodes, node03's all zeros (dropped, yet answered),
+	// each taking no time on the fake clock.
+	for _, want := range []string{
+		`metrics_server_kubelet_request_total{success="true"} 6`,
+		`metrics_server_kubelet_request_duration_seconds_count{node="node01"} 2`,
+		`metrics_server_kubelet_request_duration_seconds_bucket{node="node02",le="0.005"} 2`,
+		`metrics_server_kubelet_last_request_time_seconds{node="node01"} ` + strconv.FormatFloat(float64(secondScrape.Unix()), 'g', -1, 64),
+		`metrics_server_manager_tick_duration_seconds_count 2`,
+		`metrics_server_manager_tick_duration_seconds_bucket{le="15"} 2`,
+		`metrics_server_storage_points{type="node"} 2`,
+		`metrics_server_storage_points{type="container"} 3`,
+		`# TYPE go_goroutines gauge`,
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %s:\n%s", want, body)
+		}
+	}
+}
+
+// metrics-server's tick buckets: the defaults with the resolution, and
+// beyond 10 s halfway to it, 1.5 and 2 times it.
+func TestTickBucketsHoldTheResolution(t *testing.T) {
+	for _, tc := range []struct {
+		resolution time.Duration
+		want       string
+	}{
+		{15 * time.Second, "[0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 12.5 15 22.5 30]"},
+		{60 * time.Second, "[0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 35 60 90 120]"},
+		{3 * time.Second, "[0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 3 5 10]"},
+		{10 * time.Second, "[0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10]"},
+		{5 * time.Second, "[0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10]"},
+	} {
+		if got := fmt.Sprint(bucketsForScrapeDuration(tc.resolution)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.resolution, got, tc.want)
+		}
 	}
 }
 

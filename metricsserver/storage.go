@@ -69,6 +69,17 @@ func (s *storage) Store(batch *MetricsBatch) {
 	s.lastNodes, s.prevNodes, s.lastPods, s.prevPods = lastNodes, prevNodes, lastPods, prevPods
 }
 
+// points is how many nodes and containers have two points, a rate to
+// serve: what metrics-server's metrics_server_storage_points counts.
+func (s *storage) points() (nodes, containers int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, pod := range s.prevPods {
+		containers += len(pod)
+	}
+	return len(s.prevNodes), containers
+}
+
 // previous is the point to keep as prev beside the new point.
 func (s *storage) previous(last, prev, point MetricsPoint, seen bool) (MetricsPoint, bool) {
 	switch {

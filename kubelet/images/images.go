@@ -60,6 +60,9 @@ type Manager struct {
 	retryAfter time.Duration
 	// pulled tells the node status that the runtime's images changed.
 	pulled func()
+	// observePull is told each successful pull's span, for the pod's
+	// start SLI (kubelet/metrics), which leaves pulls out.
+	observePull func(uid types.UID, start, end time.Time)
 
 	mu         sync.Mutex
 	pullErrors map[string]string // why the last pull failed, by pod and image
@@ -67,11 +70,12 @@ type Manager struct {
 
 // NewManager returns the image manager of a node whose runtime serves
 // images. Failed pulls back off as b says, the first retry after
-// retryAfter; pulled is called after each pull.
+// retryAfter; pulled is called after each pull, observePull with the pod
+// and when the pull started and ended.
 func NewManager(images runtimeapi.ImageServiceClient, b *backoff.BackOff, retryAfter time.Duration, pulled func(),
-	recorder *record.Recorder, clk clock.Clock, log *slog.Logger) *Manager {
-	return &Manager{images: images, backOff: b, retryAfter: retryAfter, pulled: pulled, recorder: recorder, clock: clk, log: log,
-		pullErrors: map[string]string{}}
+	observePull func(uid types.UID, start, end time.Time), recorder *record.Recorder, clk clock.Clock, log *slog.Logger) *Manager {
+	return &Manager{images: images, backOff: b, retryAfter: retryAfter, pulled: pulled, observePull: observePull,
+		recorder: recorder, clock: clk, log: log, pullErrors: map[string]string{}}
 }
 
 // Forget drops what the manager knows of the pod with uid: it is gone.
@@ -156,7 +160,9 @@ func (m *Manager) EnsureImage(ctx context.Context, pod *corev1.Pod, c corev1.Con
 	}
 	m.backOff.Forget(pullKey)
 	m.pulled()
-	took := m.clock.Since(start).Round(time.Millisecond)
+	end := m.clock.Now()
+	m.observePull(pod.UID, start, end)
+	took := end.Sub(start).Round(time.Millisecond)
 	// The event gives the size, which PullImage does not: ImageStatus does.
 	var size uint64
 	if st, err := m.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec}); err == nil {

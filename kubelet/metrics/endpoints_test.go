@@ -82,6 +82,43 @@ func TestKubeletMetrics(t *testing.T) {
 	}
 }
 
+// A pod whose image pull took 5 s: the SLI leaves the pull out, the
+// total keeps it; two pulls count from the first start to the last end,
+// and a pull after the pod started (a restart's) is not recorded.
+func TestPodStartSLIExcludesImagePulls(t *testing.T) {
+	clk := clocktesting.NewFakeClock(t0)
+	e := newTestEndpoints(clk)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1", CreationTimestamp: metav1.NewTime(t0)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "sidecar"}}}}
+	clk.Step(time.Second)
+	e.Kubelet.ObserveImagePull(pod.UID, clk.Now(), clk.Now().Add(3*time.Second)) // app's image: 1 s → 4 s
+	clk.Step(2 * time.Second)
+	e.Kubelet.ObserveImagePull(pod.UID, clk.Now(), clk.Now().Add(3*time.Second)) // sidecar's: 3 s → 6 s
+	clk.Step(4500 * time.Millisecond)                                            // started at 7.5 s
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: running}, {Name: "sidecar", State: running}}
+	e.Kubelet.ObservePodStatus(pod)
+	e.Kubelet.ObserveImagePull(pod.UID, clk.Now(), clk.Now().Add(time.Minute)) // a restart's pull: ignored
+	body := "\n" + get(t, e.Handler(PathMetrics)) + "\n"
+	wantLines(t, body,
+		"kubelet_pod_start_sli_duration_seconds_count 1",
+		"kubelet_pod_start_sli_duration_seconds_sum 2.5", // 7.5 s less the 5 s of pulls
+		`kubelet_pod_start_sli_duration_seconds_bucket{le="2"} 0`,
+		`kubelet_pod_start_sli_duration_seconds_bucket{le="3"} 1`,
+		"kubelet_pod_start_total_duration_seconds_count 1",
+		"kubelet_pod_start_total_duration_seconds_sum 7.5",
+		`kubelet_pod_start_total_duration_seconds_bucket{le="6"} 0`,
+		`kubelet_pod_start_total_duration_seconds_bucket{le="8"} 1`,
+	)
+	if n := len(e.Kubelet.pulls); n != 0 {
+		t.Errorf("%d pods' pulls kept after they started", n)
+	}
+	e.Kubelet.Forget(pod.UID)
+	if e.Kubelet.startedPods[pod.UID] {
+		t.Error("Forget kept the pod")
+	}
+}
+
 type fixedProbe struct {
 	result prober.Result
 	clock  *clocktesting.FakeClock

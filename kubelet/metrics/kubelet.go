@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -21,20 +22,29 @@ var podStartSLIBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60,
 // durations, running pods and containers, the node's name, and the
 // CRI calls.
 type Kubelet struct {
-	podStartSLI prometheus.Histogram
-	podWorker   *prometheus.HistogramVec
-	clock       clock.PassiveClock
-	mu          sync.Mutex
-	startedPods map[types.UID]bool // observed in podStartSLI
+	podStartSLI   prometheus.Histogram
+	podStartTotal prometheus.Histogram
+	podWorker     *prometheus.HistogramVec
+	clock         clock.PassiveClock
+	mu            sync.Mutex
+	startedPods   map[types.UID]bool     // observed in podStartSLI
+	pulls         map[types.UID]pullSpan // image pulls of pods not yet started
 }
+
+// pullSpan is a pod's image pulls as upstream's pod startup latency
+// tracker keeps them: from the first pull's start to the last pull's end.
+type pullSpan struct{ first, last time.Time }
 
 // NewKubelet returns node's metrics, registered in reg; runtime counts
 // the node's pods and containers (the sandboxes and containers
 // labelled with selector).
 func NewKubelet(reg prometheus.Registerer, node string, runtime stats.Runtime, selector map[string]string, clk clock.PassiveClock) *Kubelet {
-	k := &Kubelet{clock: clk, startedPods: map[types.UID]bool{},
+	k := &Kubelet{clock: clk, startedPods: map[types.UID]bool{}, pulls: map[types.UID]pullSpan{},
 		podStartSLI: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_sli_duration_seconds",
 			Help:    "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
+			Buckets: podStartSLIBuckets}),
+		podStartTotal: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_total_duration_seconds",
+			Help:    "Duration in seconds to start a pod since creation, including time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
 			Buckets: podStartSLIBuckets}),
 		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_worker_duration_seconds",
 			Help: "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync", Buckets: prometheus.DefBuckets},
@@ -42,14 +52,43 @@ func NewKubelet(reg prometheus.Registerer, node string, runtime stats.Runtime, s
 	}
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "kubelet", Name: "node_name", Help: "The node's name. The count is always 1."}, []string{"node"})
 	nodeName.WithLabelValues(node).Set(1)
-	reg.MustRegister(k.podStartSLI, k.podWorker, nodeName, running{runtime: runtime, selector: selector})
+	reg.MustRegister(k.podStartSLI, k.podStartTotal, k.podWorker, nodeName, running{runtime: runtime, selector: selector})
 	return k
+}
+
+// ObserveImagePull records that one of the pod's images was pulled from
+// start to end (package images calls it), so the pod's start SLI leaves
+// the pull out. Pulls after the pod started (a restart's) do not count.
+func (k *Kubelet) ObserveImagePull(uid types.UID, start, end time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.startedPods[uid] {
+		return
+	}
+	span, seen := k.pulls[uid]
+	if !seen || start.Before(span.first) {
+		span.first = start
+	}
+	if end.After(span.last) {
+		span.last = end
+	}
+	k.pulls[uid] = span
+}
+
+// Forget drops what k knows of the pod with uid: it is gone.
+func (k *Kubelet) Forget(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.startedPods, uid)
+	delete(k.pulls, uid)
 }
 
 // ObservePodStatus observes the pod's start latency the first time its
 // status says all its containers have started: from its creation to the
-// status the kubelet wrote. Unlike upstream it does not subtract the
-// time its images took to pull (mkube's pulls take --image-pull-delay).
+// status the kubelet wrote, in full (kubelet_pod_start_total_duration_seconds)
+// and less the span of its image pulls, first start to last end, as
+// upstream's SLI (kubelet_pod_start_sli_duration_seconds). Unlike
+// upstream the time init containers ran is not subtracted.
 func (k *Kubelet) ObservePodStatus(pod *corev1.Pod) {
 	if pod == nil || len(pod.Status.ContainerStatuses) < len(pod.Spec.Containers) {
 		return
@@ -65,7 +104,14 @@ func (k *Kubelet) ObservePodStatus(pod *corev1.Pod) {
 		return
 	}
 	k.startedPods[pod.UID] = true
-	k.podStartSLI.Observe(k.clock.Since(pod.CreationTimestamp.Time).Seconds())
+	total := k.clock.Since(pod.CreationTimestamp.Time)
+	var pulling time.Duration
+	if span, ok := k.pulls[pod.UID]; ok {
+		pulling = span.last.Sub(span.first)
+		delete(k.pulls, pod.UID)
+	}
+	k.podStartTotal.Observe(total.Seconds())
+	k.podStartSLI.Observe((total - pulling).Seconds())
 }
 
 // TimeSync wraps a pod worker's sync, observing its duration as "sync".
