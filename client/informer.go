@@ -45,6 +45,9 @@ type Informer struct {
 	log       *slog.Logger
 	clock     clock.Clock
 	synced    atomic.Bool
+	// transform, if set, is applied to every object before the cache
+	// and the handlers see it (SetTransform).
+	transform func(runtime.Object) runtime.Object
 }
 
 // NewInformer watches res in namespace ("" = all) narrowed by the
@@ -70,6 +73,13 @@ func (i *Informer) Cache() *Cache { return i.cache }
 
 // AddHandler registers h; call it before Run.
 func (i *Informer) AddHandler(h Handler) { i.handlers = append(i.handlers, h) }
+
+// SetTransform makes the informer keep f(obj) instead of each object it
+// lists or receives, as client-go's SetTransform does: a client that
+// needs a few fields of many objects (a dashboard of 150,000 pods) keeps
+// only those. f must return a new object, never change obj. Call it
+// before Run.
+func (i *Informer) SetTransform(f func(runtime.Object) runtime.Object) { i.transform = f }
 
 // HasSynced reports whether the first list has been loaded into the cache.
 func (i *Informer) HasSynced() bool { return i.synced.Load() }
@@ -207,6 +217,9 @@ func (i *Informer) consume(w *Watcher, rv string) (string, error) {
 
 // apply updates the cache and calls the handlers.
 func (i *Informer) apply(typ watch.EventType, obj runtime.Object) {
+	if i.transform != nil {
+		obj = i.transform(obj)
+	}
 	if typ == watch.Deleted {
 		i.cache.remove(KeyOf(obj))
 		i.notifyDelete(obj) // the event carries the object's last state

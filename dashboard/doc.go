@@ -25,6 +25,7 @@
 //	file          what it holds
 //	watcher.go    Watcher: the informers (nodes, pods, events, deployments, replicasets, HPAs) and their handlers, which publish Changes
 //	hub.go        Change, and Broadcast: the fan-out of changes and samples to the open streams, dropping a browser that falls behind
+//	slim.go       slim: the informers' transform, keeping of each pod, node and Event only the fields the views read
 //	summary.go    PodSummary and NodeSummary: what the cluster view draws of each
 //	sightings.go  Sightings: when the dashboard's own watch delivered a pod's ADDED, binding and readiness
 //	steps.go      Steps: a pod's 13 steps read from its records, the unobservable ones said so
@@ -32,6 +33,7 @@
 //	history.go    History: samples of the metrics API, HPAs and pending pods every 15s, one hour kept
 //	faults.go     Faults: crash, oom, freeze and thaw through nodes/proxy; whether the identity may (SelfSubjectAccessReview)
 //	sse.go        the event stream: a snapshot, then every change and sample
+//	snapshot.go   Snapshot: what a new stream starts from; every pod of a small cluster, counts and a few pods per node of a big one
 //	server.go     Server: the HTTP handlers and the embedded page (web/)
 //	web/          index.html, style.css, and one script per view: app.js (stream, state), cluster.js, stream.js, steps.js, explain.js, charts.js, faults.js
 package dashboard

@@ -21,6 +21,11 @@ type Change struct {
 	// The object, summed up for the cluster view (pods and nodes only).
 	Pod  *PodSummary  `json:"pod,omitempty"`
 	Node *NodeSummary `json:"node,omitempty"`
+	// From is the node a pod was on before this MODIFIED, when it changed
+	// (the binding, step 10: "" to a node). A page that was sent only a
+	// node's count, not its pods (sse.go's bounded snapshot), moves the
+	// pod's count from here.
+	From *string `json:"from,omitempty"`
 }
 
 // subscriberBuffer is how many changes a browser may fall behind before

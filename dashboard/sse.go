@@ -4,28 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mkube/mkube/client"
+		"time"
 )
 
 // heartbeat is how often an idle stream sends a comment line: often
 // enough that no proxy or browser closes it as dead (many cut idle
 // connections at 30-60s), rarely enough to cost nothing.
 const heartbeat = 15 * time.Second
-
-// Snapshot is the first message of a stream: the cluster as the
-// dashboard's caches hold it, and the numbers so far. The changes that
-// follow apply on top of it.
-type Snapshot struct {
-	Nodes   []Change `json:"nodes"`
-	Pods    []Change `json:"pods"`
-	Samples []Sample `json:"samples"`
-	Faults  Access   `json:"faults"`
-}
 
 // Access is whether the dashboard's identity may inject faults.
 type Access struct {
@@ -61,7 +46,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	snap := s.snapshot(r)
-	s.log.Info("browser stream opened", "remote", r.RemoteAddr, "nodes", len(snap.Nodes), "pods", len(snap.Pods), "samples", len(snap.Samples))
+	s.log.Info("browser stream opened", "remote", r.RemoteAddr, "nodes", len(snap.Nodes), "pods", snap.TotalPods, "podsSent", len(snap.Pods), "samples", len(snap.Samples))
 	if send(w, "snapshot", snap) != nil {
 		return
 	}
@@ -104,18 +89,4 @@ func send(w http.ResponseWriter, event string, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
 	return err
-}
-
-func (s *Server) snapshot(r *http.Request) Snapshot {
-	snap := Snapshot{Nodes: []Change{}, Pods: []Change{}, Samples: s.history.Samples(), Faults: s.access(r)}
-	for _, obj := range s.watcher.Cache(client.Nodes).List() {
-		n := obj.(*corev1.Node)
-		snap.Nodes = append(snap.Nodes, Change{Type: "LISTED", Kind: "Node", Name: n.Name, RV: n.ResourceVersion, Node: summarizeNode(n)})
-	}
-	for _, obj := range s.watcher.Cache(client.Pods).List() {
-		p := obj.(*corev1.Pod)
-		snap.Pods = append(snap.Pods, Change{Type: "LISTED", Kind: "Pod", Namespace: p.Namespace, Name: p.Name, RV: p.ResourceVersion, Pod: summarizePod(p)})
-	}
-	sort.Slice(snap.Nodes, func(i, j int) bool { return snap.Nodes[i].Name < snap.Nodes[j].Name })
-	return snap
 }

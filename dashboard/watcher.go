@@ -43,6 +43,7 @@ func NewWatcher(c *client.Client, hub *Hub, clk clock.PassiveClock, log *slog.Lo
 		hub: hub, sightings: NewSightings(), clock: clk, log: log}
 	for _, res := range watched {
 		inf := w.informers.For(res)
+		inf.SetTransform(slim) // keep what the views read, not whole objects
 		w.byRes[res.Name] = inf
 		if res.Name == client.Events.Name {
 			inf.Cache().AddIndex(client.IndexByNamespace, client.NamespaceIndex) // a pod's events, for its steps
@@ -72,7 +73,7 @@ func (w *Watcher) Sightings() *Sightings { return w.sightings }
 // reports synced, so those are LISTED: the dashboard did not see them
 // happen, only found them.
 func (w *Watcher) handler(res client.Resource, inf *client.Informer) client.Handler {
-	publish := func(typ string, obj runtime.Object) {
+	publish := func(typ string, old, obj runtime.Object) {
 		now := w.clock.Now()
 		m, err := meta.Accessor(obj)
 		if err != nil {
@@ -82,6 +83,9 @@ func (w *Watcher) handler(res client.Resource, inf *client.Informer) client.Hand
 		switch o := obj.(type) {
 		case *corev1.Pod:
 			ch.Pod = summarizePod(o)
+			if was, ok := old.(*corev1.Pod); ok && was.Spec.NodeName != o.Spec.NodeName {
+				ch.From = &was.Spec.NodeName
+			}
 			w.sightings.SeePod(typ, o, now)
 		case *corev1.Node:
 			ch.Node = summarizeNode(o)
@@ -96,12 +100,12 @@ func (w *Watcher) handler(res client.Resource, inf *client.Informer) client.Hand
 	return client.Handler{
 		OnAdd: func(obj runtime.Object) {
 			if inf.HasSynced() {
-				publish("ADDED", obj)
+				publish("ADDED", nil, obj)
 			} else {
-				publish("LISTED", obj)
+				publish("LISTED", nil, obj)
 			}
 		},
-		OnUpdate: func(_, obj runtime.Object) { publish("MODIFIED", obj) },
-		OnDelete: func(obj runtime.Object) { publish("DELETED", obj) },
+		OnUpdate: func(old, obj runtime.Object) { publish("MODIFIED", old, obj) },
+		OnDelete: func(obj runtime.Object) { publish("DELETED", nil, obj) },
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // startDashboard starts bin/dashboard on a free port against c with
 // flags (--server or --kubeconfig), and waits for its informers to sync.
-func startDashboard(t *testing.T, c *cluster, flags ...string) string {
+func startDashboard(t testing.TB, c *cluster, flags ...string) string {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.start("dashboard", append([]string{"--listen", addr}, flags...)...)

@@ -184,7 +184,7 @@ func density(b *testing.B, nodes, podsPerNode int, container string) float64 {
 }
 
 // waitNodesReady waits until n nodes are Ready.
-func waitNodesReady(b *testing.B, client *http.Client, url string, n int) {
+func waitNodesReady(b testing.TB, client *http.Client, url string, n int) {
 	testserver.EventuallyWithin(b, 10*time.Minute, fmt.Sprintf("%d nodes Ready", n), func() (bool, string) {
 		var list struct {
 			Items []struct {

@@ -234,7 +234,7 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-func post(b *testing.B, c *http.Client, url, body string) {
+func post(b testing.TB, c *http.Client, url, body string) {
 	resp, err := c.Post(url, "application/json", bytes.NewReader([]byte(body)))
 	if err != nil {
 		b.Error(err)
@@ -246,7 +246,7 @@ func post(b *testing.B, c *http.Client, url, body string) {
 	}
 }
 
-func getJSON(b *testing.B, c *http.Client, url string, out any) {
+func getJSON(b testing.TB, c *http.Client, url string, out any) {
 	resp, err := c.Get(url)
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ window.mkube ??= { views: [] };
   const listed = document.getElementById("stream-listed");
   const count = document.getElementById("stream-count");
   let dirty = false;
+  let received = 0; // watch events since the page connected, kept or not
 
   function matches(ch, words) {
     if (ch.type === "LISTED" && !listed.checked) return false;
@@ -37,7 +38,7 @@ window.mkube ??= { views: [] };
       rows.push(tr);
     }
     body.replaceChildren(...rows);
-    count.textContent = `${events.filter((e) => e.type !== "LISTED").length} events received since the page connected`;
+    count.textContent = `${received} events received since the page connected (the last ${keep} kept)`;
   }
 
   function later() {
@@ -55,10 +56,12 @@ window.mkube ??= { views: [] };
     // LISTED rows, shown on request.
     snapshot: (snap) => {
       events.length = 0;
+      received = 0;
       for (const ch of snap.nodes.concat(snap.pods).slice(-keep)) events.push(ch);
       later();
     },
     change: (ch) => {
+      received++;
       events.push(ch);
       if (events.length > keep) events.splice(0, events.length - keep);
       later();
