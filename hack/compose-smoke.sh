@@ -76,3 +76,11 @@ for chart in mysql nginx guestbook; do
 done
 curl -sf -o /dev/null http://127.0.0.1:8879/mysql-1.0.0.tgz || { echo "compose: the chart repository does not serve mysql-1.0.0.tgz"; exit 1; }
 echo "compose: the chart repository serves mysql, nginx and guestbook"
+# The dashboard: its page, and the snapshot its event stream opens with,
+# which names the nodes it list-watched.
+curl -sf http://127.0.0.1:8090/ | grep -qi "<html" || { echo "compose: no dashboard page at http://127.0.0.1:8090"; exit 1; }
+stream=$(curl -s -N --max-time 3 http://127.0.0.1:8090/api/stream || true)
+for node in node01 node02 node03; do
+  grep -q "$node" <<<"$stream" || { echo "compose: the dashboard's stream does not name $node"; exit 1; }
+done
+echo "compose: the dashboard serves its page and streams the 3 nodes"
