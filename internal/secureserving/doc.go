@@ -19,7 +19,7 @@
 //
 //	file         what it holds
 //	options.go   Options: the flags, Listen (a port in use stops the component), TLSConfig, ClientCAs
-//	cert.go      the self-signed serving certificate
+//	cert.go      GivenPair (--tls-cert-file, --tls-private-key-file) and SelfSigned, the serving certificate made when none is given (the kubelet's port's too)
 //	serve.go     Handler (the paths, health checks, authentication and authorization), Serve
 //	start.go     NewRegistry (Go and process collectors), Start: serve in the background
 //	delegate.go  Reviewer and APIServerReviewer: TokenReview and SubjectAccessReview through the API server (package delegatedauth, cached)

@@ -66,14 +66,8 @@ func (o *Options) Listen() (net.Listener, error) {
 // self-signed one for the bind address made now; client certificates are
 // asked for and, when given, verified against clientCAs (nil: none).
 func (o *Options) TLSConfig(clk clock.PassiveClock, clientCAs *x509.CertPool) (*tls.Config, error) {
-	var cert tls.Certificate
-	var err error
-	if o.CertFile != "" || o.KeyFile != "" {
-		if o.CertFile == "" || o.KeyFile == "" {
-			return nil, errors.New("--tls-cert-file and --tls-private-key-file go together")
-		}
-		cert, err = tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
-	} else {
+	cert, given, err := GivenPair(o.CertFile, o.KeyFile)
+	if !given {
 		cert, err = selfSigned(o.BindAddress, clk.Now())
 	}
 	if err != nil {

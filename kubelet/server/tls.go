@@ -1,20 +1,13 @@
 package server
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"errors"
-	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mkube/mkube/internal/secureserving"
 )
 
 // The port's TLS, as a real kubelet sets it up (cmd/kubelet's
@@ -40,10 +33,6 @@ type Serving struct {
 	CertDir           string
 }
 
-// selfSignedLifetime is the kubelet's: one year, renewed by making a new
-// one (delete the files) or by --rotate-server-certificates on a real one.
-const selfSignedLifetime = 365 * 24 * time.Hour
-
 // TLSConfig loads or makes the serving certificate for host (the node's
 // name) and ips (its addresses), and returns the port's TLS settings.
 // HTTP/1.1 only: exec, attach and port-forward upgrade the connection,
@@ -58,11 +47,8 @@ func (s Serving) TLSConfig(host string, ips []net.IP, now time.Time) (*tls.Confi
 }
 
 func (s Serving) certificate(host string, ips []net.IP, now time.Time) (tls.Certificate, error) {
-	if s.CertFile != "" || s.KeyFile != "" {
-		if s.CertFile == "" || s.KeyFile == "" {
-			return tls.Certificate{}, errors.New("--tls-cert-file and --tls-private-key-file go together")
-		}
-		return tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+	if cert, given, err := secureserving.GivenPair(s.CertFile, s.KeyFile); given {
+		return cert, err
 	}
 	certPath, keyPath := filepath.Join(s.CertDir, "kubelet.crt"), filepath.Join(s.CertDir, "kubelet.key")
 	// A pair that cannot be read (none yet, or half-written by another
@@ -91,38 +77,18 @@ func (s Serving) certificate(host string, ips []net.IP, now time.Time) (tls.Cert
 	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
-// SelfSigned is a serving certificate and key (PEM) for host and ips
-// that signs itself, its subject "host@<unix seconds>" as the kubelet
-// names its own; localhost and 127.0.0.1 are in it too, for a learner's
-// curl on the node.
+// SelfSigned is the kubelet's own serving certificate and key (PEM) for
+// host (its node's name, or an address) and ips, subject
+// "host@<unix seconds>" as the kubelet names its own; localhost and
+// 127.0.0.1 are in it too, for a learner's curl on the node. It lasts a
+// year: delete the files for a new one (a real kubelet can also rotate it,
+// --rotate-server-certificates).
 func SelfSigned(host string, ips []net.IP, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, err
-	}
-	template := &x509.Certificate{SerialNumber: serial,
-		Subject:   pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(selfSignedLifetime),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
-		DNSNames: []string{host, "localhost"}, IPAddresses: append([]net.IP{net.IPv4(127, 0, 0, 1)}, ips...)}
+	dnsNames, addrs := []string{host, "localhost"}, append([]net.IP{net.IPv4(127, 0, 0, 1)}, ips...)
 	if ip := net.ParseIP(host); ip != nil {
-		template.DNSNames, template.IPAddresses = []string{"localhost"}, append(template.IPAddresses, ip)
+		dnsNames, addrs = []string{"localhost"}, append(addrs, ip)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+	return secureserving.SelfSigned(host, dnsNames, addrs, now)
 }
 
 // writeAtomically writes data to path through a temporary file renamed
