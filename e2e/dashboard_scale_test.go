@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,14 +24,7 @@ func TestDashboardKeepsUpWith1000PodsCreatedAt100PerSecond(t *testing.T) {
 	// The API server, the scheduler and one kubelet holding ten nodes, as
 	// BenchmarkPodStartup runs them: the pods are scheduled and started,
 	// so each is ADDED, bound and made Running (several events a pod).
-	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}, dir: t.TempDir()}
-	c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
-	c.waitReady()
-	c.start("scheduler", "--server", c.URL, "--log-level", "warn")
-	c.startKubelet("kubelet", kubeletNode{name: "node", flags: []string{"--nodes", fmt.Sprint(nodes), "--log-level", "warn",
-		"--image-pull-delay", "0s", "--pods", "250"}})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
-	waitNodesReady(t, client, c.URL, nodes)
+	c, client := startSchedulingFleet(t, nodes)
 	url := startDashboard(t, c, "--server", c.URL, "--log-level", "warn")
 	b.do(t, chromedp.Navigate(url))
 	b.waitTrue(t, "the stream live", `document.getElementById("conn").textContent === "live"`)

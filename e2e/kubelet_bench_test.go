@@ -39,14 +39,7 @@ func BenchmarkPodStartup(b *testing.B) {
 }
 
 func podStartup(b *testing.B, nodes, pods, perSecond int) {
-	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}, dir: b.TempDir()}
-	c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
-	c.waitReady()
-	c.start("scheduler", "--server", c.URL, "--log-level", "warn")
-	c.startKubelet("kubelet", kubeletNode{name: "node", flags: []string{"--nodes", fmt.Sprint(nodes), "--log-level", "warn",
-		"--image-pull-delay", "0s", "--pods", "250"}})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
-	waitNodesReady(b, client, c.URL, nodes)
+	c, client := startSchedulingFleet(b, nodes)
 
 	running, done := watchRunning(b, client, c.URL, "start-", pods)
 	created := make([]time.Time, pods)
@@ -78,6 +71,22 @@ func podStartup(b *testing.B, nodes, pods, perSecond int) {
 	rss, cpu := procUsage(c.procs["kubelet"].Pid)
 	b.ReportMetric(rss, "kubelet-RSS-MiB")
 	b.ReportMetric(cpu, "kubelet-CPU-s")
+}
+
+// startSchedulingFleet is the API server, the scheduler and one `kubelet
+// --nodes N` (no image pull delay, 250 pods a node), quiet at warn, once
+// the N nodes are Ready; the client has connections for benchClients
+// creators.
+func startSchedulingFleet(t testing.TB, nodes int) (*cluster, *http.Client) {
+	c := &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}, dir: t.TempDir()}
+	c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
+	c.waitReady()
+	c.start("scheduler", "--server", c.URL, "--log-level", "warn")
+	c.startKubelet("kubelet", kubeletNode{name: "node", flags: []string{"--nodes", fmt.Sprint(nodes), "--log-level", "warn",
+		"--image-pull-delay", "0s", "--pods", "250"}})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
+	waitNodesReady(t, client, c.URL, nodes)
+	return c, client
 }
 
 // BenchmarkKubeletDensity is one `kubelet --nodes N` holding N nodes and
