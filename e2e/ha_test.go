@@ -148,7 +148,9 @@ func createConfigMap(url, name string, timeout time.Duration) writeResult {
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	r.code, r.body = resp.StatusCode, string(data)
-	var obj struct{ Metadata struct{ ResourceVersion string } }
+	var obj struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	json.Unmarshal(data, &obj)
 	r.rv = obj.Metadata.ResourceVersion
 	return r
@@ -232,7 +234,9 @@ func TestHAThreeStackedMembersSurviveTheLossOfOne(t *testing.T) {
 
 	// A write through A is read and watched through B and C, from the
 	// resourceVersion A's list gave.
-	var before struct{ Metadata struct{ ResourceVersion string } }
+	var before struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	a.do("GET", "/api/v1/namespaces/default/configmaps", "", nil, &before)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -245,7 +249,9 @@ func TestHAThreeStackedMembersSurviveTheLossOfOne(t *testing.T) {
 		t.Fatalf("create through A: %d %s", first.code, first.body)
 	}
 	for _, m := range []*haMember{b, c} {
-		var cm struct{ Metadata struct{ ResourceVersion string } }
+		var cm struct {
+			Metadata struct{ ResourceVersion string }
+		}
 		if code := m.do("GET", "/api/v1/namespaces/default/configmaps/through-a", "", nil, &cm); code != 200 || cm.Metadata.ResourceVersion != first.rv {
 			t.Fatalf("%s: GET through-a: %d rv %s, want 200 rv %s", m.name, code, cm.Metadata.ResourceVersion, first.rv)
 		}
@@ -302,7 +308,9 @@ func TestHAThreeStackedMembersSurviveTheLossOfOne(t *testing.T) {
 			r = createConfigMap(a.URL, name, 30*time.Second)
 		}
 		if r.code == 409 {
-			var cm struct{ Metadata struct{ ResourceVersion string } }
+			var cm struct {
+				Metadata struct{ ResourceVersion string }
+			}
 			a.do("GET", "/api/v1/namespaces/default/configmaps/"+name, "", nil, &cm)
 			r.rv = cm.Metadata.ResourceVersion
 		} else if r.code != 201 {
@@ -391,7 +399,9 @@ func TestHAThreeStackedMembersSurviveTheLossOfOne(t *testing.T) {
 	}
 	for _, m := range ms {
 		var l struct {
-			Items []struct{ Metadata struct{ Name, ResourceVersion string } }
+			Items []struct {
+				Metadata struct{ Name, ResourceVersion string }
+			}
 		}
 		if code := m.do("GET", "/api/v1/namespaces/default/configmaps", "", nil, &l); code != 200 {
 			t.Fatalf("%s: list configmaps: %d", m.name, code)
