@@ -77,6 +77,21 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// protobufClientset is client-go's clientset speaking protobuf, as its
+// generated clients for built-in kinds do by default, JSON its second
+// choice.
+func protobufClientset(t *testing.T, c *cluster, log *requestLog) *kubernetes.Clientset {
+	t.Helper()
+	cfg := restConfig(c, log)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
 func restConfig(c *cluster, log *requestLog) *rest.Config {
 	cfg := &rest.Config{Host: c.URL, QPS: -1, Timeout: 30 * time.Second}
 	if log != nil {
@@ -133,13 +148,7 @@ func TestClientGo(t *testing.T) {
 
 	t.Run("protobuf", func(t *testing.T) {
 		log := &requestLog{}
-		cfg := restConfig(c, log)
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := protobufClientset(t, c, log)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 
@@ -428,13 +437,7 @@ func testCustomResourcesAnswerJSON(t *testing.T, c *cluster) {
 	})
 
 	log := &requestLog{}
-	cfg := restConfig(c, log)
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := protobufClientset(t, c, log)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rc := cs.CoreV1().RESTClient() // sends the clientset's Accept to any path
