@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-		"time"
+	"time"
 )
 
 // heartbeat is how often an idle stream sends a comment line: often
