@@ -96,7 +96,7 @@ func TestResourceConsumerConsumesWhatItIsAsked(t *testing.T) {
 	for _, tt := range tests {
 		c := start(t, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", nil, nil, 0)
 		waitUntil(t, "listening", func() bool { return c.p.Listening(8080) })
-		argv := []string{"/resource-consumer"}
+		argv := []string{"/consumer"}
 		before := c.p.CPU().Stat().Usage
 		resp, body := do(t, c, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", argv, 8080, "POST", "/ConsumeCPU?millicores="+tt.millicores+"&durationSec=30")
 		if resp.StatusCode != 200 || body != "ConsumeCPU\n"+tt.millicores+" millicores\n30 durationSec\n" {
@@ -123,7 +123,7 @@ func TestResourceConsumerConsumesWhatItIsAsked(t *testing.T) {
 func TestResourceConsumerMemoryMetricsAndErrors(t *testing.T) {
 	c := start(t, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", nil, nil, 0)
 	waitUntil(t, "listening", func() bool { return c.p.Listening(8080) })
-	argv := []string{"/resource-consumer"}
+	argv := []string{"/consumer"}
 	ask := func(method, target string, code int, want string) {
 		t.Helper()
 		resp, body := do(t, c, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", argv, 8080, method, target)
@@ -214,5 +214,15 @@ func TestResourceConsumerControllerSharesCPUPerPod(t *testing.T) {
 	}
 	for ip, pod := range pods {
 		waitUntil(t, ip+" using 150m", func() bool { return pod.p.CPU().Demand() == 0.15 })
+	}
+}
+
+// The HPA specs' idle sidecar is a second consumer, `/consumer -port=8081`
+// in Go's flag spelling, beside the first in the same pod.
+func TestResourceConsumerSidecarListensOnItsPort(t *testing.T) {
+	c := start(t, "registry.k8s.io/e2e-test-images/resource-consumer:1.13", []string{"/consumer", "-port=8081"}, nil, 0)
+	waitUntil(t, "listening on 8081", func() bool { return c.p.Listening(8081) })
+	if c.p.Listening(8080) {
+		t.Fatal("the sidecar listens on 8080 too")
 	}
 }

@@ -19,7 +19,8 @@ import (
 
 // resourceConsumerImage is registry.k8s.io/e2e-test-images/resource-consumer,
 // the image Kubernetes' HPA e2e tests scale (test/images/resource-consumer):
-// /resource-consumer (ENTRYPOINT) serves on --port (8080) and, asked by a
+// /consumer (ENTRYPOINT) serves on -port (8080; the HPA specs' idle
+// sidecar runs a second one on 8081) and, asked by a
 // POST, consumes exactly what it is told: /ConsumeCPU?millicores=N&durationSec=S
 // runs a consume-cpu process using N millicores (at most a core each, as
 // the real one is one thread) for S seconds; /ConsumeMem?megabytes=N&durationSec=S
@@ -29,9 +30,9 @@ import (
 // which the tests run today), is the tests' fan-out (consumerctrl.go).
 func resourceConsumerImage() Image {
 	img := alpineImage()
-	img.Entrypoint, img.Cmd = []string{"/resource-consumer"}, nil
+	img.Entrypoint, img.Cmd = []string{"/consumer"}, nil
 	img.Ports = []int32{8080}
-	img.Programs = map[string]shell.Program{"resource-consumer": resourceConsumer, "consume-cpu": consumeCPU,
+	img.Programs = map[string]shell.Program{"consumer": resourceConsumer, "consume-cpu": consumeCPU,
 		"stress": stress, "controller": consumerController}
 	img.Serve = resourceConsumerServe
 	return img
@@ -49,7 +50,7 @@ type consumerState struct {
 var consumerStates sync.Map // *shell.Process → *consumerState
 
 func resourceConsumer(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (int, error) {
-	port := lib.IntFlag(args, "port", 8080)
+	port := lib.IntFlag(goFlags(args), "port", 8080)
 	consumerStates.Store(p, &consumerState{metrics: map[string]float64{}, ctx: ctx})
 	defer consumerStates.Delete(p)
 	if err := lib.ListenUntilStopped(ctx, p, int32(port)); err != nil {
@@ -58,13 +59,22 @@ func resourceConsumer(ctx context.Context, p *shell.Process, args []string, _ io
 	return agnhostExitOnSignal, nil
 }
 
+// goFlags is args as pflag spells them: the consumer's programs use Go's
+// flag package, which takes -name=value as --name=value.
+func goFlags(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			a = "-" + a
+		}
+		out[i] = a
+	}
+	return out
+}
+
 // consumeCPU is consume-cpu -millicores=N -duration-sec=S on its own.
 func consumeCPU(ctx context.Context, p *shell.Process, args []string, _ io.Writer) (int, error) {
-	for i, a := range args { // Go's flag package: -name=value as --name=value
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-			args[i] = "-" + a
-		}
-	}
+	args = goFlags(args)
 	millicores, secs := lib.IntFlag(args, "millicores", 0), lib.IntFlag(args, "duration-sec", 0)
 	return 0, useCPUFor(ctx, p, int64(millicores), time.Duration(secs)*time.Second)
 }

@@ -25,9 +25,9 @@ type cluster struct {
 	procs      []*exec.Cmd
 }
 
-// startCluster starts mkube's binaries from bin with nodes kubelets and
-// waits until every node is Ready.
-func startCluster(bin, dir string, nodes int) (*cluster, error) {
+// startCluster starts mkube's binaries from bin with nodes kubelets,
+// waits until every node is Ready and applies the add-on at addon.
+func startCluster(bin, dir string, nodes int, addon string) (*cluster, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -69,7 +69,30 @@ func startCluster(bin, dir string, nodes int) (*cluster, error) {
 		c.stop()
 		return nil, err
 	}
+	if err := c.applyAddon(addon); err != nil {
+		c.stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+// applyAddon applies the metrics-server add-on with kubectl, as a learner
+// does on a new cluster (the HPA and MetricsGrabber specs read the
+// metrics API), and waits until its APIService is Available. An empty
+// path applies nothing.
+func (c *cluster) applyAddon(path string) error {
+	if path == "" {
+		return nil
+	}
+	out, err := exec.Command("kubectl", "--kubeconfig", c.kubeconfig, "apply", "-f", path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl apply -f %s: %v: %s", path, err, out)
+	}
+	return c.waitFor(2*time.Minute, "the metrics API to be available", func() bool {
+		out, err := exec.Command("kubectl", "--kubeconfig", c.kubeconfig, "get", "apiservice", "v1beta1.metrics.k8s.io",
+			"-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`).Output()
+		return err == nil && string(out) == "True"
+	})
 }
 
 // hostIP is the nodes' InternalIP: the host's first non-loopback IPv4

@@ -1,6 +1,8 @@
 // Command runner runs Kubernetes' [Conformance] specs against mkube:
-// it starts mkube from bin/ on free ports, lists the specs the focus
-// selects (a dry run of the suite), runs each in a process of its own —
+// it starts mkube from bin/ on free ports, applies the metrics-server
+// add-on as a learner does (the HPA and metrics specs read it), lists the
+// specs the focus selects (a dry run of the suite), runs each in a process
+// of its own —
 // PARALLEL at a time, then the [Serial] ones alone — and prints a line
 // per spec and the totals by SIG. `make conformance [FOCUS=re] [PARALLEL=n]`.
 package main
@@ -22,26 +24,27 @@ func main() {
 	skip := flag.String("skip", "", "specs not to run: a regexp on their full names")
 	parallel := flag.Int("parallel", 2, "specs running at once (the [Serial] ones always run alone)")
 	nodes := flag.Int("nodes", 3, "kubelets to start")
+	addon := flag.String("addon", "addons/metrics-server.yaml", "an add-on to apply once the nodes are Ready (empty: none)")
 	// Six minutes: the probe specs that check a container is *not*
 	// restarted watch it for four minutes once it runs.
 	timeout := flag.Duration("timeout", 6*time.Minute, "each spec's ginkgo timeout")
 	slowTimeout := flag.Duration("slow-timeout", 12*time.Minute, "the timeout of [Slow] specs, if longer")
 	out := flag.String("out", "", "where reports and logs go (default: a new temporary directory)")
 	flag.Parse()
-	if err := run(*e2e, *bin, *focus, *skip, *out, *parallel, *nodes, *timeout, *slowTimeout); err != nil {
+	if err := run(*e2e, *bin, *focus, *skip, *out, *addon, *parallel, *nodes, *timeout, *slowTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
 	}
 }
 
-func run(e2e, bin, focus, skip, out string, parallel, nodes int, timeout, slowTimeout time.Duration) error {
+func run(e2e, bin, focus, skip, out, addon string, parallel, nodes int, timeout, slowTimeout time.Duration) error {
 	if out == "" {
 		var err error
 		if out, err = os.MkdirTemp("", "mkube-conformance-"); err != nil {
 			return err
 		}
 	}
-	c, err := startCluster(bin, filepath.Join(out, "cluster"), nodes)
+	c, err := startCluster(bin, filepath.Join(out, "cluster"), nodes, addon)
 	if err != nil {
 		return err
 	}
