@@ -45,7 +45,7 @@ func (c *catalog) with(s *Server, remove, add []*Resource) *catalog {
 		}
 	}
 	for _, r := range add {
-		st := &Storage{res: r, store: s.cfg.Store, now: s.clock.Now, admission: s.cfg.Admission, objects: objects{s}, metrics: s.metrics}
+		st := &Storage{res: r, store: s.cfg.Store, now: s.clock.Now, admission: s.cfg.Admission, objects: objects{s}, metrics: s.metrics, codec: s.codec}
 		next.byPath[r.GroupVersionResource()] = r
 		next.storages[r], next.caches[r] = st, newWatchCache(st, s.cfg.WatchCacheSize, s.log, s.clock)
 	}

@@ -23,7 +23,8 @@
 //     order, run on every write between defaulting and validation; its
 //     webhook/ calls the cluster's admission webhooks and policy/ applies
 //     its admission policies (admission_webhooks.go wires them).
-//   - storage.go is the generic REST storage: encode, decode, server-owned
+//   - storage.go is the generic REST storage: encode, decode (JSON or
+//     protobuf, --storage-media-type: storageformat/), server-owned
 //     metadata, optimistic concurrency, graceful deletion and finalizers, on
 //     top of package store.
 //   - watchcache.go keeps one etcd watch per resource and watch.go fans its

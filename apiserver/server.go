@@ -26,6 +26,7 @@ import (
 	"github.com/mkube/mkube/apiserver/authentication/serviceaccount"
 	"github.com/mkube/mkube/apiserver/authorization"
 	"github.com/mkube/mkube/apiserver/kubeletclient"
+	"github.com/mkube/mkube/apiserver/storageformat"
 	"github.com/mkube/mkube/client"
 	"github.com/mkube/mkube/internal/seedstep"
 	"github.com/mkube/mkube/internal/version"
@@ -83,6 +84,11 @@ type Config struct {
 	// Profiling serves Go's profiles at /debug/pprof/, as kube-apiserver's
 	// --profiling does: `go tool pprof http://HOST:8080/debug/pprof/profile`.
 	Profiling bool
+	// StorageMediaType is the format objects are written to etcd in, as
+	// kube-apiserver's --storage-media-type (package storageformat): ""
+	// or storageformat.JSON, readable with etcdctl, or
+	// storageformat.Protobuf, Kubernetes' default. Either is read.
+	StorageMediaType storageformat.MediaType
 }
 
 // Server is the API server: an http.Handler over the registry's resources.
@@ -95,6 +101,9 @@ type Server struct {
 	// metrics are the server's Prometheus series (metrics.go), served at
 	// /metrics.
 	metrics *serverMetrics
+	// codec writes objects to etcd in cfg.StorageMediaType and reads both
+	// formats.
+	codec storageformat.Codec
 
 	// served is what the server serves now (catalog.go); replaceMu orders
 	// the changes to it, which runCtx, Start's context, outlives.
@@ -137,7 +146,7 @@ func New(cfg Config) *Server {
 		cfg.Clock = clock.RealClock{}
 	}
 	s := &Server{store: cfg.Store, log: cfg.Log, clock: cfg.Clock, cfg: cfg,
-		fieldManagers: map[*Resource]*managedfields.FieldManager{}}
+		fieldManagers: map[*Resource]*managedfields.FieldManager{}, codec: storageformat.NewCodec(cfg.StorageMediaType, scheme)}
 	s.metrics = newServerMetrics(s, cfg.Clock)
 	s.served.Store((&catalog{}).with(s, nil, cfg.Registry.All()))
 	if t := cfg.ServiceAccountTokens; t != nil && t.Objects == nil {

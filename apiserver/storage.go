@@ -3,7 +3,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/mkube/mkube/apiserver/admission"
+	"github.com/mkube/mkube/apiserver/storageformat"
 	"github.com/mkube/mkube/store"
 )
 
@@ -36,6 +36,9 @@ type Storage struct {
 	writeMu sync.Mutex
 	// metrics times each etcd request (etcd_request_duration_seconds).
 	metrics *serverMetrics
+	// codec is the format objects are written in (--storage-media-type),
+	// and reads both.
+	codec storageformat.Codec
 }
 
 // Resource is the kind this storage keeps.
@@ -53,9 +56,10 @@ func (s *Storage) serialize() (unlock func()) {
 
 func (s *Storage) key(ns, name string) string { return store.Key(s.res.storageName(), ns, name) }
 
-// encode serialises obj for etcd: JSON with apiVersion and kind, so that
-// learners can read it with etcdctl, and without resourceVersion, which is
-// etcd's ModRevision and is filled in on the way out.
+// encode serialises obj for etcd in the server's storage format (JSON by
+// default, so that learners can read it with etcdctl; package
+// storageformat), with apiVersion and kind, and without resourceVersion,
+// which is etcd's ModRevision and is filled in on the way out.
 func (s *Storage) encode(obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
 	m, err := meta.Accessor(obj)
@@ -72,16 +76,18 @@ func (s *Storage) encode(obj runtime.Object) ([]byte, error) {
 		}
 		stored.GetObjectKind().SetGroupVersionKind(c.GVK)
 	}
-	return json.Marshal(stored)
+	return s.codec.Encode(stored)
 }
 
-// decode reads a stored value and stamps it with its revision.
+// decode reads a stored value, in either format whatever the server
+// writes, and stamps it with its revision. Every read of a stored object
+// comes here: Get, List, the writes' reads and the watch cache.
 func (s *Storage) decode(value []byte, rev int64) (runtime.Object, error) {
 	obj := s.res.New()
 	if c := s.res.StoredAs; c != nil {
 		obj = c.New()
 	}
-	if err := json.Unmarshal(value, obj); err != nil {
+	if err := s.codec.Decode(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w", s.res.Name, err)
 	}
 	if c := s.res.StoredAs; c != nil {

@@ -35,6 +35,9 @@ import (
 //
 // MKUBE_BENCH_PODS overrides the 10,000 pods (e.g. for a quick look).
 //
+// MKUBE_BENCH_STORAGE_MEDIA_TYPE=application/vnd.kubernetes.protobuf
+// runs the API server with that --storage-media-type (default JSON).
+//
 // MKUBE_BENCH_SECURE=1 runs it on the secure port, as the Kubernetes
 // anchor ran (Node,RBAC): the scheduler on its kubeconfig, the
 // benchmark's clients as a user RBAC allows, over HTTP/2 with client-go's
@@ -72,7 +75,11 @@ const benchClients = 16
 // only once every pod exists.
 func schedulingBasic(b *testing.B, nodes, pods int, backlog bool) {
 	c := &cluster{t: b, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(b)), logs: map[string]string{}, dir: b.TempDir()}
-	c.securePort = c.startAPIServer(filepath.Join(c.dir, "etcd"), "--log-level", "warn")
+	apiserverFlags := []string{"--log-level", "warn"}
+	if mediaType := os.Getenv("MKUBE_BENCH_STORAGE_MEDIA_TYPE"); mediaType != "" {
+		apiserverFlags = append(apiserverFlags, "--storage-media-type", mediaType)
+	}
+	c.securePort = c.startAPIServer(filepath.Join(c.dir, "etcd"), apiserverFlags...)
 	c.waitReady()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients * 2}}
 	watcher, api, schedulerFlags := client, c.URL, []string{"--server", c.URL}

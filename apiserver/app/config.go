@@ -25,6 +25,7 @@ import (
 	"github.com/mkube/mkube/apiserver/kubeletclient"
 	"github.com/mkube/mkube/apiserver/pki"
 	"github.com/mkube/mkube/apiserver/registry"
+	"github.com/mkube/mkube/apiserver/storageformat"
 	"github.com/mkube/mkube/store"
 )
 
@@ -90,6 +91,10 @@ func NewConfig(o Options) (_ *Config, err error) {
 	if c.modes, err = authorization.ParseModes(o.AuthorizationModes); err != nil {
 		return nil, &Error{"authorization", err}
 	}
+	storageMediaType, err := storageformat.Parse(o.StorageMediaType)
+	if err != nil {
+		return nil, &Error{"storage media type", err}
+	}
 	certDir := o.CertDir
 	if certDir == "" {
 		certDir = filepath.Join(o.DataDir, "pki")
@@ -139,7 +144,8 @@ func NewConfig(o Options) (_ *Config, err error) {
 	c.Server = apiserver.Config{Store: c.store, Registry: registry.New(), Admission: c.admission, Webhooks: c.webhooks,
 		Policies: c.policies, MutatingPolicies: c.mutating, Authenticator: authenticator, ServiceAccountTokens: saTokens,
 		Audit: auditLog, Authorizer: authorization.Chain(c.modes, c.rbac, nodeMode(c.graph)), Aggregated: c.aggregator,
-		Log: c.log, WatchCacheSize: o.WatchCacheSize, Profiling: o.Profiling, Kubelet: kubeletClient}
+		Log: c.log, WatchCacheSize: o.WatchCacheSize, Profiling: o.Profiling, Kubelet: kubeletClient,
+		StorageMediaType: storageMediaType}
 	return c, nil
 }
 

@@ -67,6 +67,10 @@ type Options struct {
 	// WatchCacheSize is how many recent events each resource keeps for
 	// watchers (--watch-cache-size); 0 is apiserver's default.
 	WatchCacheSize int
+	// StorageMediaType is the format objects are written to etcd in
+	// (--storage-media-type): application/json ("", mkube's default) or
+	// application/vnd.kubernetes.protobuf (Kubernetes' default).
+	StorageMediaType string
 
 	// EnableAdmissionPlugins and DisableAdmissionPlugins change the
 	// default admission chain (--enable-admission-plugins,

@@ -45,6 +45,7 @@ func main() {
 	flag.StringVar(&o.EtcdCluster.AdvertisePeerURL, "etcd-advertise-peer-urls", "", "how its peers reach the embedded member: its URL in --etcd-initial-cluster (default --etcd-listen-peer-urls)")
 	flag.DurationVar(&o.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history is compacted (0 disables)")
 	flag.IntVar(&o.WatchCacheSize, "watch-cache-size", 4096, "recent events kept per resource for watchers")
+	flag.StringVar(&o.StorageMediaType, "storage-media-type", "application/json", "the format objects are stored in etcd: application/json (readable with etcdctl) or application/vnd.kubernetes.protobuf (Kubernetes' default: smaller, faster); either is read, whatever this says")
 	flag.BoolVar(&o.Profiling, "profiling", true, "serve Go profiles at /debug/pprof/")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	enableAdmission := flag.String("enable-admission-plugins", "", "admission plugins to enable besides the default ones (comma-separated); mkube has "+strings.Join(admission.Names(admission.Plugins), ", "))

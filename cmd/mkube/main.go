@@ -9,6 +9,7 @@
 //	mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
 //	mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
 //	mkube lb --backends HOST:PORT,... [--listen 0.0.0.0:6443]
+//	mkube etcd get KEY [--prefix] [--keys-only] [-o yaml|json] [--etcd-endpoints URLS]
 //
 // explain prints why the scheduler put the pod where it did: for every node it
 // evaluated, the filter that rejected it and why, or each score plugin's
@@ -53,6 +54,11 @@
 // address of docker-compose.ha.yml's control plane (package
 // internal/loadbalancer; lb.go).
 //
+// etcd get prints what the API server stored under a key, as YAML or
+// JSON, whether it stored JSON or protobuf (--storage-media-type; package
+// apiserver/storageformat): what `etcdctl get` shows, made readable, as
+// auger does for Kubernetes (etcd.go).
+//
 // The API server's address comes from --server, else $MKUBE_SERVER, else
 // http://127.0.0.1:8080.
 package main
@@ -84,12 +90,14 @@ const usage = `usage: mkube explain pod NAME [-n NAMESPACE] [--server URL]
        mkube inspect POD [-c CONTAINER] [-n NAMESPACE]
        mkube serve-charts [--listen 127.0.0.1:8879] [--dir DIR]
        mkube lb --backends HOST:PORT,... [--listen 0.0.0.0:6443]
+       mkube etcd get KEY [--prefix] [--keys-only] [-o yaml|json] [--etcd-endpoints URLS]
 
 explain says why the scheduler placed a pod; the others inject faults
 into a node's container runtime, or look inside a container's process.
 Every command takes --server URL (default $MKUBE_SERVER). serve-charts
 serves mkube's Helm charts as a chart repository; lb balances
-connections over several API servers.
+connections over several API servers; etcd get prints a stored object
+readably, whatever format it is stored in.
 `
 
 // commands are the subcommands by name; each gets the words after it.
@@ -107,6 +115,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"inspect":      runInspect,
 	"serve-charts": runServeCharts,
 	"lb":           runLB,
+	"etcd":         runEtcd,
 }
 
 func main() {
