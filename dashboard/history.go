@@ -91,11 +91,12 @@ func (h *History) Run(ctx context.Context) {
 	}
 }
 
-// Samples is a copy of the history.
+// Samples is a copy of the history; empty, not nil, before the first
+// round, so that a snapshot's samples are a JSON list the page can read.
 func (h *History) Samples() []Sample {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Sample(nil), h.samples...)
+	return append([]Sample{}, h.samples...)
 }
 
 // Subscribe and Unsubscribe give the SSE handler each new sample.
