@@ -12,8 +12,10 @@
 //   - a pod's 13 steps: API timestamps, Events and the dashboard's own
 //     watch deliveries; steps no record shows say so (steps.go);
 //   - why this node: the scheduler's explanation, as `mkube explain pod`;
-//   - numbers over time: the metrics API, HPAs and pending pods, kept in
-//     memory for the last hour (history.go);
+//   - numbers over time: the metrics API, HPAs and pending pods, and the
+//     scheduler's and the controller manager's own /metrics (pending pods
+//     by queue, scheduling attempts, workqueues), kept in memory for the
+//     last hour (history.go);
 //   - faults: crash, OOM, freeze, through the API server's node proxy, as
 //     the dashboard's identity, which RBAC decides (faults.go).
 //
@@ -30,10 +32,13 @@
 //	sightings.go  Sightings: when the dashboard's own watch delivered a pod's ADDED, binding and readiness
 //	steps.go      Steps: a pod's 13 steps read from its records, the unobservable ones said so
 //	explain.go    Explain: the scheduler's explanation of a pod (package scheduler/explanation)
-//	history.go    History: samples of the metrics API, HPAs and pending pods every 15s, one hour kept
+//	history.go    History: a round of samples from every Source every 15s (--sample-interval), one hour kept
+//	apisource.go  apiSource: the metrics API, the HPAs' status and the pods Pending in the caches
+//	scrape.go     Scraper: a component's /metrics, GET and parsed with expfmt; rates of counters; ScrapeClient, the dashboard's identity for the components' ports
+//	components.go which series of the scheduler's and the controller manager's /metrics the charts show, and why
 //	faults.go     Faults: crash, oom, freeze and thaw through nodes/proxy; whether the identity may (SelfSubjectAccessReview)
 //	sse.go        the event stream: a snapshot, then every change and sample
 //	snapshot.go   Snapshot: what a new stream starts from; every pod of a small cluster, counts and a few pods per node of a big one
 //	server.go     Server: the HTTP handlers and the embedded page (web/)
-//	web/          index.html, style.css, and one script per view: app.js (stream, state), cluster.js, stream.js, steps.js, explain.js, charts.js, faults.js
+//	web/          index.html, style.css, and one script per view: app.js (stream, state), cluster.js, stream.js, steps.js, explain.js, charts.js, components.js, faults.js
 package dashboard

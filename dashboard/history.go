@@ -6,11 +6,7 @@ import (
 	"sync"
 	"time"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
-
-	"github.com/mkube/mkube/client"
 )
 
 // Retention is how long the numbers view remembers: the last hour, as
@@ -19,7 +15,9 @@ import (
 const Retention = time.Hour
 
 // SampleInterval is metrics-server's own resolution (its --metric-resolution
-// default, 15s): sampling faster would only repeat its numbers.
+// default, 15s), and Prometheus' default scrape_interval: sampling faster
+// would only repeat metrics-server's numbers. Tests ask for less
+// (--sample-interval) rather than wait.
 const SampleInterval = 15 * time.Second
 
 // Point is one sample.
@@ -31,36 +29,57 @@ type Point struct {
 // Sample is one round of samples, by series name: "node/node01/cpu"
 // (millicores), "node/node01/memory" (MiB), "pod/default/web-1/cpu",
 // "hpa/default/web/replicas" and ".../desired", ".../target"
-// (the metric's target, a percentage), "cluster/pending" (pods Pending).
+// (the metric's target, a percentage), "cluster/pending" (pods Pending)
+// from apiSource; "scheduler/pending/active", "scheduler/attempts/scheduled"
+// (per second), "controller-manager/workqueue/deployment/depth" and
+// ".../adds" (per second) from the components' /metrics (components.go).
 type Sample struct {
 	T      time.Time          `json:"t"`
 	Values map[string]float64 `json:"values"`
 	// Errors are what could not be read this round, such as the metrics
 	// API when metrics-server is not installed, in the API's words.
 	Errors []string `json:"errors,omitempty"`
+	// Scrapes is how each component's /metrics answered this round, by
+	// component ("scheduler", "controller-manager"): configured or not,
+	// and its error.
+	Scrapes map[string]ScrapeStatus `json:"scrapes,omitempty"`
 }
 
-// History samples the metrics API and the informers' caches every
-// SampleInterval and keeps the last Retention of samples in memory.
+// Source is one thing a round of samples reads: the metrics API and the
+// dashboard's caches (apiSource), or a component's /metrics (Scraper).
+// History calls Sample from its one goroutine, so that a source may keep
+// what it read last round (a counter's previous value) without a lock.
+type Source interface {
+	// Sample adds this round's values to s.Values, and what could not
+	// be read to s.Errors or s.Scrapes.
+	Sample(ctx context.Context, s *Sample)
+}
+
+// History samples its sources every interval and keeps the last
+// Retention of samples in memory.
 type History struct {
-	client  *client.Client
-	watcher *Watcher
-	hub     *Broadcast[Sample]
-	clock   clock.WithTicker
-	log     *slog.Logger
+	sources  []Source
+	interval time.Duration
+	hub      *Broadcast[Sample]
+	clock    clock.WithTicker
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	samples []Sample // oldest first, none older than Retention
 }
 
-// NewHistory returns an empty history; Run fills it.
-func NewHistory(c *client.Client, w *Watcher, clk clock.WithTicker, log *slog.Logger) *History {
-	return &History{client: c, watcher: w, hub: NewBroadcast[Sample](log, "samples"), clock: clk, log: log}
+// NewHistory returns an empty history of sources, sampled every
+// interval (SampleInterval if 0); Run fills it.
+func NewHistory(clk clock.WithTicker, interval time.Duration, log *slog.Logger, sources ...Source) *History {
+	if interval <= 0 {
+		interval = SampleInterval
+	}
+	return &History{sources: sources, interval: interval, hub: NewBroadcast[Sample](log, "samples"), clock: clk, log: log}
 }
 
 // Run samples until ctx ends. It blocks.
 func (h *History) Run(ctx context.Context) {
-	t := h.clock.NewTicker(SampleInterval)
+	t := h.clock.NewTicker(h.interval)
 	defer t.Stop()
 	for {
 		h.add(h.sample(ctx))
@@ -72,11 +91,12 @@ func (h *History) Run(ctx context.Context) {
 	}
 }
 
-// Samples is a copy of the history.
+// Samples is a copy of the history; empty, not nil, before the first
+// round, so that a snapshot's samples are a JSON list the page can read.
 func (h *History) Samples() []Sample {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Sample(nil), h.samples...)
+	return append([]Sample{}, h.samples...)
 }
 
 // Subscribe and Unsubscribe give the SSE handler each new sample.
@@ -95,79 +115,15 @@ func (h *History) add(s Sample) {
 	h.hub.Publish(s)
 }
 
-// metricsList is the part of metrics.k8s.io/v1beta1's NodeMetricsList and
-// PodMetricsList the charts use.
-type metricsList struct {
-	Items []struct {
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Usage      corev1.ResourceList `json:"usage"` // nodes
-		Containers []struct {
-			Usage corev1.ResourceList `json:"usage"`
-		} `json:"containers"` // pods
-	} `json:"items"`
-}
-
+// sample is one round: every source, each given at most the interval,
+// so that a slow one delays the next round by no more than that.
 func (h *History) sample(ctx context.Context) Sample {
-	s := Sample{T: h.clock.Now(), Values: map[string]float64{}}
-	ctx, cancel := context.WithTimeout(ctx, SampleInterval)
-	defer cancel()
-	var nodes, pods metricsList
-	if err := h.client.Do(ctx, "GET", "/apis/metrics.k8s.io/v1beta1/nodes", nil, &nodes); err != nil {
-		s.Errors = append(s.Errors, "node metrics: "+err.Error())
-	}
-	for _, n := range nodes.Items {
-		putUsage(s.Values, "node/"+n.Metadata.Name, n.Usage)
-	}
-	if err := h.client.Do(ctx, "GET", "/apis/metrics.k8s.io/v1beta1/pods", nil, &pods); err != nil {
-		s.Errors = append(s.Errors, "pod metrics: "+err.Error())
-	}
-	for _, p := range pods.Items {
-		sum := corev1.ResourceList{}
-		for _, c := range p.Containers {
-			for k, q := range c.Usage {
-				acc := sum[k]
-				acc.Add(q)
-				sum[k] = acc
-			}
-		}
-		putUsage(s.Values, "pod/"+p.Metadata.Namespace+"/"+p.Metadata.Name, sum)
-	}
-	pending := 0
-	for _, obj := range h.watcher.Cache(client.Pods).List() {
-		if obj.(*corev1.Pod).Status.Phase == corev1.PodPending {
-			pending++
-		}
-	}
-	s.Values["cluster/pending"] = float64(pending)
-	for _, obj := range h.watcher.Cache(HorizontalPodAutoscalers).List() {
-		hpa := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-		key := "hpa/" + hpa.Namespace + "/" + hpa.Name
-		s.Values[key+"/replicas"] = float64(hpa.Status.CurrentReplicas)
-		s.Values[key+"/desired"] = float64(hpa.Status.DesiredReplicas)
-		for _, m := range hpa.Status.CurrentMetrics {
-			if m.Resource != nil && m.Resource.Current.AverageUtilization != nil {
-				s.Values[key+"/"+string(m.Resource.Name)+"%"] = float64(*m.Resource.Current.AverageUtilization)
-			}
-		}
-		for _, m := range hpa.Spec.Metrics {
-			if m.Resource != nil && m.Resource.Target.AverageUtilization != nil {
-				s.Values[key+"/"+string(m.Resource.Name)+"%target"] = float64(*m.Resource.Target.AverageUtilization)
-			}
-		}
+	s := Sample{T: h.clock.Now(), Values: map[string]float64{}, Scrapes: map[string]ScrapeStatus{}}
+	for _, src := range h.sources {
+		sctx, cancel := context.WithTimeout(ctx, h.interval)
+		src.Sample(sctx, &s)
+		cancel()
 	}
 	h.log.Debug("sampled", "series", len(s.Values), "errors", len(s.Errors))
 	return s
-}
-
-// putUsage stores CPU in millicores and memory in MiB.
-func putUsage(v map[string]float64, prefix string, usage corev1.ResourceList) {
-	if q, ok := usage[corev1.ResourceCPU]; ok {
-		v[prefix+"/cpu"] = float64(q.MilliValue())
-	}
-	if q, ok := usage[corev1.ResourceMemory]; ok {
-		v[prefix+"/memory"] = float64(q.Value()) / float64(1<<20)
-	}
 }

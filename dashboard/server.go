@@ -37,12 +37,28 @@ type Server struct {
 	log     *slog.Logger
 }
 
+// Options are what the dashboard samples besides the API server.
+type Options struct {
+	// SchedulerMetrics and ControllerManagerMetrics are the URLs of the
+	// components' /metrics (their secure ports); empty: not configured.
+	SchedulerMetrics, ControllerManagerMetrics string
+	// ScrapeClient is who the dashboard is to those ports (ScrapeClient);
+	// Anonymous says it has no credentials.
+	ScrapeClient *http.Client
+	Anonymous    bool
+	// SampleInterval is how often the numbers are sampled (0:
+	// SampleInterval, 15 s).
+	SampleInterval time.Duration
+}
+
 // New wires a dashboard on c, the API server as the dashboard's identity.
-func New(c *client.Client, log *slog.Logger) *Server {
+func New(c *client.Client, log *slog.Logger, o Options) *Server {
 	hub := NewBroadcast[Change](log, "changes")
 	w := NewWatcher(c, hub, clock.RealClock{}, log)
-	return &Server{client: c, watcher: w, hub: hub, history: NewHistory(c, w, clock.RealClock{}, log),
-		faults: &Faults{client: c, watcher: w}, log: log}
+	history := NewHistory(clock.RealClock{}, o.SampleInterval, log, apiSource{client: c, watcher: w},
+		NewSchedulerScraper(o.SchedulerMetrics, o.ScrapeClient, o.Anonymous),
+		NewControllerManagerScraper(o.ControllerManagerMetrics, o.ScrapeClient, o.Anonymous))
+	return &Server{client: c, watcher: w, hub: hub, history: history, faults: &Faults{client: c, watcher: w}, log: log}
 }
 
 // Run list-watches, samples and serves the page on ln until ctx ends.

@@ -25,7 +25,7 @@ type Access struct {
 //
 //	event: snapshot   data: Snapshot, once
 //	event: change     data: Change, for every event an informer receives
-//	event: sample     data: Sample, every SampleInterval
+//	event: sample     data: Sample, every sample interval (SampleInterval)
 //
 // net/http chunks the response; each message is flushed as written.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {

@@ -185,6 +185,14 @@ func TestDashboardShowsADeploymentsPodsTheirStepsAndTheWatchStream(t *testing.T)
 		if got := evalJS[string](t, b, `document.getElementById("charts-errors").textContent`); !strings.Contains(got, "node metrics: ") {
 			t.Errorf("the numbers view does not say the metrics API is missing: %q", got)
 		}
+		// Without --scheduler-metrics and --controller-manager-metrics,
+		// each component's chart says so.
+		notes := evalJS[[]string](t, b, `[...document.querySelectorAll("#component-charts .chart")].map(c => c.dataset.component + ": " + c.querySelector(".chart-note").textContent)`)
+		want := []string{"scheduler: not configured (--scheduler-metrics)", "scheduler: not configured (--scheduler-metrics)",
+			"controller-manager: not configured (--controller-manager-metrics)", "controller-manager: not configured (--controller-manager-metrics)"}
+		if !slices.Equal(notes, want) {
+			t.Errorf("the components' charts say %q, want %q", notes, want)
+		}
 	})
 
 	if opens := evalJS[int](t, b, `mkube.opens`); opens != 1 {

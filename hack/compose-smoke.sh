@@ -83,4 +83,10 @@ stream=$(curl -s -N --max-time 3 http://127.0.0.1:8090/api/stream || true)
 for node in node01 node02 node03; do
   grep -q "$node" <<<"$stream" || { echo "compose: the dashboard's stream does not name $node"; exit 1; }
 done
-echo "compose: the dashboard serves its page and streams the 3 nodes"
+# Its samples carry the scheduler's and the controller manager's own
+# series, scraped as mkube:dashboard across the compose network (the
+# first round is at its start, long before this).
+for series in scheduler/pending/active controller-manager/workqueue/deployment/depth; do
+  grep -q "\"$series\"" <<<"$stream" || { echo "compose: the dashboard's samples have no $series: $(grep -o '"scrapes":{[^}]*}[^}]*}' <<<"$stream" | tail -1)"; exit 1; }
+done
+echo "compose: the dashboard serves its page and streams the 3 nodes and the components' metrics"

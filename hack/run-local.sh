@@ -56,8 +56,11 @@ for n in node01 node02 node03; do
 done
 # The dashboard (docs/dashboard.md), on the loopback, as its own read-only
 # identity (mkube:dashboard): its fault buttons answer 403; run it with
-# --server "$SERVER" instead to use them.
-bin/dashboard --kubeconfig "$PKI/dashboard.kubeconfig" --listen "127.0.0.1:${DASHBOARD_PORT:-8090}" >logs/dashboard.log 2>&1 & pids+=($!)
+# --server "$SERVER" instead to use them. It scrapes the scheduler's and
+# the controller manager's /metrics as that identity for its charts.
+bin/dashboard --kubeconfig "$PKI/dashboard.kubeconfig" --listen "127.0.0.1:${DASHBOARD_PORT:-8090}" \
+  --scheduler-metrics https://127.0.0.1:10259/metrics --controller-manager-metrics https://127.0.0.1:10257/metrics \
+  >logs/dashboard.log 2>&1 & pids+=($!)
 # mkube's Helm charts as a chart repository, for
 # `helm repo add stable http://127.0.0.1:8879` (docs/helm.md).
 bin/mkube serve-charts --listen "127.0.0.1:${CHARTS_PORT:-8879}" >logs/charts.log 2>&1 & pids+=($!)

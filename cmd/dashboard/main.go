@@ -11,6 +11,14 @@
 //
 //	dashboard --kubeconfig mkube-data/pki/dashboard.kubeconfig
 //	dashboard --server http://127.0.0.1:8080 --listen 127.0.0.1:8090
+//
+// --scheduler-metrics and --controller-manager-metrics name the
+// components' own /metrics (their secure ports, 10259 and 10257), which
+// it scrapes as the same identity, for the numbers view's charts:
+//
+//	dashboard --kubeconfig mkube-data/pki/dashboard.kubeconfig \
+//	  --scheduler-metrics https://127.0.0.1:10259/metrics \
+//	  --controller-manager-metrics https://127.0.0.1:10257/metrics
 package main
 
 import (
@@ -33,6 +41,9 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig naming the API server's secure port and the dashboard's identity (the API server's dashboard.kubeconfig); instead of --server")
 	listen := flag.String("listen", "127.0.0.1:8090", "address of the page; the loopback by default, so only this machine's learner sees it")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	schedulerMetrics := flag.String("scheduler-metrics", "", "URL of the scheduler's /metrics (https://127.0.0.1:10259/metrics), scraped as the --kubeconfig identity for the numbers view; empty: its charts say not configured")
+	controllerManagerMetrics := flag.String("controller-manager-metrics", "", "URL of the controller manager's /metrics (https://127.0.0.1:10257/metrics), as --scheduler-metrics")
+	sampleInterval := flag.Duration("sample-interval", dashboard.SampleInterval, "how often the numbers view samples the metrics API, the caches and the components' /metrics (metrics-server's resolution; tests ask for less)")
 	flag.Parse()
 
 	log := logging.New("dashboard", *logLevel)
@@ -53,9 +64,16 @@ func main() {
 		log.Error("api server", "err", err)
 		os.Exit(1)
 	}
-	d := dashboard.New(c, log)
+	scrape, anonymous, err := dashboard.ScrapeClient(*kubeconfig)
+	if err != nil {
+		log.Error("metrics scrape client", "err", err)
+		os.Exit(2)
+	}
+	d := dashboard.New(c, log, dashboard.Options{SchedulerMetrics: *schedulerMetrics, ControllerManagerMetrics: *controllerManagerMetrics,
+		ScrapeClient: scrape, Anonymous: anonymous, SampleInterval: *sampleInterval})
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("serving the dashboard", "url", "http://"+ln.Addr().String(), "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User)
+	log.Info("serving the dashboard", "url", "http://"+ln.Addr().String(), "server", *server, "kubeconfig", *kubeconfig, "user", c.Identity().User,
+		"schedulerMetrics", *schedulerMetrics, "controllerManagerMetrics", *controllerManagerMetrics, "sampleInterval", *sampleInterval)
 	if err := d.Run(ctx, srv, func() error { return srv.Serve(ln) }); err != nil {
 		log.Error("serve", "err", err)
 		os.Exit(1)

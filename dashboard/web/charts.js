@@ -2,10 +2,14 @@
 // canvases. Series are named as dashboard/history.go names them:
 // node/NAME/cpu (millicores), node/NAME/memory (MiB), pod/NS/NAME/cpu,
 // cluster/pending, hpa/NS/NAME/replicas, .../desired, .../cpu%, .../cpu%target.
+// It keeps every series of the samples in mkube.series, and lends its
+// drawing (mkube.drawChart) to components.js, which charts the
+// scheduler's and the controller manager's.
 window.mkube ??= { views: [] };
 (() => {
   const hour = 3600 * 1000;
   const series = new Map(); // name -> [{t: ms, v}]
+  mkube.series = series;
   const list = document.getElementById("chart-list");
   const errors = document.getElementById("charts-errors");
   const colors = ["#0969da", "#1a7f37", "#cf222e", "#8250df", "#9a6700", "#bf3989", "#0a3069"];
@@ -51,12 +55,20 @@ window.mkube ??= { views: [] };
     list.replaceChildren(...charts().map(chart));
   }
 
+  // chart draws c: {title, lines: [{name, label}], digits (of the
+  // legend's values, 0 by default), note (said under the title)}. Its
+  // element carries what it drew, for a reader without eyes (the e2e
+  // test): data-points on the chart, data-label, data-points, data-last
+  // and data-max on each line's legend entry.
   function chart(c) {
     const box = document.createElement("div");
     box.className = "chart";
     box.dataset.title = c.title;
     const h = document.createElement("h4");
     h.textContent = c.title;
+    const note = document.createElement("p");
+    note.className = "chart-note";
+    note.textContent = c.note || "";
     const canvas = document.createElement("canvas");
     canvas.width = 360;
     canvas.height = 110;
@@ -74,11 +86,14 @@ window.mkube ??= { views: [] };
     g.fillText("now", canvas.width - 22, canvas.height - 3);
     const legend = document.createElement("div");
     legend.className = "legend";
+    let points = 0;
     c.lines.forEach((l, i) => {
       const color = colors[i % colors.length];
+      const pts = series.get(l.name);
+      points += pts.length;
       g.strokeStyle = color;
       g.beginPath();
-      series.get(l.name).forEach((p, j) => {
+      pts.forEach((p, j) => {
         const x = canvas.width * (1 - (now - p.t) / hour);
         const y = canvas.height - 14 - (canvas.height - 28) * (p.v / max);
         if (j === 0) g.moveTo(x, y);
@@ -87,12 +102,18 @@ window.mkube ??= { views: [] };
       g.stroke();
       const s = document.createElement("span");
       s.style.color = color;
-      s.textContent = `■ ${l.label} ${last(l.name).toFixed(0)}  `;
+      s.textContent = `■ ${l.label} ${last(l.name).toFixed(c.digits || 0)}  `;
+      s.dataset.label = l.label;
+      s.dataset.points = pts.length;
+      s.dataset.last = last(l.name);
+      s.dataset.max = pts.reduce((m, p) => Math.max(m, p.v), 0);
       legend.append(s);
     });
-    box.append(h, canvas, legend);
+    box.dataset.points = points;
+    box.append(h, note, canvas, legend);
     return box;
   }
+  mkube.drawChart = chart;
 
   mkube.views.push({
     snapshot: (snap) => {

@@ -69,15 +69,19 @@ func componentRoles() []rbacv1.ClusterRole {
 			rule("list", "watch").groups(discovery).resources("endpointslices"),
 		)},
 		// mkube's dashboard (package dashboard): it list-watches what its
-		// page shows and reads the metrics API, and no more, so that a
-		// dashboard is no hole in RBAC. Its fault buttons need create on
-		// nodes/proxy, which this does not grant: run it as someone who
-		// may (the admin) to use them.
+		// page shows and reads the metrics API, and the scheduler's and
+		// the controller manager's /metrics (their ports ask the API
+		// server whether it may get the non-resource URL, as they ask for
+		// Prometheus: system:monitoring's rule, /metrics only), and no
+		// more, so that a dashboard is no hole in RBAC. Its fault buttons
+		// need create on nodes/proxy, which this does not grant: run it
+		// as someone who may (the admin) to use them.
 		{ObjectMeta: defaultMeta("mkube:dashboard"), Rules: rules(
 			rule("get", "list", "watch").groups(core).resources("nodes", "pods", "events"),
 			rule("get", "list", "watch").groups(apps).resources("deployments", "replicasets"),
 			rule("get", "list", "watch").groups(autoscaling).resources("horizontalpodautoscalers"),
 			rule("get", "list").groups("metrics.k8s.io").resources("nodes", "pods"),
+			rule("get").urls("/metrics"),
 		)},
 		// The scheduler's part in binding volumes.
 		{ObjectMeta: defaultMeta("system:volume-scheduler"), Rules: rules(
