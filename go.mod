@@ -3,6 +3,7 @@ module github.com/mkube/mkube
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/blang/semver/v4 v4.0.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.24.0

@@ -330,14 +330,24 @@ type watchEvent struct {
 // watch streams events of path (a collection URL) into a channel until ctx ends.
 func (c *cluster) watch(ctx context.Context, path string) <-chan watchEvent {
 	c.t.Helper()
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", c.URL+path+sep+"watch=true", nil)
-	resp, err := http.DefaultClient.Do(req)
+	out, err := openWatch(ctx, c.URL+path)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	return out
+}
+
+// openWatch streams the events of url (a collection URL) into a channel,
+// closed when the stream ends: ctx ends, or the server went away.
+func openWatch(ctx context.Context, url string) (<-chan watchEvent, error) {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+sep+"watch=true", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
 	}
 	out := make(chan watchEvent, 10000)
 	go func() {
@@ -352,5 +362,5 @@ func (c *cluster) watch(ctx context.Context, path string) <-chan watchEvent {
 			}
 		}
 	}()
-	return out
+	return out, nil
 }

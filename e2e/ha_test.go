@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,8 +13,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mkube/mkube/internal/testserver"
 )
 
 // haMember is one control-plane host of a stacked HA cluster: an API
@@ -81,13 +85,25 @@ func (m *haMember) restart() {
 }
 
 // etcdLeader is the index in ms of the member that leads, by etcdctl
-// endpoint status: the member whose ID is the leader's.
+// endpoint status: the member whose ID is the leader's. It waits out an
+// election (no member leads) for up to 30 s.
 func etcdLeader(t *testing.T, etcdctl string, ms []*haMember) int {
 	t.Helper()
+	leader := -1
+	testserver.EventuallyWithin(t, 30*time.Second, "a member of "+fmt.Sprint(len(ms))+" leads", func() (bool, string) {
+		var err error
+		leader, err = etcdLeaderNow(etcdctl, ms)
+		return err == nil, fmt.Sprint(err)
+	})
+	return leader
+}
+
+// etcdLeaderNow asks each member whether it leads, once.
+func etcdLeaderNow(etcdctl string, ms []*haMember) (int, error) {
 	for i, m := range ms {
 		out, err := exec.Command(etcdctl, "--endpoints", m.etcdClientURL, "endpoint", "status", "-w", "json").Output()
 		if err != nil {
-			t.Fatalf("etcdctl endpoint status: %v", err)
+			return -1, fmt.Errorf("etcdctl endpoint status %s: %w", m.name, err)
 		}
 		var st []struct {
 			Status struct {
@@ -98,14 +114,13 @@ func etcdLeader(t *testing.T, etcdctl string, ms []*haMember) int {
 			}
 		}
 		if err := json.Unmarshal(out, &st); err != nil || len(st) != 1 {
-			t.Fatalf("endpoint status: %v\n%s", err, out)
+			return -1, fmt.Errorf("endpoint status %s: %v\n%s", m.name, err, out)
 		}
 		if st[0].Status.Header.MemberID == st[0].Status.Leader {
-			return i
+			return i, nil
 		}
 	}
-	t.Fatal("no member says it leads")
-	return 0
+	return -1, errors.New("no member says it leads")
 }
 
 // findEtcdctl returns the real etcdctl that `make tools` builds at
@@ -123,6 +138,11 @@ func findEtcdctl(t *testing.T) string {
 	t.Fatal("etcdctl is neither at bin/etcdctl nor on PATH: `make tools` builds it (go.etcd.io/etcd/etcdctl/v3, hack/etcdctl)")
 	return ""
 }
+
+// errConnRefused is the error of a request to a host whose server is
+// down: nothing was sent, so nothing can have been written (unlike a
+// connection that breaks after the request went out).
+var errConnRefused = syscall.ECONNREFUSED
 
 // writeResult is one write's answer: its code, its Status or object, how
 // long it took.
