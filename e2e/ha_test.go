@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,8 @@ import (
 type haMember struct {
 	*cluster
 	name          string
+	bind          string // its own loopback address, where its secure port listens
+	ip            string // its --advertise-address, in the kubernetes Endpoints
 	dataDir       string
 	args          []string
 	etcdClientURL string
@@ -35,18 +38,30 @@ type haMember struct {
 // member of a three-member etcd cluster: they form the cluster together
 // (--etcd-initial-cluster-state new) and bootstrap the same defaults at
 // the same moment, which must not trip over each other.
+//
+// Each host has addresses of its own, as cp1, cp2 and cp3 of
+// docker-compose.ha.yml: its secure port listens on 127.0.0.1, 127.0.0.2
+// or 127.0.0.3 (all loopback on Linux), on the same port for all three,
+// as every kube-apiserver of a cluster serves on the same port; and it
+// advertises 198.51.100.1, .2 or .3 (TEST-NET-2, reserved for examples):
+// Endpoints may not hold loopback addresses, and this host has no three
+// others. So the default/kubernetes Endpoints name three servers, one
+// address each, on the port they serve on. They share one cert dir, as
+// the compose file's pki volume.
 func startHACluster(t *testing.T) []*haMember {
 	t.Helper()
 	dir := t.TempDir()
+	securePort := strconv.Itoa(freePort(t))
 	var members []*haMember
 	var initial []string
 	for i := range 3 {
-		m := &haMember{name: fmt.Sprintf("cp%d", i+1), dataDir: filepath.Join(dir, fmt.Sprintf("cp%d", i+1)),
+		m := &haMember{name: fmt.Sprintf("cp%d", i+1), bind: fmt.Sprintf("127.0.0.%d", i+1), ip: fmt.Sprintf("198.51.100.%d", i+1), dataDir: filepath.Join(dir, fmt.Sprintf("cp%d", i+1)),
 			etcdClientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
 		m.cluster = &cluster{t: t, URL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), logs: map[string]string{}}
 		peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 		initial = append(initial, m.name+"="+peer)
-		m.args = []string{"--port", portOf(m.URL), "--secure-port", "0", "--data-dir", m.dataDir,
+		m.args = []string{"--port", portOf(m.URL), "--secure-port", securePort, "--bind-address", m.bind, "--advertise-address", m.ip,
+			"--cert-dir", filepath.Join(dir, "pki"), "--data-dir", m.dataDir,
 			"--etcd-name", m.name, "--etcd-listen-peer-urls", peer, "--etcd-client-url", m.etcdClientURL}
 		members = append(members, m)
 	}

@@ -20,6 +20,7 @@
 //	file          what it holds
 //	store.go      the Store: Create, Get, Update, Delete (each one guarded etcd transaction), List by prefix in pages, Revision; the sentinel errors
 //	watch.go      Watch from a revision (events in revision order, CompactedError when the revision is gone), RequestProgress
+//	lease.go      PutWithTTL (a key on an etcd lease, deleted by etcd when nobody writes it for the TTL) and Remove: the API servers' master leases
 //	key.go        the key layout: Root, Key, Prefix, NamespaceOf
 //	compact.go    Compact and RunCompactor, which discards old history every interval as kube-apiserver's compactor does; the Option WithClock
 //	embedded.go   StartEmbedded: the single-member etcd the API server runs in-process unless pointed at an external one

@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,6 +86,12 @@ func NewConfig(o Options) (_ *Config, err error) {
 			c.Close()
 		}
 	}()
+	switch o.EndpointReconcilerType {
+	case "", EndpointReconcilerLease, EndpointReconcilerNone:
+	default:
+		return nil, &Error{Step: fmt.Sprintf("--endpoint-reconciler-type %q: want %s or %s", o.EndpointReconcilerType,
+			EndpointReconcilerLease, EndpointReconcilerNone)}
+	}
 	if c.admission, err = admission.NewChain(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins); err != nil {
 		return nil, &Error{"admission", err}
 	}

@@ -45,7 +45,9 @@ const (
 // judged by them; the custom resources before the APIService controller,
 // which registers their group-versions; the Services last, once
 // everything that admits them is in place. The kubernetes Service is kept
-// only with a secure port, the port it leads to.
+// only with a secure port, the port it leads to; its controller takes this
+// server out of the endpoints before the server stops (preShutdown), as
+// kube-apiserver's pre-shutdown hook calls RemoveEndpoints.
 func (s *Server) postStartHooks() []PostStartHook {
 	c, srv, log := s.cfg, s.API, s.cfg.log
 	hooks := []PostStartHook{
@@ -81,7 +83,14 @@ func (s *Server) postStartHooks() []PostStartHook {
 				Endpoints:      srv.StorageFor(core.Endpoints.GroupVersionResource()),
 				EndpointSlices: srv.StorageFor(discovery.EndpointSlices.GroupVersionResource()), IP: c.advertise,
 				Port: int32(c.SecurePort()), Clock: c.clock, Log: log}
-			go k.Run(ctx) // returns when ctx ends
+			if c.opts.EndpointReconcilerType != EndpointReconcilerNone {
+				k.Leases = &core.MasterLeases{Store: c.store, TTL: core.MasterLeaseTTL}
+			}
+			// Run returns when ctx ends, once it has taken this server
+			// out of the endpoints; done says so to the shutdown.
+			done := make(chan struct{})
+			go func() { defer close(done); k.Run(ctx) }()
+			s.preShutdown = append(s.preShutdown, func() { <-done })
 			return nil
 		}})
 	}

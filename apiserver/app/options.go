@@ -10,6 +10,13 @@ import (
 	"github.com/mkube/mkube/store"
 )
 
+// The --endpoint-reconciler-type values, kube-apiserver's (which also has
+// the older master-count).
+const (
+	EndpointReconcilerLease = "lease"
+	EndpointReconcilerNone  = "none"
+)
+
 // Options say how the API server is to run, as kube-apiserver's flags do:
 // cmd/apiserver fills them from its command line, internal/testserver
 // from a test's temp dir and free ports.
@@ -26,6 +33,11 @@ type Options struct {
 	// Endpoints give (--advertise-address); "" is the host's first
 	// non-loopback IPv4.
 	AdvertiseAddress string
+	// EndpointReconcilerType is how the default/kubernetes Endpoints are
+	// kept (--endpoint-reconciler-type): EndpointReconcilerLease ("" too),
+	// every live API server by its lease in etcd; EndpointReconcilerNone,
+	// no Endpoints at all, the Service alone.
+	EndpointReconcilerType string
 	// ControlPlaneEndpoint is HOST:PORT of this server in the components'
 	// kubeconfigs (--control-plane-endpoint); "" is 127.0.0.1:SECURE-PORT.
 	ControlPlaneEndpoint string

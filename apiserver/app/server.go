@@ -22,6 +22,11 @@ type Server struct {
 	PostStartHooks []PostStartHook
 
 	cfg *Config
+	// preShutdown run in order once Start's ctx ends, before the ports
+	// and etcd close, as kube-apiserver's pre-shutdown hooks: each waits
+	// for a hook's goodbye (the kubernetes Service's RemoveEndpoints).
+	// The hooks append to it during Start, before anything reads it.
+	preShutdown []func()
 	// failedc gets each port's Serve error (buffered, one per port);
 	// stoppedc is closed once everything has stopped after ctx ended.
 	failedc  chan error
@@ -37,9 +42,10 @@ func New(cfg *Config) *Server {
 
 // Start starts the storage (the watch caches), runs the post-start hooks
 // in order, logging each by name, and serves the ports; it returns once
-// they serve. When ctx ends, the ports shut down (shutdownGrace for the
-// requests in flight), then etcd and the audit log close, and Stopped is
-// closed. Its errors are *Error; on error everything is closed already.
+// they serve. When ctx ends, the pre-shutdown hooks run (this server
+// leaves the kubernetes endpoints), the ports shut down (shutdownGrace
+// for the requests in flight), then etcd and the audit log close, and
+// Stopped is closed. Its errors are *Error; on error everything is closed already.
 func (s *Server) Start(ctx context.Context) error {
 	c := s.cfg
 	if err := s.API.Start(ctx); err != nil {
@@ -68,6 +74,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go func() { // owner: the server; stops everything once ctx ends
 		<-ctx.Done()
+		for _, wait := range s.preShutdown {
+			wait()
+		}
 		shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		for _, hs := range servers {

@@ -27,6 +27,7 @@ func main() {
 	port := flag.Int("port", 8080, "the learner's port: plain HTTP, no authentication (0 disables)")
 	securePort := flag.Int("secure-port", 6443, "port to serve the Kubernetes API on over HTTPS (HTTP/2), as kube-apiserver (0 disables)")
 	flag.StringVar(&o.AdvertiseAddress, "advertise-address", "", "the address the default/kubernetes Service's Endpoints give for this API server (default: the host's first non-loopback IPv4)")
+	flag.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", app.EndpointReconcilerLease, "how the default/kubernetes Endpoints are kept: lease (every live API server, each renewing its key under /registry/masterleases/ in etcd every 10 s, 15 s TTL) or none (the Service only)")
 	flag.StringVar(&o.CertDir, "cert-dir", "", "where the CA, the serving and client certificates and admin.kubeconfig are kept (default DATA-DIR/pki)")
 	bind := flag.String("bind-address", "0.0.0.0", "address the secure port listens on")
 	insecureBind := flag.String("insecure-bind-address", "127.0.0.1", "address the plain port listens on: this host only, as kube-apiserver's old insecure port, unless you say otherwise (0.0.0.0 in docker compose, for the host's port mapping)")

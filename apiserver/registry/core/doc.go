@@ -34,7 +34,8 @@
 //	nodes.go                        Nodes: their taints' validation and their columns
 //	namespaces.go                   Namespaces, the built-in ones, and namespaces/finalize
 //	services.go                     Services: their defaults, ClusterIP and NodePort allocation, validation, columns
-//	kubernetes_service.go           the default/kubernetes Service and its Endpoints, kept by the API server itself
+//	kubernetes_service.go           the default/kubernetes Service and its Endpoints and EndpointSlice, kept by the API servers themselves: every live one, by their leases
+//	masterleases.go                 MasterLeases: each API server's key /registry/masterleases/<IP> on an etcd lease of 15 s (kube-apiserver's --endpoint-reconciler-type=lease)
 //	kube_dns_service.go             kube-system/kube-dns, the cluster DNS Service at 10.96.0.10
 //	proxy.go                        the proxy subresources' plumbing, and nodes/proxy
 //	proxy_pod.go                    pods/proxy
