@@ -30,6 +30,20 @@ func TestDashboardChartsTheSchedulerAndControllerManagerMetrics(t *testing.T) {
 	url := startDashboard(t, c, "--kubeconfig", filepath.Join(c.certDir(), "dashboard.kubeconfig"), "--sample-interval", "500ms",
 		"--scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", c.componentPorts["scheduler"]),
 		"--controller-manager-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", c.componentPorts["controller-manager"]))
+	// A rate is the increase between two good rounds: the first round
+	// that scrapes both components must come before the pods are
+	// scheduled, or their attempts are in its baseline and never drawn.
+	streamSamples(t, url, func(ss []dashboard.Sample) bool {
+		if len(ss) == 0 || len(ss[len(ss)-1].Scrapes) < 2 {
+			return false
+		}
+		for _, st := range ss[len(ss)-1].Scrapes {
+			if st.URL == "" || st.Error != "" {
+				return false
+			}
+		}
+		return true
+	})
 	deployment := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
 		"spec": map[string]any{"replicas": 3, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
 			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
