@@ -52,14 +52,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // frames, its objects encoded once in the watch cache.
 func TestClientGoGetsProtobufForGetListAndWatch(t *testing.T) {
 	s := newTestServer(t)
-	seen := &contentTypes{got: map[string]string{}}
-	cfg := &rest.Config{Host: s.URL, WrapTransport: seen.RoundTrip}
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, seen := protobufClient(t, s.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pods := cs.CoreV1().Pods("default")
@@ -233,14 +226,7 @@ func TestEveryBuiltInKindIsServedInProtobuf(t *testing.T) {
 func TestAProtobufInformerSyncsThroughAWatchList(t *testing.T) {
 	s := newTestServer(t)
 	s.createPod("web", "web")
-	seen := &contentTypes{got: map[string]string{}}
-	cfg := &rest.Config{Host: s.URL, WrapTransport: seen.RoundTrip}
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, seen := protobufClient(t, s.URL)
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	pods := factory.Core().V1().Pods()
 	pods.Informer() // registered before Start
@@ -264,4 +250,19 @@ func TestAProtobufInformerSyncsThroughAWatchList(t *testing.T) {
 	if !streamed {
 		t.Errorf("no watch-list answered in protobuf: %v", seen.got)
 	}
+}
+
+// protobufClient is a clientset asking for protobuf as client-go's
+// generated clients do, and the content types it was answered in.
+func protobufClient(t *testing.T, url string) (*kubernetes.Clientset, *contentTypes) {
+	t.Helper()
+	seen := &contentTypes{got: map[string]string{}}
+	cfg := &rest.Config{Host: url, WrapTransport: seen.RoundTrip}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, seen
 }
